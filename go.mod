@@ -1,0 +1,3 @@
+module github.com/etwemu/etwemu
+
+go 1.25

@@ -1,0 +1,157 @@
+// Package guid is the Windows GUID as ETW uses it: provider ids, session ids, activity ids.
+//
+// A GUID is kept as its four Windows fields. Bytes and FromBytes use the Windows memory
+// order (Data1, Data2 and Data3 little-endian, Data4 as is), which is the order in which a
+// GUID appears in trace buffers and ETL files.
+package guid
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unicode/utf16"
+)
+
+// GUID is a Windows GUID.
+type GUID struct {
+	Data1 uint32
+	Data2 uint16
+	Data3 uint16
+	Data4 [8]byte
+}
+
+// Null is GUID_NULL.
+var Null GUID
+
+// IsZero reports whether g is GUID_NULL.
+func (g GUID) IsZero() bool { return g == Null }
+
+// String formats g as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in lower case.
+func (g GUID) String() string {
+	return fmt.Sprintf("%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1],
+		g.Data4[2], g.Data4[3], g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7])
+}
+
+// Parse reads a GUID in the 8-4-4-4-12 form, with or without braces.
+func Parse(s string) (GUID, error) {
+	t := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "{"), "}")
+	if len(t) != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
+		return Null, fmt.Errorf("guid: %q is not of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+	}
+	hex := t[0:8] + t[9:13] + t[14:18] + t[19:23] + t[24:36]
+	var raw [16]byte
+	for i := range raw {
+		hi, ok1 := nibble(hex[2*i])
+		lo, ok2 := nibble(hex[2*i+1])
+		if !ok1 || !ok2 {
+			return Null, fmt.Errorf("guid: %q has a character that is not hexadecimal", s)
+		}
+		raw[i] = hi<<4 | lo
+	}
+	var g GUID
+	g.Data1 = binary.BigEndian.Uint32(raw[0:4])
+	g.Data2 = binary.BigEndian.Uint16(raw[4:6])
+	g.Data3 = binary.BigEndian.Uint16(raw[6:8])
+	copy(g.Data4[:], raw[8:])
+	return g, nil
+}
+
+// MustParse is Parse for constants in code; it panics on a malformed string.
+func MustParse(s string) GUID {
+	g, err := Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
+func nibble(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// Bytes returns g in Windows memory order.
+func (g GUID) Bytes() [16]byte {
+	var b [16]byte
+	g.Put(b[:])
+	return b
+}
+
+// Put writes g in Windows memory order into the first 16 bytes of b.
+func (g GUID) Put(b []byte) {
+	_ = b[15]
+	binary.LittleEndian.PutUint32(b[0:], g.Data1)
+	binary.LittleEndian.PutUint16(b[4:], g.Data2)
+	binary.LittleEndian.PutUint16(b[6:], g.Data3)
+	copy(b[8:16], g.Data4[:])
+}
+
+// FromBytes reads a GUID stored in Windows memory order.
+func FromBytes(b []byte) GUID {
+	_ = b[15]
+	var g GUID
+	g.Data1 = binary.LittleEndian.Uint32(b[0:])
+	g.Data2 = binary.LittleEndian.Uint16(b[4:])
+	g.Data3 = binary.LittleEndian.Uint16(b[6:])
+	copy(g.Data4[:], b[8:16])
+	return g
+}
+
+// Words returns the GUID's 16 bytes, in Windows memory order, read as four
+// little-endian 32-bit words. The kernel's GUID hash is the XOR of these words.
+func (g GUID) Words() [4]uint32 {
+	return [4]uint32{
+		g.Data1,
+		uint32(g.Data2) | uint32(g.Data3)<<16,
+		binary.LittleEndian.Uint32(g.Data4[0:4]),
+		binary.LittleEndian.Uint32(g.Data4[4:8]),
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (g GUID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (g *GUID) UnmarshalText(b []byte) error {
+	p, err := Parse(string(b))
+	if err != nil {
+		return err
+	}
+	*g = p
+	return nil
+}
+
+// eventSourceNamespace is the namespace GUID that EventSource and TraceLogging use to
+// turn a provider name into a provider GUID.
+var eventSourceNamespace = GUID{0x482C2DB2, 0xC390, 0x47C8, [8]byte{0x87, 0xF8, 0x1A, 0x15, 0xBF, 0xC1, 0x30, 0xFB}}
+
+// FromName derives a provider GUID from a provider name the way EventSource and
+// TraceLogging do (and go-winio's etw.NewProvider): SHA-1 over the namespace GUID in
+// big-endian order followed by the upper-cased name in UTF-16 big-endian, the first 16
+// bytes read as a big-endian GUID with the version nibble set to 5.
+func FromName(name string) GUID {
+	h := sha1.New()
+	ns := eventSourceNamespace
+	var nb [16]byte
+	binary.BigEndian.PutUint32(nb[0:], ns.Data1)
+	binary.BigEndian.PutUint16(nb[4:], ns.Data2)
+	binary.BigEndian.PutUint16(nb[6:], ns.Data3)
+	copy(nb[8:], ns.Data4[:])
+	h.Write(nb[:])
+	for _, u := range utf16.Encode([]rune(strings.ToUpper(name))) {
+		h.Write([]byte{byte(u >> 8), byte(u)})
+	}
+	sum := h.Sum(nil)
+	sum[7] = sum[7]&0x0F | 0x50
+	// The hash bytes are taken in Windows memory order (little-endian fields).
+	return FromBytes(sum[:16])
+}

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package hw
+
+func detect() {}
+
+func rdtsc() int64      { return 0 }
+func rdpid() uint32     { return 0 }
+func rdtscpAux() uint32 { return 0 }

@@ -1,0 +1,72 @@
+package hw
+
+import (
+	"runtime"
+	"testing"
+	"time"
+)
+
+func TestCPUWithinEncodedRange(t *testing.T) {
+	t.Logf("method %v, features %+v", Method(), Features)
+	for i := 0; i < 100; i++ {
+		if c := CPU(); c < 0 || c > 0xFFF {
+			t.Fatalf("CPU() = %d, outside the 12-bit range", c)
+		}
+	}
+	if Method() != CPUByStack {
+		// The OS CPU number must be below the machine's CPU count.
+		if c := CPU(); c >= runtime.NumCPU() && runtime.NumCPU() < 0xFFF {
+			t.Fatalf("CPU() = %d with %d CPUs", c, runtime.NumCPU())
+		}
+	}
+}
+
+func TestStackCPUDiffersBetweenGoroutines(t *testing.T) {
+	seen := map[int]bool{}
+	ch := make(chan int)
+	for i := 0; i < 64; i++ {
+		go func() { ch <- stackCPU() }()
+	}
+	for i := 0; i < 64; i++ {
+		seen[<-ch] = true
+	}
+	if len(seen) < 8 {
+		t.Fatalf("64 goroutines mapped onto only %d stack hints", len(seen))
+	}
+}
+
+func TestTSCAdvancesAndCalibrates(t *testing.T) {
+	if !HasTSC() {
+		t.Skip("no invariant TSC on this machine")
+	}
+	a := TSC()
+	time.Sleep(time.Millisecond)
+	if b := TSC(); b <= a {
+		t.Fatalf("TSC did not advance: %d then %d", a, b)
+	}
+	f := TSCFrequency(5 * time.Millisecond)
+	if f < 100e6 || f > 10e9 {
+		t.Fatalf("implausible TSC frequency %d Hz", f)
+	}
+}
+
+func BenchmarkCPU(b *testing.B) {
+	for b.Loop() {
+		_ = CPU()
+	}
+}
+
+func BenchmarkStackCPU(b *testing.B) {
+	for b.Loop() {
+		_ = stackCPU()
+	}
+}
+
+func BenchmarkTSC(b *testing.B) {
+	if !HasTSC() {
+		b.Skip("no invariant TSC")
+	}
+	for b.Loop() {
+		_ = TSC()
+	}
+}

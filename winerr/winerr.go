@@ -1,0 +1,102 @@
+// Package winerr holds the Windows error codes the emulator returns: Win32 ERROR_* values
+// and the NTSTATUS values that surface from the trace APIs.
+//
+// Each code is a sentinel *Errno, compared by identity with errors.Is. An error that says
+// more (which flag, which session) is an *Error that wraps its sentinel, so
+//
+//	errors.Is(err, winerr.ErrAlreadyExists)
+//
+// holds for both the bare code and the explained one, and Code(err) recovers the number.
+package winerr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errno is one Windows error code.
+type Errno struct {
+	code   uint32
+	name   string
+	status bool // an NTSTATUS rather than a Win32 error
+}
+
+// Code returns the numeric value: the Win32 error code, or the NTSTATUS.
+func (e *Errno) Code() uint32 { return e.code }
+
+// Name returns the Windows name, for example "ERROR_ALREADY_EXISTS".
+func (e *Errno) Name() string { return e.name }
+
+// IsStatus reports whether the code is an NTSTATUS rather than a Win32 error.
+func (e *Errno) IsStatus() bool { return e.status }
+
+// Error formats the code as "ERROR_ALREADY_EXISTS (183)" or "STATUS_LOG_FILE_FULL (0xC0000188)".
+func (e *Errno) Error() string {
+	if e.status {
+		return fmt.Sprintf("%s (0x%08X)", e.name, e.code)
+	}
+	return fmt.Sprintf("%s (%d)", e.name, e.code)
+}
+
+func win32(code uint32, name string) *Errno  { return &Errno{code: code, name: name} }
+func ntstatus(code uint32, name string) *Errno { return &Errno{code: code, name: name, status: true} }
+
+// Win32 error codes (winerror.h).
+var (
+	ErrInvalidFunction       = win32(1, "ERROR_INVALID_FUNCTION")
+	ErrAccessDenied          = win32(5, "ERROR_ACCESS_DENIED")
+	ErrInvalidHandle         = win32(6, "ERROR_INVALID_HANDLE")
+	ErrNotEnoughMemory       = win32(8, "ERROR_NOT_ENOUGH_MEMORY")
+	ErrBadLength             = win32(24, "ERROR_BAD_LENGTH")
+	ErrNotSupported          = win32(50, "ERROR_NOT_SUPPORTED")
+	ErrInvalidParameter      = win32(87, "ERROR_INVALID_PARAMETER")
+	ErrDiskFull              = win32(112, "ERROR_DISK_FULL")
+	ErrBadPathname           = win32(161, "ERROR_BAD_PATHNAME")
+	ErrAlreadyExists         = win32(183, "ERROR_ALREADY_EXISTS")
+	ErrMoreData              = win32(234, "ERROR_MORE_DATA")
+	ErrArithmeticOverflow    = win32(534, "ERROR_ARITHMETIC_OVERFLOW")
+	ErrNoSystemResources     = win32(1450, "ERROR_NO_SYSTEM_RESOURCES")
+	ErrTimeout               = win32(1460, "ERROR_TIMEOUT")
+	ErrActiveConnections     = win32(2402, "ERROR_ACTIVE_CONNECTIONS")
+	ErrWMIGuidNotFound       = win32(4200, "ERROR_WMI_GUID_NOT_FOUND")
+	ErrWMIInstanceNotFound   = win32(4201, "ERROR_WMI_INSTANCE_NOT_FOUND")
+	ErrWMIAlreadyDisabled    = win32(4212, "ERROR_WMI_ALREADY_DISABLED")
+	ErrWMIAlreadyEnabled     = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
+)
+
+// NTSTATUS values (ntstatus.h) that the trace APIs pass through.
+var (
+	StatusInvalidParameter = ntstatus(0xC000000D, "STATUS_INVALID_PARAMETER")
+	StatusNoMemory         = ntstatus(0xC0000017, "STATUS_NO_MEMORY")
+	StatusLogFileFull      = ntstatus(0xC0000188, "STATUS_LOG_FILE_FULL")
+)
+
+// Error is a Windows error code together with the reason the emulator gave it.
+type Error struct {
+	Errno  *Errno
+	Reason string
+}
+
+// New returns an *Error for errno whose reason is formatted from format and args.
+func New(errno *Errno, format string, args ...any) error {
+	return &Error{Errno: errno, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Error formats the error as "ERROR_ALREADY_EXISTS (183): a session named X is running".
+func (e *Error) Error() string { return e.Errno.Error() + ": " + e.Reason }
+
+// Unwrap returns the sentinel, so errors.Is matches it.
+func (e *Error) Unwrap() error { return e.Errno }
+
+// Code returns the Windows code carried by err, 0 (ERROR_SUCCESS) for nil, and
+// ok == false when err carries no Windows code.
+func Code(err error) (code uint32, ok bool) {
+	if err == nil {
+		return 0, true
+	}
+	var e *Errno
+	if errors.As(err, &e) {
+		return e.code, true
+	}
+	return 0, false
+}

@@ -1,0 +1,33 @@
+package winerr
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+func TestErrorIsAndCode(t *testing.T) {
+	err := New(ErrAlreadyExists, "a session named %q is running", "demo")
+	if !errors.Is(err, ErrAlreadyExists) {
+		t.Fatal("explained error does not match its sentinel")
+	}
+	if errors.Is(err, ErrInvalidParameter) {
+		t.Fatal("explained error matches a different sentinel")
+	}
+	wrapped := fmt.Errorf("start: %w", err)
+	if c, ok := Code(wrapped); !ok || c != 183 {
+		t.Fatalf("Code = %d, %v; want 183", c, ok)
+	}
+	if got := err.Error(); got != `ERROR_ALREADY_EXISTS (183): a session named "demo" is running` {
+		t.Fatalf("message = %q", got)
+	}
+	if got := StatusLogFileFull.Error(); got != "STATUS_LOG_FILE_FULL (0xC0000188)" {
+		t.Fatalf("status message = %q", got)
+	}
+	if c, ok := Code(errors.New("plain")); ok || c != 0 {
+		t.Fatal("a plain error reported a Windows code")
+	}
+	if c, ok := Code(nil); !ok || c != 0 {
+		t.Fatal("nil is not ERROR_SUCCESS")
+	}
+}
