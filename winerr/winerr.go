@@ -38,30 +38,30 @@ func (e *Errno) Error() string {
 	return fmt.Sprintf("%s (%d)", e.name, e.code)
 }
 
-func win32(code uint32, name string) *Errno  { return &Errno{code: code, name: name} }
+func win32(code uint32, name string) *Errno    { return &Errno{code: code, name: name} }
 func ntstatus(code uint32, name string) *Errno { return &Errno{code: code, name: name, status: true} }
 
 // Win32 error codes (winerror.h).
 var (
-	ErrInvalidFunction       = win32(1, "ERROR_INVALID_FUNCTION")
-	ErrAccessDenied          = win32(5, "ERROR_ACCESS_DENIED")
-	ErrInvalidHandle         = win32(6, "ERROR_INVALID_HANDLE")
-	ErrNotEnoughMemory       = win32(8, "ERROR_NOT_ENOUGH_MEMORY")
-	ErrBadLength             = win32(24, "ERROR_BAD_LENGTH")
-	ErrNotSupported          = win32(50, "ERROR_NOT_SUPPORTED")
-	ErrInvalidParameter      = win32(87, "ERROR_INVALID_PARAMETER")
-	ErrDiskFull              = win32(112, "ERROR_DISK_FULL")
-	ErrBadPathname           = win32(161, "ERROR_BAD_PATHNAME")
-	ErrAlreadyExists         = win32(183, "ERROR_ALREADY_EXISTS")
-	ErrMoreData              = win32(234, "ERROR_MORE_DATA")
-	ErrArithmeticOverflow    = win32(534, "ERROR_ARITHMETIC_OVERFLOW")
-	ErrNoSystemResources     = win32(1450, "ERROR_NO_SYSTEM_RESOURCES")
-	ErrTimeout               = win32(1460, "ERROR_TIMEOUT")
-	ErrActiveConnections     = win32(2402, "ERROR_ACTIVE_CONNECTIONS")
-	ErrWMIGuidNotFound       = win32(4200, "ERROR_WMI_GUID_NOT_FOUND")
-	ErrWMIInstanceNotFound   = win32(4201, "ERROR_WMI_INSTANCE_NOT_FOUND")
-	ErrWMIAlreadyDisabled    = win32(4212, "ERROR_WMI_ALREADY_DISABLED")
-	ErrWMIAlreadyEnabled     = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
+	ErrInvalidFunction     = win32(1, "ERROR_INVALID_FUNCTION")
+	ErrAccessDenied        = win32(5, "ERROR_ACCESS_DENIED")
+	ErrInvalidHandle       = win32(6, "ERROR_INVALID_HANDLE")
+	ErrNotEnoughMemory     = win32(8, "ERROR_NOT_ENOUGH_MEMORY")
+	ErrBadLength           = win32(24, "ERROR_BAD_LENGTH")
+	ErrNotSupported        = win32(50, "ERROR_NOT_SUPPORTED")
+	ErrInvalidParameter    = win32(87, "ERROR_INVALID_PARAMETER")
+	ErrDiskFull            = win32(112, "ERROR_DISK_FULL")
+	ErrBadPathname         = win32(161, "ERROR_BAD_PATHNAME")
+	ErrAlreadyExists       = win32(183, "ERROR_ALREADY_EXISTS")
+	ErrMoreData            = win32(234, "ERROR_MORE_DATA")
+	ErrArithmeticOverflow  = win32(534, "ERROR_ARITHMETIC_OVERFLOW")
+	ErrNoSystemResources   = win32(1450, "ERROR_NO_SYSTEM_RESOURCES")
+	ErrTimeout             = win32(1460, "ERROR_TIMEOUT")
+	ErrActiveConnections   = win32(2402, "ERROR_ACTIVE_CONNECTIONS")
+	ErrWMIGuidNotFound     = win32(4200, "ERROR_WMI_GUID_NOT_FOUND")
+	ErrWMIInstanceNotFound = win32(4201, "ERROR_WMI_INSTANCE_NOT_FOUND")
+	ErrWMIAlreadyDisabled  = win32(4212, "ERROR_WMI_ALREADY_DISABLED")
+	ErrWMIAlreadyEnabled   = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
 )
 
 // NTSTATUS values (ntstatus.h) that the trace APIs pass through.
