@@ -1,0 +1,5 @@
+package session
+
+import "time"
+
+func waitABit() { time.Sleep(time.Millisecond) }

@@ -1,0 +1,222 @@
+package session
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/winver"
+)
+
+type requestKind uint8
+
+const (
+	reqFlush requestKind = iota + 1
+	reqStop
+)
+
+type request struct {
+	kind  requestKind
+	reply chan struct{}
+}
+
+// housekeeping is how often the logger goroutine wakes with nothing to do, to top up the
+// free list (the 5.2 logger thread's one-second semaphore timeout).
+const housekeeping = time.Second
+
+// run is the logger goroutine (WmipLogger / EtwpLogger).
+func (l *Logger) run() {
+	defer close(l.done)
+	tick := time.NewTicker(l.tickPeriod())
+	defer tick.Stop()
+	lastFlush := time.Now()
+	for {
+		select {
+		case <-l.wake:
+			l.drain(false)
+		case r := <-l.reqs:
+			if r.kind == reqStop {
+				l.finish()
+				close(r.reply)
+				return
+			}
+			l.flushAll()
+			lastFlush = time.Now()
+			close(r.reply)
+		case now := <-tick.C:
+			if t := l.flushInterval(); t > 0 && now.Sub(lastFlush) >= t {
+				l.flushAll()
+				lastFlush = now
+			}
+			tick.Reset(l.tickPeriod())
+		}
+		l.grow()
+	}
+}
+
+// flushInterval is FlushTimer as a duration (ms with EVENT_TRACE_USE_MS_FLUSH_TIMER,
+// recognised from 6.1), or 0 for no timed flush.
+func (l *Logger) flushInterval() time.Duration {
+	t := time.Duration(l.flushTimer.Load())
+	if t == 0 {
+		return 0
+	}
+	if l.mode&ModeUseMSFlushTimer != 0 {
+		return t * time.Millisecond
+	}
+	return t * time.Second
+}
+
+func (l *Logger) tickPeriod() time.Duration {
+	if t := l.flushInterval(); t > 0 && t < housekeeping {
+		return t
+	}
+	return housekeeping
+}
+
+// Flush swaps out every stream's current buffer and writes everything queued, marking
+// the last buffer of the batch with ETW_BUFFER_FLAG_FLUSH_MARKER. It returns when the
+// buffers have reached the sink (ControlTrace flush is synchronous here).
+func (l *Logger) Flush() {
+	r := request{kind: reqFlush, reply: make(chan struct{})}
+	select {
+	case l.reqs <- r:
+		<-r.reply
+	case <-l.done:
+	}
+}
+
+// Stop stops collection and returns once every accepted event is in a buffer the sink
+// received and every buffer is back on the free list. It reports false if the session
+// was already stopping.
+func (l *Logger) Stop() bool {
+	if !l.collecting.CompareAndSwap(true, false) {
+		<-l.done
+		return false
+	}
+	r := request{kind: reqStop, reply: make(chan struct{})}
+	l.reqs <- r
+	<-r.reply
+	<-l.done
+	return true
+}
+
+// finish is the stop sequence: flush everything, again and again, until all buffers are
+// free. A writer that was switching when collection stopped may still install one buffer,
+// which the next round collects.
+func (l *Logger) finish() {
+	for {
+		l.flushAll()
+		l.freeMu.Lock()
+		idle := len(l.free) == len(l.all) && len(l.flushQ) == 0
+		l.freeMu.Unlock()
+		if idle {
+			return
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// flushAll swaps every stream's buffer out and drains the queue with a flush marker.
+func (l *Logger) flushAll() {
+	for i := range l.streams {
+		if b := l.streams[i].cur.Swap(nil); b != nil {
+			b.state.Store(uint32(abi.BufferStateFlush))
+			l.freeMu.Lock()
+			l.flushQ = append(l.flushQ, b)
+			l.freeMu.Unlock()
+		}
+	}
+	l.drain(true)
+}
+
+// drain seals and writes every queued buffer in queue order. With marker, the last one
+// carries ETW_BUFFER_FLAG_FLUSH_MARKER and is written even when empty.
+func (l *Logger) drain(marker bool) {
+	l.freeMu.Lock()
+	q := l.flushQ
+	l.flushQ = nil
+	l.freeMu.Unlock()
+	for i, b := range q {
+		l.grow() // WRK adjusts the free list before each buffer it flushes
+		end := l.waitClose(b)
+		var flag uint16
+		if marker && i == len(q)-1 {
+			flag = abi.BufferFlagFlushMarker
+		}
+		if end > abi.BufferHeaderSize || flag != 0 {
+			l.write(b, end, flag)
+		}
+		l.pushFree(b)
+	}
+}
+
+// waitClose waits until no writer holds a reference to b, then closes it (invariant 2).
+func (l *Logger) waitClose(b *Buffer) uint32 {
+	for spin := 0; ; spin++ {
+		if end, ok := b.tryClose(l.bufSize); ok {
+			return end
+		}
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
+}
+
+// write seals b and hands it to the sink, counting BuffersWritten or LogBuffersLost.
+func (l *Logger) write(b *Buffer, end uint32, flag uint16) {
+	l.seal(b, end, flag)
+	if err := l.sink.WriteBuffer(b.data); err != nil {
+		l.logBuffersLost.Add(1)
+		return
+	}
+	l.buffersWritten.Add(1)
+	l.perStream[b.stream.Load()%uint32(len(l.perStream))].Add(1)
+}
+
+// procIndexSince is the first version whose buffers carry ETW_BUFFER_FLAG_PROC_INDEX and
+// the clock type and frequency at offset 0x20.
+const procIndexSince = winver.V6_2
+
+// seal fills the header of a closed buffer and its unused tail with 0xFF
+// (WmipPrepareHeader).
+func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
+	for i := int(end); i < len(b.data); i++ {
+		b.data[i] = 0xFF
+	}
+	h := abi.BufferHeader{
+		BufferSize: l.bufSize, SavedOffset: end, CurrentOffset: end,
+		TimeStamp: l.clock.Now(), SequenceNumber: l.seq,
+		ProcessorNumber: uint8(b.stream.Load()), Alignment: abi.TraceAlignment,
+		LoggerID: l.bufferID, State: abi.BufferStateFlush, Offset: end,
+		BufferFlag: flag, BufferType: abi.BufferTypeGeneric,
+		StartTime: l.startTime, StartPerfClock: l.startPerf,
+	}
+	if l.version >= procIndexSince {
+		h.BufferFlag |= abi.BufferFlagProcIndex
+		h.ClockFrequency = abi.ClockFrequency(uint32(l.clock.Type()), l.clock.Frequency())
+		// ProcessorIndex is the USHORT made of ProcessorNumber and Alignment.
+		h.Alignment = uint8(b.stream.Load() >> 8)
+	}
+	l.seq++
+	h.Encode(b.data)
+}
+
+// grow tops up the free list: buffers are allocated only here and at start, never by a
+// writer (invariant 4). It keeps one spare buffer per stream, and each time writers ran
+// short it adds one more per stream, so repeated shortages grow the session toward
+// MaximumBuffers.
+func (l *Logger) grow() {
+	l.freeMu.Lock()
+	n := len(l.streams) - len(l.free)
+	if l.shortage {
+		n = max(n, 0) + len(l.streams)
+		l.shortage = false
+	}
+	l.freeMu.Unlock()
+	if n > 0 && l.collecting.Load() {
+		l.allocate(n)
+	}
+}

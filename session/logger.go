@@ -1,0 +1,252 @@
+package session
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/cpu"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// MaxLoggers is the size of the kernel's logger table (MAXLOGGERS) from 5.1 on.
+const MaxLoggers = 64
+
+// stream is one processor's current-buffer slot (ProcessorBuffers[cpu] in 5.2,
+// ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), padded to its own cache line.
+type stream struct {
+	cur atomic.Pointer[Buffer] // atomic; installed by switching writers, swapped out by the logger
+	_   cpu.CacheLinePad
+}
+
+// Config is what a kernel passes to Start: identity, version, processors, clock and the
+// already adjusted properties.
+type Config struct {
+	Version    winver.Version
+	ID         uint16 // LoggerId, the slot in the logger table
+	Instance   uint32 // distinguishes loggers that reuse an id
+	Name       string
+	Processors int
+	Clock      *clock.Clock
+	Props      Properties // adjusted by Adjust
+	Adjusted   Adjusted
+}
+
+// Logger is the emulator's model of WMI_LOGGER_CONTEXT, one tracing session. It keeps
+// the members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
+// Minimum/Maximum/NumberOfBuffers, BuffersAvailable, the free and flush lists, the
+// per-processor current buffers and the loss counters. Not modelled: security, file
+// handles (log files come with the ETL writer), stack tracing, real-time consumers.
+type Logger struct {
+	// Immutable after Start.
+	version    winver.Version
+	id         uint16
+	instance   uint32
+	name       string
+	mode       uint32
+	bufSize    uint32 // bytes
+	maxRecord  uint32 // largest aligned record: BufferSize - 0x48
+	minBuffers uint32
+	clock      *clock.Clock
+	streams    []stream
+	shared     bool // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING: every processor uses stream 0
+	sink       Sink
+	props      Properties // settings as adjusted at start
+	startTime  int64      // FILETIME at start (ETW_REF_CLOCK.StartTime)
+	startPerf  int64      // session clock at start (ETW_REF_CLOCK.StartPerfClock)
+	threadID   uint64     // synthetic LoggerThreadId
+	bufferID   uint16     // LoggerId as written in buffers (0xFFFF for logger 0)
+
+	maxBuffers atomic.Uint32 // MaximumBuffers; written by Update under the kernel's control lock
+	flushTimer atomic.Uint32 // FlushTimer; same
+	collecting atomic.Bool   // CollectionOn; cleared once by Stop
+
+	// Counters. Atomic; EventsLost is added to by writers, the rest by the logger goroutine.
+	eventsLost      atomic.Uint64
+	buffersWritten  atomic.Uint64
+	logBuffersLost  atomic.Uint64
+	rtBuffersLost   atomic.Uint64
+	numberOfBuffers atomic.Int64
+	freeBuffers     atomic.Int64 // BuffersAvailable
+	peakBuffers     atomic.Int64
+	perStream       []atomic.Uint64 // buffers written per stream; logger goroutine writes
+
+	freeMu   sync.Mutex
+	free     []*Buffer // FreeList (LIFO); protected by freeMu
+	flushQ   []*Buffer // FlushList (FIFO); protected by freeMu
+	all      []*Buffer // GlobalList; protected by freeMu
+	shortage bool      // a writer found no free buffer; protected by freeMu
+
+	seq int64 // next buffer SequenceNumber; owned by the logger goroutine
+
+	wake chan struct{} // capacity 1; writers signal full buffers and shortages
+	reqs chan request
+	done chan struct{} // closed when the logger goroutine exits
+}
+
+// Start creates the logger context, allocates MinimumBuffers buffers, hands one to each
+// processor stream (as the 5.2 kernel does) and starts the logger goroutine.
+func Start(cfg Config) *Logger {
+	p := cfg.Props
+	l := &Logger{
+		version: cfg.Version, id: cfg.ID, instance: cfg.Instance, name: cfg.Name,
+		mode: p.LogFileMode, bufSize: p.BufferSize * 1024, minBuffers: p.MinimumBuffers,
+		clock: cfg.Clock, streams: make([]stream, cfg.Adjusted.Streams),
+		shared: p.LogFileMode&ModeNoPerProcessorBuffers != 0, sink: p.Sink, props: p,
+		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
+		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),
+		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),
+	}
+	if l.sink == nil {
+		l.sink = Discard{}
+	}
+	l.props.Sink = nil
+	if cfg.ID == 0 {
+		l.bufferID = abi.KernelLoggerBufferID
+	}
+	l.maxRecord = l.bufSize - abi.BufferHeaderSize
+	l.startPerf = l.clock.Now()
+	l.maxBuffers.Store(p.MaximumBuffers)
+	l.flushTimer.Store(p.FlushTimer)
+	l.allocate(int(p.MinimumBuffers))
+	for i := range l.streams {
+		b := l.popFree()
+		b.open(i)
+		l.streams[i].cur.Store(b)
+	}
+	l.collecting.Store(true)
+	go l.run()
+	return l
+}
+
+// allocate adds up to n buffers to the free list, never past MaximumBuffers, and returns
+// how many it added. Only Start and the logger goroutine call it (invariant 4).
+func (l *Logger) allocate(n int) int {
+	l.freeMu.Lock()
+	defer l.freeMu.Unlock()
+	room := int(l.maxBuffers.Load()) - len(l.all)
+	n = min(n, room)
+	for i := 0; i < n; i++ {
+		b := newBuffer(l.bufSize, len(l.all))
+		l.all = append(l.all, b)
+		l.free = append(l.free, b)
+	}
+	if n > 0 {
+		l.numberOfBuffers.Store(int64(len(l.all)))
+		l.freeBuffers.Store(int64(len(l.free)))
+		l.peakBuffers.Store(max(l.peakBuffers.Load(), int64(len(l.all))))
+	}
+	return max(n, 0)
+}
+
+// ID returns the LoggerId.
+func (l *Logger) ID() uint16 { return l.id }
+
+// Instance returns the instance number that tells loggers reusing one id apart.
+func (l *Logger) Instance() uint32 { return l.instance }
+
+// Name returns the session name.
+func (l *Logger) Name() string { return l.name }
+
+// Mode returns the effective LoggerMode.
+func (l *Logger) Mode() uint32 { return l.mode }
+
+// Independent reports whether the session has EVENT_TRACE_INDEPENDENT_SESSION_MODE.
+func (l *Logger) Independent() bool { return l.mode&ModeIndependentSession != 0 }
+
+// BufferSize returns the buffer size in bytes.
+func (l *Logger) BufferSize() uint32 { return l.bufSize }
+
+// MaxEventSize returns the largest record, unaligned, that fits in a buffer.
+func (l *Logger) MaxEventSize() uint32 { return l.maxRecord }
+
+// Clock returns the session's clock.
+func (l *Logger) Clock() *clock.Clock { return l.clock }
+
+// Streams returns the number of processor streams (1 with NO_PER_PROCESSOR_BUFFERING).
+func (l *Logger) Streams() int { return len(l.streams) }
+
+// Collecting reports whether the session accepts events (CollectionOn).
+func (l *Logger) Collecting() bool { return l.collecting.Load() }
+
+// Stats is a snapshot of the session's counters, as ControlTrace query reports them.
+type Stats struct {
+	NumberOfBuffers     int64
+	FreeBuffers         int64
+	PeakBuffers         int64
+	EventsLost          uint64
+	BuffersWritten      uint64
+	LogBuffersLost      uint64
+	RealTimeBuffersLost uint64
+	BuffersPerStream    []uint64 // buffers written per processor stream
+}
+
+// Stats returns the session's counters.
+func (l *Logger) Stats() Stats {
+	s := Stats{
+		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load(),
+		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(),
+		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
+		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
+	}
+	for i := range l.perStream {
+		s.BuffersPerStream[i] = l.perStream[i].Load()
+	}
+	return s
+}
+
+// Properties returns the session's settings as adjusted at start, with current counters,
+// as ControlTrace query fills EVENT_TRACE_PROPERTIES.
+func (l *Logger) Properties() Properties {
+	p := l.props
+	s := l.Stats()
+	p.MaximumBuffers = l.maxBuffers.Load()
+	p.FlushTimer = l.flushTimer.Load()
+	p.NumberOfBuffers = uint32(s.NumberOfBuffers)
+	p.FreeBuffers = uint32(s.FreeBuffers)
+	p.EventsLost = uint32(s.EventsLost)
+	p.BuffersWritten = uint32(s.BuffersWritten)
+	p.LogBuffersLost = uint32(s.LogBuffersLost)
+	p.RealTimeBuffersLost = uint32(s.RealTimeBuffersLost)
+	p.LoggerThreadID = l.threadID
+	return p
+}
+
+// SetMaximumBuffers changes MaximumBuffers (ControlTrace update). It never goes below the
+// buffers already allocated nor past the buffer-memory limit; it returns the value set.
+func (l *Logger) SetMaximumBuffers(n uint32) uint32 {
+	limit := uint32(MaxBufferMemory / uint64(l.bufSize))
+	n = min(max(n, uint32(l.numberOfBuffers.Load()), l.minBuffers), limit)
+	l.maxBuffers.Store(n)
+	return n
+}
+
+// SetFlushTimer changes FlushTimer (ControlTrace update).
+func (l *Logger) SetFlushTimer(t uint32) { l.flushTimer.Store(t) }
+
+// Buffers returns a snapshot of every buffer the session owns (the GlobalList).
+func (l *Logger) Buffers() []BufferView {
+	l.freeMu.Lock()
+	all := append([]*Buffer(nil), l.all...)
+	l.freeMu.Unlock()
+	out := make([]BufferView, len(all))
+	for i, b := range all {
+		out[i] = b.View()
+	}
+	return out
+}
+
+// CurrentBuffers returns, per processor stream, the id of its current buffer or -1.
+func (l *Logger) CurrentBuffers() []int {
+	out := make([]int, len(l.streams))
+	for i := range l.streams {
+		out[i] = -1
+		if b := l.streams[i].cur.Load(); b != nil {
+			out[i] = b.id
+		}
+	}
+	return out
+}

@@ -1,0 +1,347 @@
+package session
+
+import (
+	"encoding/binary"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+func startTest(t testing.TB, v winver.Version, nproc int, p Properties) *Logger {
+	t.Helper()
+	a, err := Adjust(v, nproc, &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Start(Config{Version: v, ID: 5, Instance: 1, Name: "test", Processors: nproc,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1000, 1), 10_000_000), Props: p, Adjusted: a})
+	t.Cleanup(func() { l.Stop() })
+	return l
+}
+
+// testEvent makes a record with a payload of n bytes whose first byte is tag.
+func testEvent(n int, tag byte) *Event {
+	ev := &Event{Size: uint32(abi.EventHeaderSize + n)}
+	h := abi.EventHeader{Size: uint16(ev.Size), HeaderType: abi.EventHeaderEvent64, Flags: abi.EventFlag64BitHeader,
+		ProviderID: guid.FromName("test"), Descriptor: abi.EventDescriptor{ID: uint16(tag), Level: 4}}
+	h.Encode(ev.Header[:])
+	data := make([]byte, n)
+	if n > 0 {
+		data[0] = tag
+	}
+	ev.Data = [][]byte{data}
+	return ev
+}
+
+func TestAdjust(t *testing.T) {
+	cases := []struct {
+		v             winver.Version
+		nproc         int
+		in            Properties
+		size, mn, mx  uint32
+		mode, ignored uint32
+	}{
+		{winver.V2004, 4, Properties{}, 64, 8, 30, 0, 0},
+		{winver.V2004, 4, Properties{BufferSize: 1, MinimumBuffers: 3, MaximumBuffers: 2}, 4, 8, 8, 0, 0},
+		{winver.V6_1, 2, Properties{BufferSize: 4096}, 1024, 4, 26, 0, 0},                        // last version with a 1 MB cap
+		{winver.V6_2, 2, Properties{BufferSize: 4096}, 4096, 4, 26, 0, 0},                        // first with 16 MB
+		{winver.V6_2, 2, Properties{BufferSize: 1 << 20}, 16384, 4, 26, 0, 0},                    // clamped to 16 MB
+		{winver.V6_2, 2, Properties{BufferSize: 16384, MaximumBuffers: 100}, 16384, 4, 64, 0, 0}, // 64 × 16 MB = 1 GiB cap
+		{winver.V2004, 8, Properties{LogFileMode: ModeNoPerProcessorBuffers}, 64, 2, 24, ModeNoPerProcessorBuffers, 0},
+		{winver.V6_0, 8, Properties{LogFileMode: ModeNoPerProcessorBuffers}, 64, 16, 38, 0, ModeNoPerProcessorBuffers},
+		{winver.V6_2, 2, Properties{LogFileMode: ModeIndependentSession}, 64, 4, 26, 0, ModeIndependentSession},
+		{winver.V6_3, 2, Properties{LogFileMode: ModeIndependentSession}, 64, 4, 26, ModeIndependentSession, 0},
+	}
+	for i, c := range cases {
+		p := c.in
+		a, err := Adjust(c.v, c.nproc, &p)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if p.BufferSize != c.size || p.MinimumBuffers != c.mn || p.MaximumBuffers != c.mx || a.Mode != c.mode || a.Ignored != c.ignored {
+			t.Errorf("case %d (%v): size %d min %d max %d mode %#x ignored %#x; want %d %d %d %#x %#x",
+				i, c.v, p.BufferSize, p.MinimumBuffers, p.MaximumBuffers, a.Mode, a.Ignored, c.size, c.mn, c.mx, c.mode, c.ignored)
+		}
+		if p.ClockType != clock.QPC {
+			t.Errorf("case %d: clock type %v", i, p.ClockType)
+		}
+	}
+}
+
+func TestAdjustRejects(t *testing.T) {
+	for name, c := range map[string]struct {
+		v    winver.Version
+		p    Properties
+		want *winerr.Errno
+		msg  string
+	}{
+		"seq+circ": {winver.V5_0, Properties{LogFileMode: ModeFileSequential | ModeFileCircular}, winerr.ErrInvalidParameter,
+			"ERROR_INVALID_PARAMETER (87): EVENT_TRACE_FILE_MODE_SEQUENTIAL is invalid with EVENT_TRACE_FILE_MODE_CIRCULAR (5.0 and higher)"},
+		"buffering+seq": {winver.V6_0, Properties{LogFileMode: ModeBuffering | ModeFileSequential}, winerr.ErrInvalidParameter, ""},
+		"clock":         {winver.V2004, Properties{ClockType: 9}, winerr.ErrInvalidParameter, ""},
+		"private":       {winver.V2004, Properties{LogFileMode: ModePrivateLogger}, winerr.ErrNotSupported, ""},
+		"memory":        {winver.V2004, Properties{BufferSize: 16384, MinimumBuffers: 100}, winerr.ErrNoSystemResources, ""},
+	} {
+		p := c.p
+		_, err := Adjust(c.v, 2, &p)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+		if c.msg != "" && (err == nil || err.Error() != c.msg) {
+			t.Errorf("%s: message %q", name, err)
+		}
+	}
+	// Buffering is unknown before 6.0, so 5.2 ignores it instead of rejecting the pair.
+	p := Properties{LogFileMode: ModeBuffering | ModeFileSequential}
+	if a, err := Adjust(winver.V5_2, 2, &p); err != nil || a.Ignored != ModeBuffering {
+		t.Fatalf("5.2 buffering: %v %+v", err, a)
+	}
+}
+
+// A sealed buffer has its header fields at their offsets, 8-aligned records in write
+// order and 0xFF after Offset.
+func TestSealedBufferBytes(t *testing.T) {
+	sink := &MemorySink{}
+	l := startTest(t, winver.V2004, 2, Properties{BufferSize: 4, Sink: sink})
+	for i := 0; i < 3; i++ {
+		if err := l.Write(1, testEvent(5+i, byte(i+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Flush()
+	bufs := sink.Buffers()
+	if len(bufs) != 1 {
+		t.Fatalf("%d buffers after flush, want 1 (stream 0 was empty and is not the last)", len(bufs))
+	}
+	b := bufs[0]
+	le := binary.LittleEndian
+	wantEnd := uint32(abi.BufferHeaderSize + abi.Align(0x55) + abi.Align(0x56) + abi.Align(0x57))
+	if len(b) != 4096 || le.Uint32(b[0x00:]) != 4096 || le.Uint32(b[0x30:]) != wantEnd || le.Uint32(b[0x04:]) != wantEnd {
+		t.Fatalf("BufferSize %d Offset %#x SavedOffset %#x, want %#x", le.Uint32(b), le.Uint32(b[0x30:]), le.Uint32(b[0x04:]), wantEnd)
+	}
+	if le.Uint16(b[0x28:]) != 1 || le.Uint16(b[0x2A:]) != 5 || le.Uint32(b[0x2C:]) != uint32(abi.BufferStateFlush) {
+		t.Fatalf("processor %d logger %d state %d", le.Uint16(b[0x28:]), le.Uint16(b[0x2A:]), le.Uint32(b[0x2C:]))
+	}
+	if f := le.Uint16(b[0x34:]); f != abi.BufferFlagFlushMarker|abi.BufferFlagProcIndex {
+		t.Fatalf("BufferFlag %#x", f)
+	}
+	if le.Uint64(b[0x20:])&7 != 1 || le.Uint64(b[0x20:])>>3 != 10_000_000 {
+		t.Fatal("clock type/frequency not at 0x20")
+	}
+	for i := int(wantEnd); i < len(b); i++ {
+		if b[i] != 0xFF {
+			t.Fatalf("tail byte %#x is %#x, not 0xFF", i, b[i])
+		}
+	}
+	var tags []byte
+	var stamps []int64
+	abi.Records(b, func(r abi.Record) error {
+		h, _ := abi.DecodeEventHeader(r.Bytes)
+		tags = append(tags, r.Bytes[abi.EventHeaderSize])
+		stamps = append(stamps, h.TimeStamp)
+		if r.Offset%8 != 0 {
+			t.Errorf("record at unaligned offset %#x", r.Offset)
+		}
+		return nil
+	})
+	if string(tags) != "\x01\x02\x03" || !(stamps[0] < stamps[1] && stamps[1] < stamps[2]) {
+		t.Fatalf("tags %v stamps %v", tags, stamps)
+	}
+}
+
+func TestLoggerZeroWritesKernelBufferID(t *testing.T) {
+	sink := &MemorySink{}
+	p := Properties{BufferSize: 4, Sink: sink}
+	a, _ := Adjust(winver.V6_1, 1, &p)
+	l := Start(Config{Version: winver.V6_1, ID: 0, Name: "NT Kernel Logger", Processors: 1,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(0, 1), 1), Props: p, Adjusted: a})
+	l.Write(0, testEvent(8, 1))
+	l.Stop()
+	b := sink.Buffers()[0]
+	if binary.LittleEndian.Uint16(b[0x2A:]) != 0xFFFF {
+		t.Fatal("logger 0 buffers do not carry KERNEL_LOGGER_ID")
+	}
+	// 6.1 has no PROC_INDEX flag and no clock at 0x20.
+	if binary.LittleEndian.Uint16(b[0x34:])&abi.BufferFlagProcIndex != 0 || binary.LittleEndian.Uint64(b[0x20:]) != 0 {
+		t.Fatal("6.1 buffer has 6.2 fields")
+	}
+}
+
+// Filling a buffer switches to the next with SavedOffset at the true end, and nothing is
+// lost while free buffers remain.
+func TestSwitchOnFull(t *testing.T) {
+	sink := &MemorySink{}
+	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 8, Sink: sink})
+	const n = 200 // 200 × 0x90 bytes is about 7 buffers of 4 KB
+	for i := 0; i < n; i++ {
+		if err := l.Write(0, testEvent(0x40, byte(i))); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	l.Stop()
+	got, err := sink.CountEvents()
+	if err != nil || got != n {
+		t.Fatalf("sealed events %d (%v), want %d", got, err, n)
+	}
+	per := (4096 - abi.BufferHeaderSize) / 0x90
+	for i, b := range sink.Buffers()[:2] {
+		if off := binary.LittleEndian.Uint32(b[0x30:]); off != uint32(abi.BufferHeaderSize+per*0x90) {
+			t.Fatalf("buffer %d Offset %#x, want %#x", i, off, abi.BufferHeaderSize+per*0x90)
+		}
+	}
+	if s := l.Stats(); s.EventsLost != 0 || s.BuffersWritten != uint64(len(sink.Buffers())) {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// blockingSink holds the logger goroutine until released, so buffers cannot come back.
+type blockingSink struct {
+	MemorySink
+	gate chan struct{}
+}
+
+func (b *blockingSink) WriteBuffer(buf []byte) error {
+	<-b.gate
+	return b.MemorySink.WriteBuffer(buf)
+}
+
+func TestNoFreeBufferLosesAndCounts(t *testing.T) {
+	sink := &blockingSink{gate: make(chan struct{})}
+	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink})
+	accepted, lost := 0, 0
+	for i := 0; i < 500; i++ {
+		switch err := l.Write(0, testEvent(0x40, 1)); {
+		case err == nil:
+			accepted++
+		case errors.Is(err, winerr.ErrNotEnoughMemory):
+			lost++
+		default:
+			t.Fatal(err)
+		}
+	}
+	if lost == 0 || accepted == 0 {
+		t.Fatalf("accepted %d lost %d: the buffers never ran out", accepted, lost)
+	}
+	if got := l.Stats().EventsLost; got != uint64(lost) {
+		t.Fatalf("EventsLost %d, writers were told %d", got, lost)
+	}
+	if n := l.Stats().NumberOfBuffers; n != 2 {
+		t.Fatalf("NumberOfBuffers %d beyond MaximumBuffers 2", n)
+	}
+	close(sink.gate)
+	l.Stop()
+	if got, _ := sink.CountEvents(); got != accepted {
+		t.Fatalf("sealed %d, accepted %d", got, accepted)
+	}
+}
+
+// slowSink takes a millisecond per buffer, as a slow disk would.
+type slowSink struct{ MemorySink }
+
+func (s *slowSink) WriteBuffer(buf []byte) error {
+	time.Sleep(time.Millisecond)
+	return s.MemorySink.WriteBuffer(buf)
+}
+
+func TestGrowthOnShortageWithinMaximum(t *testing.T) {
+	sink := &slowSink{}
+	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 5, Sink: sink})
+	if n := l.Stats().NumberOfBuffers; n != 2 {
+		t.Fatalf("started with %d buffers, want MinimumBuffers 2", n)
+	}
+	// Keep writers ahead of the sink; growth is the logger goroutine's, so give it time.
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Stats().NumberOfBuffers < 5 && time.Now().Before(deadline) {
+		for i := 0; i < 100; i++ {
+			l.Write(0, testEvent(0x40, 1))
+		}
+		waitABit()
+	}
+	if n := l.Stats().NumberOfBuffers; n != 5 {
+		t.Fatalf("NumberOfBuffers %d, want growth to MaximumBuffers 5", n)
+	}
+	if l.Stats().EventsLost == 0 {
+		t.Fatal("a writer outran a 1 ms/buffer sink without losing events")
+	}
+}
+
+func TestOversizeAndStopped(t *testing.T) {
+	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4})
+	if err := l.Write(0, testEvent(4096, 1)); !errors.Is(err, winerr.ErrMoreData) {
+		t.Fatalf("event bigger than a buffer: %v", err)
+	}
+	if l.Stats().EventsLost != 1 {
+		t.Fatal("oversize event not counted")
+	}
+	l.Stop()
+	if err := l.Write(0, testEvent(8, 1)); err != ErrStopped {
+		t.Fatalf("write after stop: %v", err)
+	}
+	if l.Stats().EventsLost != 1 {
+		t.Fatal("a write to a stopped session was counted as lost")
+	}
+	if l.Stop() {
+		t.Fatal("second Stop reported success")
+	}
+}
+
+// Many writers on all streams while flushes run: every accepted event is sealed exactly
+// once, every lost one is counted, and all buffers end free.
+func TestConcurrentConservation(t *testing.T) {
+	sink := &MemorySink{}
+	l := startTest(t, winver.V2004, 4, Properties{BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 12, Sink: sink})
+	var accepted, lost atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 3000; i++ {
+				err := l.Write(w%5, testEvent(8+(i%200), byte(w)))
+				switch {
+				case err == nil:
+					accepted.Add(1)
+				case errors.Is(err, winerr.ErrNotEnoughMemory):
+					lost.Add(1)
+				default:
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				l.Flush()
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	l.Stop()
+	got, err := sink.CountEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(got) != accepted.Load() || l.Stats().EventsLost != uint64(lost.Load()) {
+		t.Fatalf("sealed %d accepted %d; EventsLost %d told %d", got, accepted.Load(), l.Stats().EventsLost, lost.Load())
+	}
+	for _, b := range l.Buffers() {
+		if b.State != abi.BufferStateFree || !b.Closed || b.ReferenceCount != 0 {
+			t.Fatalf("buffer after stop: %+v", b)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package session
+
+import "github.com/etwemu/etwemu/winerr"
+
+// switchBuffer is the slow path of Write (WmipSwitchBuffer): stream s's buffer old is
+// full (or s has none), so put a free buffer in its place with a compare-and-swap on the
+// stream's slot and queue old for the logger. It returns nil when the writer should try
+// again, which includes losing the race to another writer that switched first.
+//
+// With no free buffer it takes old out of the slot (so CurrentOffset stops growing),
+// queues it, asks the logger goroutine for more buffers and returns
+// ERROR_NOT_ENOUGH_MEMORY: the event is lost. Writers never allocate (invariant 4).
+func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
+	if !l.collecting.Load() {
+		return ErrStopped
+	}
+	nb := l.popFree()
+	if nb == nil {
+		if old != nil && s.cur.CompareAndSwap(old, nil) {
+			l.queueFlush(old)
+		}
+		l.noteShortage()
+		return winerr.ErrNotEnoughMemory
+	}
+	nb.open(idx)
+	if !s.cur.CompareAndSwap(old, nb) {
+		// Another writer switched first, or a flush emptied the slot: use theirs.
+		l.retire(nb)
+		return nil
+	}
+	if old != nil {
+		l.queueFlush(old)
+	}
+	return nil
+}
+
+// retire takes back a buffer that was opened but never installed. A writer holding a
+// stale pointer may have reserved space in it meanwhile; then it holds events and goes to
+// the flush queue instead of the free list.
+func (l *Logger) retire(b *Buffer) {
+	if end, ok := b.tryClose(l.bufSize); ok && end <= headerEnd {
+		l.pushFree(b)
+		return
+	}
+	l.queueFlush(b)
+}
+
+const headerEnd = 0x48 // abi.BufferHeaderSize, as an untyped constant for comparisons
+
+func (l *Logger) popFree() *Buffer {
+	l.freeMu.Lock()
+	n := len(l.free)
+	if n == 0 {
+		l.freeMu.Unlock()
+		return nil
+	}
+	b := l.free[n-1]
+	l.free = l.free[:n-1]
+	l.freeBuffers.Store(int64(n - 1))
+	l.freeMu.Unlock()
+	return b
+}
+
+func (l *Logger) pushFree(b *Buffer) {
+	b.state.Store(0) // EtwBufferStateFree
+	l.freeMu.Lock()
+	l.free = append(l.free, b)
+	l.freeBuffers.Store(int64(len(l.free)))
+	l.freeMu.Unlock()
+}
+
+// queueFlush puts a buffer that left its stream on the flush queue and wakes the logger.
+func (l *Logger) queueFlush(b *Buffer) {
+	b.state.Store(3) // EtwBufferStateFlush
+	l.freeMu.Lock()
+	l.flushQ = append(l.flushQ, b)
+	l.freeMu.Unlock()
+	l.signal()
+}
+
+func (l *Logger) noteShortage() {
+	l.freeMu.Lock()
+	l.shortage = true
+	l.freeMu.Unlock()
+	l.signal()
+}
+
+// signal wakes the logger goroutine without blocking.
+func (l *Logger) signal() {
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
