@@ -39,9 +39,11 @@ type EnableInfo struct {
 	MatchAnyKeyword uint64 // as requested; 0 means every keyword for modern providers
 	MatchAllKeyword uint64
 
-	// Instance identifies the logger that owns the slot across reuse of its LoggerID. It is
-	// not in the Windows structure, where rundown protection does that job.
-	Instance uint32
+	// Target is the session that owns the slot, set by the emulated kernel so the write path
+	// reaches it without a logger-table lookup. It is not in the Windows structure; it also
+	// does the job of the kernel's rundown protection, since a stale slot names the exact
+	// (stopped) session rather than whichever session reused its LoggerID.
+	Target any
 
 	level uint8  // effective level: Level, or 255 for 0
 	any   uint64 // effective any-keywords: MatchAnyKeyword, or all ones for 0

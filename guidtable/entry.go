@@ -13,6 +13,7 @@ import (
 // lock covers it).
 type Entry struct {
 	guid  guid.GUID // immutable
+	raw   [16]byte  // guid in Windows byte order, for the write path; immutable
 	typ   Type      // immutable
 	table *Table    // immutable
 
@@ -31,6 +32,9 @@ type Entry struct {
 
 // GUID returns the provider (or group) GUID.
 func (e *Entry) GUID() guid.GUID { return e.guid }
+
+// GUIDBytes returns the GUID in Windows byte order, as records carry it. Do not modify.
+func (e *Entry) GUIDBytes() *[16]byte { return &e.raw }
 
 // Type returns the GUID type, which is the list the entry lives on.
 func (e *Entry) Type() Type { return e.typ }

@@ -101,7 +101,7 @@ func (t *Table) getLocked(b *bucket, g guid.GUID, typ Type) *Entry {
 	if e := b.findLocked(g, typ); e != nil {
 		return e
 	}
-	e := &Entry{guid: g, typ: typ, table: t}
+	e := &Entry{guid: g, raw: g.Bytes(), typ: typ, table: t}
 	e.provider.Store(&EnableInfo{})
 	b.lists[typ] = append(b.lists[typ], e)
 	t.count.Add(1)

@@ -141,6 +141,10 @@ func (e *Entry) SetEnableMask(t guidtable.Type, mask uint8) {
 // session enables it, which is what the write path tests first.
 func (e *Entry) Masks() uint64 { return e.masks.Load() }
 
+// Quiet reports whether e is an open registration that no session enables: the write
+// path's first test. It is false for a nil or closed registration, whose writes must fail.
+func (e *Entry) Quiet() bool { return e != nil && e.masks.Load() == 0 }
+
 // EnableMask returns the 8-bit EnableMask: bit i set when slot i of the GUID entry is on.
 func (e *Entry) EnableMask() uint8 { return uint8(e.masks.Load() >> shiftEnable) }
 

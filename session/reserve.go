@@ -5,19 +5,28 @@ import (
 	"errors"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/winerr"
 )
 
-// Event is one record ready to be copied into buffers: the EVENT_HEADER bytes with
-// everything but the timestamp filled in, the encoded extended data items and the user
-// data blocks. Size is the record's unaligned size. The same Event is written to every
-// session a provider routes it to; each session stamps its own clock.
+// Event is one record to be written into buffers: the EVENT_HEADER fields, the encoded
+// extended data items and the user data blocks. Size is the record's unaligned size. The
+// same Event is written to every session a provider routes it to; each session encodes
+// the header straight into its reserved space and stamps its own clock.
 type Event struct {
-	Header [abi.EventHeaderSize]byte
-	Ext    []byte
-	Data   [][]byte
-	Size   uint32
+	Descriptor *abi.EventDescriptor
+	Provider   *[16]byte  // provider GUID in Windows byte order
+	Activity   *guid.GUID // nil for GUID_NULL
+	Related    *guid.GUID // if not nil, written as a RELATED_ACTIVITYID extended item
+	ThreadID   uint32
+	ProcessID  uint32
+	Flags      uint16 // EVENT_HEADER_FLAG_*; EXTENDED_INFO must be set with Related
+	Data       [][]byte
+	Size       uint32 // header, extended items and data, unaligned
 }
+
+// RelatedItemSize is the in-buffer size of the RELATED_ACTIVITYID extended item.
+const RelatedItemSize = abi.ExtItemHeaderSize + 16
 
 // ErrStopped is returned by Write when the session no longer collects events. It is not
 // counted anywhere: the event was never the session's, as in WmipReserveTraceBuffer.
@@ -82,16 +91,45 @@ func (l *Logger) streamOf(proc int) int {
 	return int(p)
 }
 
-// fill copies ev into the buffer at off and stamps the session's timestamp. The bytes
+// fill encodes ev's EVENT_HEADER (x64 layout, marker 0xC013) at off, stamps the
+// session's timestamp and copies the extended items and user data after it. The bytes
 // between the record's size and its aligned end are zeroed.
 func (b *Buffer) fill(off uint32, ev *Event, ts int64) {
 	need := (ev.Size + abi.TraceAlignment - 1) &^ (abi.TraceAlignment - 1)
 	dst := b.data[off : off+need]
-	copy(dst, ev.Header[:])
-	binary.LittleEndian.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
-	p := abi.EventHeaderSize + copy(dst[abi.EventHeaderSize:], ev.Ext)
-	for _, d := range ev.Data {
-		p += copy(dst[p:], d)
+	_ = dst[abi.EventHeaderSize-1]
+	le := binary.LittleEndian
+	le.PutUint32(dst[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
+	le.PutUint32(dst[abi.OffEventFlags:], uint32(ev.Flags)) // Flags, EventProperty 0
+	le.PutUint32(dst[abi.OffEventThreadID:], ev.ThreadID)
+	le.PutUint32(dst[abi.OffEventProcessID:], ev.ProcessID)
+	le.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
+	copy(dst[abi.OffEventProviderID:abi.OffEventDescriptor], ev.Provider[:])
+	d := ev.Descriptor
+	le.PutUint64(dst[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
+		uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
+	le.PutUint64(dst[abi.OffEventDescriptor+8:], d.Keyword)
+	le.PutUint64(dst[abi.OffEventCPUTime:], 0)
+	if ev.Activity != nil {
+		ev.Activity.Put(dst[abi.OffEventActivityID:])
+	} else {
+		le.PutUint64(dst[abi.OffEventActivityID:], 0)
+		le.PutUint64(dst[abi.OffEventActivityID+8:], 0)
+	}
+	p := abi.EventHeaderSize
+	if ev.Related != nil {
+		item := dst[p : p+RelatedItemSize]
+		le.PutUint64(item, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
+		ev.Related.Put(item[abi.ExtItemHeaderSize:])
+		p += RelatedItemSize
+	}
+	for _, x := range ev.Data {
+		p += copy(dst[p:], x)
 	}
 	clear(dst[p:])
 }
+
+// Lose counts one event in EventsLost that the caller dropped before reserving: too large
+// for ETW, or not published because another session failed (the write-path rule without
+// EVENT_TRACE_INDEPENDENT_SESSION_MODE).
+func (l *Logger) Lose() { l.eventsLost.Add(1) }

@@ -1,0 +1,191 @@
+package emu
+
+import (
+	"sync"
+
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// EnableParameters is the part of ENABLE_TRACE_PARAMETERS the emulator uses.
+type EnableParameters struct {
+	EnableProperty uint32    // EVENT_ENABLE_PROPERTY_* bits
+	SourceID       guid.GUID // passed to enable callbacks
+}
+
+// groupsSince is the first version with provider groups (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
+const groupsSince = winver.V10_0
+
+// EnableTraceEx2 enables, disables or asks for the state of provider for session h, at
+// level and with any/all keyword masks. The first enable of a provider nobody registered
+// creates a pre-enabled GUID entry that later registrations join. Callbacks of the
+// provider's registrations receive the aggregate over all sessions; with
+// EVENT_ENABLE_PROPERTY_PROVIDER_GROUP the GUID is a provider group and the group's
+// members are enabled.
+//
+// Errors: ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown control code or
+// property bit, or a group enable before 10.0; ERROR_WMI_INSTANCE_NOT_FOUND for a handle
+// of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one provider.
+// Disabling a provider the session has not enabled does nothing and succeeds.
+func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code regentry.ControlCode, level uint8,
+	matchAny, matchAll uint64, params *EnableParameters) error {
+	if h == 0 {
+		return winerr.New(winerr.ErrInvalidParameter, "trace handle is 0")
+	}
+	if provider.IsZero() {
+		return winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
+	}
+	var ep EnableParameters
+	if params != nil {
+		ep = *params
+	}
+	if ep.EnableProperty&^guidtable.PropertyAll != 0 {
+		return winerr.New(winerr.ErrInvalidParameter, "unknown EnableProperty bits %#x", ep.EnableProperty&^guidtable.PropertyAll)
+	}
+	typ := guidtable.TraceGuid
+	if ep.EnableProperty&guidtable.PropertyProviderGroup != 0 {
+		if k.version < groupsSince {
+			return winerr.New(winerr.ErrInvalidParameter, "EVENT_ENABLE_PROPERTY_PROVIDER_GROUP needs provider groups (%v)", winver.Since(groupsSince))
+		}
+		typ = guidtable.GroupGuid
+	}
+
+	k.mu.Lock()
+	l, err := k.lookup(h, "")
+	if err != nil {
+		k.mu.Unlock()
+		return err
+	}
+	switch code {
+	case regentry.ControlEnable:
+		c, err := k.guids.Enable(provider, typ, guidtable.EnableInfo{
+			Level: level, LoggerID: l.ID(), EnableProperty: ep.EnableProperty,
+			MatchAnyKeyword: matchAny, MatchAllKeyword: matchAll, Target: l,
+		})
+		if err != nil {
+			k.mu.Unlock()
+			return err
+		}
+		k.queueChangeLocked(c, changeEnable, ep.SourceID)
+	case regentry.ControlDisable:
+		if c, ok := k.guids.Disable(provider, typ, l.ID()); ok {
+			k.queueChangeLocked(c, changeDisable, ep.SourceID)
+		}
+	case regentry.ControlCaptureState:
+		e := k.guids.Lookup(provider, typ)
+		if e == nil || !slotOf(e, l.ID()) {
+			k.mu.Unlock()
+			return winerr.New(winerr.ErrInvalidParameter, "session %q has not enabled provider %s, so it cannot ask for its state", l.Name(), provider)
+		}
+		agg := e.Provider()
+		for _, r := range e.Registrations() {
+			k.notify.push(notification{reg: r.(*regentry.Entry), source: ep.SourceID, code: regentry.ControlCaptureState, info: agg})
+		}
+	default:
+		k.mu.Unlock()
+		return winerr.New(winerr.ErrInvalidParameter, "unknown EVENT_CONTROL_CODE %d", code)
+	}
+	k.mu.Unlock()
+	k.notify.run()
+	return nil
+}
+
+func slotOf(e *guidtable.Entry, loggerID uint16) bool {
+	for i := 0; i < guidtable.Slots; i++ {
+		if s := e.Slot(i); s != nil && s.LoggerID == loggerID {
+			return true
+		}
+	}
+	return false
+}
+
+type changeKind uint8
+
+const (
+	changeEnable changeKind = iota
+	changeDisable
+)
+
+// queueChangeLocked queues the callbacks a slot change causes: every registration on the
+// entry hears the new aggregate, as ENABLE_PROVIDER while any session still enables the
+// provider and DISABLE_PROVIDER once none does.
+// Preconditions: k.mu is held.
+func (k *Kernel) queueChangeLocked(c guidtable.Change, kind changeKind, source guid.GUID) {
+	code := regentry.ControlEnable
+	if kind == changeDisable && c.Aggregate.IsEnabled == 0 {
+		code = regentry.ControlDisable
+	}
+	for _, r := range c.Regs {
+		k.notify.push(notification{reg: r.(*regentry.Entry), source: source, code: code, info: c.Aggregate})
+	}
+}
+
+// notification is one pending enable callback.
+type notification struct {
+	reg    *regentry.Entry
+	source guid.GUID
+	code   regentry.ControlCode
+	info   *guidtable.EnableInfo
+}
+
+// notifier delivers enable callbacks in the order they were queued, with no kernel lock
+// held. Whoever queues tries to become the deliverer; a control call made from inside a
+// callback finds delivery in progress and leaves its callbacks to the running loop, so
+// nothing deadlocks and the order holds (invariant 4).
+type notifier struct {
+	qmu     sync.Mutex
+	q       []notification // protected by qmu
+	deliver sync.Mutex     // held by the goroutine delivering
+}
+
+func (n *notifier) push(x notification) {
+	n.qmu.Lock()
+	n.q = append(n.q, x)
+	n.qmu.Unlock()
+}
+
+func (n *notifier) pop() (notification, bool) {
+	n.qmu.Lock()
+	defer n.qmu.Unlock()
+	if len(n.q) == 0 {
+		return notification{}, false
+	}
+	x := n.q[0]
+	n.q = n.q[1:]
+	return x, true
+}
+
+func (n *notifier) pending() bool {
+	n.qmu.Lock()
+	defer n.qmu.Unlock()
+	return len(n.q) > 0
+}
+
+// run delivers queued callbacks until the queue is empty, unless another goroutine (or
+// an outer frame of this one) is delivering already.
+func (n *notifier) run() {
+	for n.pending() {
+		if !n.deliver.TryLock() {
+			return
+		}
+		n.drain()
+	}
+}
+
+func (n *notifier) drain() {
+	defer n.deliver.Unlock()
+	for {
+		x, ok := n.pop()
+		if !ok {
+			return
+		}
+		cb, ctx := x.reg.Callback()
+		if cb == nil || x.reg.Closed() {
+			continue
+		}
+		cb(x.source, x.code, x.info.Level, x.info.MatchAnyKeyword, x.info.MatchAllKeyword, nil, ctx)
+	}
+}

@@ -1,0 +1,122 @@
+package emu
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/hw"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// Config chooses what the emulated kernel looks like. The zero value means Windows 10
+// 2004 on as many processors as the machine has, with real clocks.
+type Config struct {
+	Version    winver.Version // default winver.Default (2004)
+	Processors int            // emulated processors; default runtime.NumCPU()
+	// Clock, when set, is the time source of every session (a manual clock makes runs
+	// deterministic); each session still reports the clock type it asked for.
+	Clock *clock.Manual
+	// ClockFrequency is the frequency reported for a manual clock; default 10 MHz.
+	ClockFrequency int64
+	// ProcessID is the process that EventRegister registers for; default os.Getpid().
+	ProcessID uint32
+}
+
+// Kernel is the emulated kernel side of ETW for one Windows version.
+type Kernel struct {
+	version winver.Version // immutable
+	nproc   int            // immutable
+	pid     uint32         // immutable
+	manual  *clock.Manual  // immutable
+	freq    int64          // immutable
+
+	// loggers is the logger table. Atomic pointers; written under mu, read by writers.
+	loggers [session.MaxLoggers]atomic.Pointer[session.Logger]
+
+	mu        sync.Mutex
+	names     map[string]uint16            // lower-cased session name -> id; protected by mu
+	stopping  map[uint16]bool              // ids whose Stop is in progress; protected by mu
+	instances uint32                       // last logger instance handed out; protected by mu
+	regIndex  uint16                       // last registration index; protected by mu
+	regs      map[*regentry.Entry]struct{} // open registrations; protected by mu
+	closed    bool                         // protected by mu
+
+	guids  *guidtable.Table
+	traits regentry.TraitsTable
+	notify notifier
+}
+
+// maxLoggers is the logger table size by version: 32 in 5.0, 64 (MAXLOGGERS) from 5.1.
+var maxLoggers = winver.Steps[int]{{Since: winver.V5_0, Value: 32}, {Since: winver.V5_1, Value: session.MaxLoggers}}
+
+// New creates an emulated kernel.
+func New(cfg Config) (*Kernel, error) {
+	if cfg.Version == 0 {
+		cfg.Version = winver.Default
+	}
+	if !cfg.Version.Valid() {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "Windows version %d is not one of the emulated versions", uint8(cfg.Version))
+	}
+	if cfg.Processors == 0 {
+		cfg.Processors = runtime.NumCPU()
+	}
+	if cfg.Processors < 1 || cfg.Processors > 2048 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "%d processors: the emulator supports 1 to 2048", cfg.Processors)
+	}
+	if cfg.ProcessID == 0 {
+		cfg.ProcessID = uint32(os.Getpid())
+	}
+	if cfg.ClockFrequency == 0 {
+		cfg.ClockFrequency = 10_000_000
+	}
+	return &Kernel{
+		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency,
+		names: map[string]uint16{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
+		guids: guidtable.New(cfg.Version),
+	}, nil
+}
+
+// Version returns the emulated Windows version.
+func (k *Kernel) Version() winver.Version { return k.version }
+
+// Processors returns the number of emulated processors.
+func (k *Kernel) Processors() int { return k.nproc }
+
+// GuidTable returns the kernel's GUID table, for views and checks.
+func (k *Kernel) GuidTable() *guidtable.Table { return k.guids }
+
+// CurrentProcessor maps the processor the calling goroutine runs on (RDPID, RDTSCP or a
+// portable hint) onto the emulated processors.
+func (k *Kernel) CurrentProcessor() int {
+	c := hw.CPU()
+	if c >= k.nproc {
+		c %= k.nproc
+	}
+	return c
+}
+
+// Close stops every running session, as shutting the machine down would.
+func (k *Kernel) Close() {
+	k.mu.Lock()
+	k.closed = true
+	var hs []TraceHandle
+	for i := range k.loggers {
+		if l := k.loggers[i].Load(); l != nil {
+			hs = append(hs, handleOf(l))
+		}
+	}
+	k.mu.Unlock()
+	for _, h := range hs {
+		k.ControlTrace(h, "", nil, ControlStop)
+	}
+}
+
+func lowerName(s string) string { return strings.ToLower(s) }

@@ -1,0 +1,175 @@
+package emu
+
+import (
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// Registration is a provider registration handle (REGHANDLE): a pointer to the
+// registration's ETW_REG_ENTRY.
+type Registration = regentry.Entry
+
+// EventDescriptor is EVENT_DESCRIPTOR.
+type EventDescriptor = abi.EventDescriptor
+
+// EnableCallback is PENABLECALLBACK.
+type EnableCallback = regentry.EnableCallback
+
+// EVENT_INFO_CLASS values for EventSetInformation.
+const (
+	EventProviderSetTraits         = 2 // EventProviderSetTraits
+	EventProviderUseDescriptorType = 3 // EventProviderUseDescriptorType
+)
+
+// registerSince is the first version with EventRegister and ETW_REG_ENTRY.
+const registerSince = winver.V6_0
+
+// traitsSince is the first version with provider traits and groups.
+const traitsSince = winver.V10_0
+
+// EventRegister registers a provider (a user-mode, modern registration) and returns its
+// handle. If sessions enabled the provider before it registered, the callback runs at
+// once with the aggregate enablement and a GUID_NULL source.
+//
+// Errors: ERROR_NOT_SUPPORTED before 6.0, which has no EventRegister;
+// ERROR_INVALID_PARAMETER for a GUID_NULL provider or a context without a callback.
+func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context any) (*Registration, error) {
+	if k.version < registerSince {
+		return nil, winerr.New(winerr.ErrNotSupported, "EventRegister does not exist before %s (Windows %s)", registerSince.Marketing(), k.version)
+	}
+	if provider.IsZero() {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
+	}
+	if cb == nil && context != nil {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "a callback context was given without a callback")
+	}
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
+	}
+	k.regIndex++
+	r := regentry.New(k.version, regentry.Options{
+		Flags: regentry.FlagUser | regentry.FlagModern, Callback: cb, CallbackContext: context,
+		ProcessID: k.pid, Index: k.regIndex,
+	})
+	e, err := k.guids.Register(provider, guidtable.TraceGuid, r)
+	if err != nil {
+		k.mu.Unlock()
+		return nil, err
+	}
+	r.Link(e)
+	k.regs[r] = struct{}{}
+	if agg := e.Provider(); agg.IsEnabled != 0 {
+		k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: agg})
+	}
+	k.mu.Unlock()
+	k.notify.run()
+	return r, nil
+}
+
+// ownLocked reports whether r is an open registration of this kernel.
+// Preconditions: k.mu is held.
+func (k *Kernel) ownLocked(r *Registration) bool {
+	_, ok := k.regs[r]
+	return ok
+}
+
+// EventUnregister closes a registration: writers stop routing through it at once and its
+// callbacks stop. A nil handle is accepted and does nothing, as a zero REGHANDLE is.
+// Errors: ERROR_INVALID_HANDLE for a handle already unregistered or of another kernel.
+func (k *Kernel) EventUnregister(r *Registration) error {
+	if r == nil {
+		return nil
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.ownLocked(r) {
+		return winerr.New(winerr.ErrInvalidHandle, "registration is closed or belongs to another kernel")
+	}
+	delete(k.regs, r)
+	r.Close()
+	k.guids.Unregister(r.GuidEntry(), r)
+	if g := r.GroupEntry(); g != nil {
+		k.guids.Unregister(g, r)
+	}
+	k.traits.Release(r.SetTraits(nil))
+	return nil
+}
+
+// EventSetInformation sets provider traits (EventProviderSetTraits, 10.0+), which can put
+// the provider into a provider group, or turns on EventProviderUseDescriptorType.
+// Errors: ERROR_INVALID_HANDLE for a closed handle; ERROR_INVALID_PARAMETER for a
+// malformed traits blob; ERROR_NOT_SUPPORTED for other classes or older versions.
+func (k *Kernel) EventSetInformation(r *Registration, class int, data []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if r == nil || !k.ownLocked(r) {
+		return winerr.New(winerr.ErrInvalidHandle, "registration is closed, nil or of another kernel")
+	}
+	switch {
+	case class == EventProviderSetTraits && k.version >= traitsSince:
+		return k.setTraitsLocked(r, data)
+	case class == EventProviderUseDescriptorType && k.version >= traitsSince:
+		if len(data) != 1 {
+			return winerr.New(winerr.ErrInvalidParameter, "EventProviderUseDescriptorType takes one BOOLEAN byte, not %d bytes", len(data))
+		}
+		r.SetUseDescriptorType(data[0] != 0)
+		return nil
+	}
+	return winerr.New(winerr.ErrNotSupported, "EVENT_INFO_CLASS %d is not supported on Windows %s", class, k.version)
+}
+
+// setTraitsLocked replaces r's traits and moves it into the group the traits name.
+// Preconditions: k.mu is held.
+func (k *Kernel) setTraitsLocked(r *Registration, blob []byte) error {
+	t, err := k.traits.Acquire(blob)
+	if err != nil {
+		return err
+	}
+	k.traits.Release(r.SetTraits(t))
+	want, hasGroup := t.Group()
+	old := r.GroupEntry()
+	if old != nil && (!hasGroup || old.GUID() != want) {
+		k.guids.Unregister(old, r)
+		r.SetGroupEntry(nil)
+		old = nil
+	}
+	if hasGroup && old == nil {
+		g, err := k.guids.Register(want, guidtable.GroupGuid, r)
+		if err != nil {
+			return err
+		}
+		r.SetGroupEntry(g)
+		if agg := g.Provider(); agg.IsEnabled != 0 {
+			k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: agg})
+		}
+	}
+	return nil
+}
+
+// EventProviderEnabled reports whether any session wants events of this level and keyword
+// from the provider: the quick test against the aggregate of its GUID entry and of its
+// group's. A nil or closed handle gives false.
+func (k *Kernel) EventProviderEnabled(r *Registration, level uint8, keyword uint64) bool {
+	if r == nil || r.Masks() == 0 || r.Closed() {
+		return false
+	}
+	if r.GuidEntry().Provider().Passes(level, keyword) {
+		return true
+	}
+	g := r.GroupEntry()
+	return r.GroupEnableMask() != 0 && g != nil && g.Provider().Passes(level, keyword)
+}
+
+// EventEnabled is EventProviderEnabled with the descriptor's level and keyword.
+func (k *Kernel) EventEnabled(r *Registration, d *EventDescriptor) bool {
+	if d == nil {
+		return false
+	}
+	return k.EventProviderEnabled(r, d.Level, d.Keyword)
+}

@@ -1,0 +1,277 @@
+package emu
+
+import (
+	"unicode/utf8"
+
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// Properties is EVENT_TRACE_PROPERTIES; see session.Properties.
+type Properties = session.Properties
+
+// TraceHandle is a TRACEHANDLE: the logger id in the low 16 bits (as the kernel's
+// TRACE_ENABLE_CONTEXT carries it) and the logger's instance above, so a handle to a
+// stopped session never reaches a later session that reuses its id.
+type TraceHandle uint64
+
+// LoggerID returns the logger id the handle names.
+func (h TraceHandle) LoggerID() uint16 { return uint16(h) }
+
+func handleOf(l *session.Logger) TraceHandle {
+	return TraceHandle(uint64(l.Instance())<<16 | uint64(l.ID()))
+}
+
+// Well-known sessions (evntrace.h).
+var (
+	SystemTraceControlGUID = guid.MustParse("9e814aad-3204-11d2-9a82-006008a86939") // SystemTraceControlGuid
+)
+
+const (
+	KernelLoggerName = "NT Kernel Logger" // KERNEL_LOGGER_NAME, logger id 0
+	GlobalLoggerName = "GlobalLogger"     // GLOBAL_LOGGER_NAME, logger id 1
+	maxNameLength    = 1024
+)
+
+// ControlCode is an EVENT_TRACE_CONTROL_* code for ControlTrace.
+type ControlCode uint32
+
+// EVENT_TRACE_CONTROL_* values.
+const (
+	ControlQuery             ControlCode = 0 // EVENT_TRACE_CONTROL_QUERY
+	ControlStop              ControlCode = 1 // EVENT_TRACE_CONTROL_STOP
+	ControlUpdate            ControlCode = 2 // EVENT_TRACE_CONTROL_UPDATE
+	ControlFlush             ControlCode = 3 // EVENT_TRACE_CONTROL_FLUSH
+	ControlIncrementFile     ControlCode = 4 // EVENT_TRACE_CONTROL_INCREMENT_FILE
+	ControlConvertToRealtime ControlCode = 5 // EVENT_TRACE_CONTROL_CONVERT_TO_REALTIME
+)
+
+// StartTrace starts a session named name with the properties p, which it rewrites with
+// the adjusted values the session uses, as Windows does.
+//
+// Errors: ERROR_INVALID_PARAMETER for a bad name, a nil p, a bad clock type or an invalid
+// LogFileMode combination (the message names the flags and the version rule);
+// ERROR_ALREADY_EXISTS when a session of that name (case-insensitive) or GUID runs;
+// ERROR_NO_SYSTEM_RESOURCES when the logger table is full; ERROR_NOT_SUPPORTED for
+// private loggers, which are not emulated yet.
+func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
+	if p == nil {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "StartTrace needs properties")
+	}
+	if name == "" || utf8.RuneCountInString(name) > maxNameLength {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "session name must have 1 to %d characters, not %d", maxNameLength, utf8.RuneCountInString(name))
+	}
+	isKernel := p.GUID == SystemTraceControlGUID
+	if isKernel && name != KernelLoggerName {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "SystemTraceControlGuid requires the name %q", KernelLoggerName)
+	}
+	adj := *p
+	a, err := session.Adjust(k.version, k.nproc, &adj)
+	if err != nil {
+		return 0, err
+	}
+
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return 0, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
+	}
+	if _, dup := k.names[lowerName(name)]; dup {
+		return 0, winerr.New(winerr.ErrAlreadyExists, "a session named %q is already running", name)
+	}
+	if !p.GUID.IsZero() {
+		for i := range k.loggers {
+			if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == p.GUID {
+				return 0, winerr.New(winerr.ErrAlreadyExists, "session %q already uses GUID %s", l.Name(), p.GUID)
+			}
+		}
+	}
+	id, err := k.freeLoggerIDLocked(name, isKernel)
+	if err != nil {
+		return 0, err
+	}
+	clk, err := k.clockFor(adj.ClockType)
+	if err != nil {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "%v", err)
+	}
+	k.instances++
+	l := session.Start(session.Config{
+		Version: k.version, ID: id, Instance: k.instances, Name: name, Processors: k.nproc,
+		Clock: clk, Props: adj, Adjusted: a,
+	})
+	k.loggers[id].Store(l)
+	k.names[lowerName(name)] = id
+	sink := p.Sink
+	*p = l.Properties()
+	p.Sink = sink
+	return handleOf(l), nil
+}
+
+// freeLoggerIDLocked picks the logger id: 0 for the NT Kernel Logger, 1 for the Global
+// Logger, else the first free id from 2.
+// Preconditions: k.mu is held.
+func (k *Kernel) freeLoggerIDLocked(name string, isKernel bool) (uint16, error) {
+	limit := maxLoggers.At(k.version)
+	reserved := func(id int) (uint16, error) {
+		if k.loggers[id].Load() != nil || k.stopping[uint16(id)] {
+			return 0, winerr.New(winerr.ErrAlreadyExists, "logger id %d (%s) is in use", id, name)
+		}
+		return uint16(id), nil
+	}
+	switch {
+	case isKernel || name == KernelLoggerName:
+		return reserved(0)
+	case name == GlobalLoggerName:
+		return reserved(1)
+	}
+	for id := 2; id < limit; id++ {
+		if k.loggers[id].Load() == nil && !k.stopping[uint16(id)] {
+			return uint16(id), nil
+		}
+	}
+	return 0, winerr.New(winerr.ErrNoSystemResources, "all %d logger slots of Windows %s are in use", limit, k.version)
+}
+
+func (k *Kernel) clockFor(t clock.Type) (*clock.Clock, error) {
+	if k.manual != nil {
+		return clock.NewManual(t, k.manual, k.freq), nil
+	}
+	return clock.New(t)
+}
+
+// lookup finds a running session by handle, or by name when the handle is 0.
+func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
+	if h == 0 && name == "" {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "neither a trace handle nor a session name was given")
+	}
+	if h != 0 {
+		l := k.loggers[h.LoggerID()%session.MaxLoggers].Load()
+		if l == nil || handleOf(l) != h {
+			return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no running session has handle %#x", uint64(h))
+		}
+		return l, nil
+	}
+	k.mu.Lock()
+	id, ok := k.names[lowerName(name)]
+	k.mu.Unlock()
+	if !ok {
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %q is running", name)
+	}
+	if l := k.loggers[id].Load(); l != nil {
+		return l, nil
+	}
+	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q is stopping", name)
+}
+
+// ControlTrace queries, stops, updates or flushes a session found by handle (or by name
+// when h is 0), and fills p (if not nil) with its properties and counters.
+//
+// Update changes MaximumBuffers and FlushTimer when they are non-zero. Flush returns when
+// the flushed buffers have reached the sink. Stop disables the session for every provider
+// (their callbacks run), writes everything accepted and returns the final counters.
+//
+// Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_ACTIVE_CONNECTIONS
+// when another stop of it is in progress; ERROR_INVALID_PARAMETER for an unknown code;
+// ERROR_NOT_SUPPORTED for INCREMENT_FILE and CONVERT_TO_REALTIME, which need log files.
+func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code ControlCode) error {
+	l, err := k.lookup(h, name)
+	if err != nil {
+		if code == ControlStop && h != 0 {
+			k.mu.Lock()
+			busy := k.stopping[h.LoggerID()]
+			k.mu.Unlock()
+			if busy {
+				return winerr.New(winerr.ErrActiveConnections, "session with handle %#x is already stopping", uint64(h))
+			}
+		}
+		return err
+	}
+	switch code {
+	case ControlQuery:
+	case ControlFlush:
+		l.Flush()
+	case ControlUpdate:
+		if p != nil && p.MaximumBuffers != 0 {
+			l.SetMaximumBuffers(p.MaximumBuffers)
+		}
+		if p != nil && p.FlushTimer != 0 {
+			l.SetFlushTimer(p.FlushTimer)
+		}
+	case ControlStop:
+		if err := k.stop(l); err != nil {
+			return err
+		}
+	case ControlIncrementFile, ControlConvertToRealtime:
+		return winerr.New(winerr.ErrNotSupported, "control code %d needs log files, which are not emulated yet", code)
+	default:
+		return winerr.New(winerr.ErrInvalidParameter, "unknown control code %d", code)
+	}
+	if p != nil {
+		sink := p.Sink
+		*p = l.Properties()
+		p.Sink = sink
+	}
+	return nil
+}
+
+// stop takes l out of the logger table, disables it for every provider, then stops it.
+func (k *Kernel) stop(l *session.Logger) error {
+	k.mu.Lock()
+	if k.loggers[l.ID()].Load() != l {
+		k.mu.Unlock()
+		return winerr.New(winerr.ErrActiveConnections, "session %q is already stopping", l.Name())
+	}
+	k.stopping[l.ID()] = true
+	changes := k.guids.DisableLogger(l.ID())
+	k.loggers[l.ID()].Store(nil)
+	delete(k.names, lowerName(l.Name()))
+	for _, c := range changes {
+		k.queueChangeLocked(c, changeDisable, guid.Null)
+	}
+	k.mu.Unlock()
+	k.notify.run()
+
+	l.Stop()
+
+	k.mu.Lock()
+	delete(k.stopping, l.ID())
+	k.mu.Unlock()
+	return nil
+}
+
+// StopTrace is ControlTrace with EVENT_TRACE_CONTROL_STOP.
+func (k *Kernel) StopTrace(h TraceHandle, name string, p *Properties) error {
+	return k.ControlTrace(h, name, p, ControlStop)
+}
+
+// QueryTrace is ControlTrace with EVENT_TRACE_CONTROL_QUERY.
+func (k *Kernel) QueryTrace(h TraceHandle, name string, p *Properties) error {
+	return k.ControlTrace(h, name, p, ControlQuery)
+}
+
+// FlushTrace is ControlTrace with EVENT_TRACE_CONTROL_FLUSH.
+func (k *Kernel) FlushTrace(h TraceHandle, name string, p *Properties) error {
+	return k.ControlTrace(h, name, p, ControlFlush)
+}
+
+// Session returns the running session with handle h, for views; nil if none.
+func (k *Kernel) Session(h TraceHandle) *session.Logger {
+	l, err := k.lookup(h, "")
+	if err != nil {
+		return nil
+	}
+	return l
+}
+
+// Sessions returns the running sessions in logger-id order.
+func (k *Kernel) Sessions() []*session.Logger {
+	var out []*session.Logger
+	for i := range k.loggers {
+		if l := k.loggers[i].Load(); l != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}

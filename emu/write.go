@@ -1,0 +1,206 @@
+package emu
+
+import (
+	"math/bits"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// MaxDataDescriptors is MAX_EVENT_DATA_DESCRIPTORS, the most user-data blocks one event
+// may have.
+const MaxDataDescriptors = 128
+
+// AnyProcessor asks the emulator to pick the processor the writing goroutine runs on.
+const AnyProcessor = -1
+
+// Tally counts, per logger id, what happened to the events one writer routed: delivered
+// into a buffer, or lost and counted in that session's EventsLost. A Tally belongs to one
+// goroutine.
+type Tally struct {
+	Delivered [64]uint64
+	Lost      [64]uint64
+}
+
+// WriteOptions are the optional parts of EventWriteEx.
+type WriteOptions struct {
+	// Processor is the emulated processor to write on, or AnyProcessor. A number past the
+	// emulated processors wraps around.
+	Processor int
+	ThreadID  uint32
+	// ActivityID is the event's activity id; nil means GUID_NULL (the emulator keeps no
+	// per-thread activity id).
+	ActivityID *guid.GUID
+	// RelatedActivityID, if not nil, is added as an EVENT_HEADER_EXT_TYPE_RELATED_ACTIVITYID
+	// extended item.
+	RelatedActivityID *guid.GUID
+	// Tally, if not nil, receives the outcome per session.
+	Tally *Tally
+}
+
+var anyProcessor = WriteOptions{Processor: AnyProcessor}
+
+// EventWrite writes an event through registration r to every session that enables it at
+// the event's level and keyword. With no such session it does nothing and returns nil.
+// The data blocks are concatenated, unpadded, after the header.
+//
+// The disabled case is one load and one compare. Errors: ERROR_INVALID_HANDLE for a nil,
+// closed or foreign handle; ERROR_INVALID_PARAMETER for a nil descriptor or more than 128
+// data blocks; ERROR_ARITHMETIC_OVERFLOW for an event over 64 KB; ERROR_MORE_DATA when it
+// does not fit a session's buffer; ERROR_NOT_ENOUGH_MEMORY when a session has no free
+// buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
+// publication to the sessions after it, which count the event as lost.
+func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte) error {
+	// Small enough to inline: the disabled case costs the caller a load and a compare.
+	if r.Quiet() {
+		return nil
+	}
+	return k.write(r, d, nil, data)
+}
+
+// EventWriteTransfer is EventWrite with an activity id and a related activity id (either
+// may be nil).
+func (k *Kernel) EventWriteTransfer(r *Registration, d *EventDescriptor, activity, related *guid.GUID, data ...[]byte) error {
+	if r.Quiet() {
+		return nil
+	}
+	o := WriteOptions{Processor: AnyProcessor, ActivityID: activity, RelatedActivityID: related}
+	return k.write(r, d, &o, data)
+}
+
+// EventWriteEx is EventWrite with explicit options: the processor (for deterministic
+// runs), thread and activity ids, and a Tally of per-session outcomes.
+func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptions, data ...[]byte) error {
+	if r.Quiet() {
+		return nil
+	}
+	return k.write(r, d, o, data)
+}
+
+// write is the enabled path: describe the record once, then for each set bit of the
+// registration's EnableMask (and GroupEnableMask) write it into the session that owns that
+// slot. State lives in locals rather than a struct passed around, so it stays in registers
+// (BenchmarkWrite).
+func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
+	if r == nil {
+		return winerr.ErrInvalidHandle
+	}
+	if o == nil {
+		o = &anyProcessor
+	}
+	w := r.Masks()
+	if w == 0 {
+		return nil
+	}
+	if regentry.IsClosedWord(w) {
+		return winerr.ErrInvalidHandle
+	}
+	if d == nil || len(data) > MaxDataDescriptors {
+		return winerr.ErrInvalidParameter
+	}
+	ge := r.GuidEntry()
+	if ge.Table() != k.guids {
+		return winerr.ErrInvalidHandle
+	}
+	size := recordSize(o, data)
+	tooBig := size > abi.MaxEventSize
+	proc := o.Processor
+	if proc < 0 {
+		proc = k.CurrentProcessor()
+	}
+	// Fields are set one by one: a composite literal is built in a temporary and copied,
+	// and the copy's wide loads stall on the temporary's narrow stores.
+	var ev session.Event
+	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
+	ev.ThreadID, ev.ProcessID = o.ThreadID, r.ProcessID()
+	ev.Flags, ev.Size = abi.EventFlag64BitHeader, uint32(size)
+	ev.Activity, ev.Related = o.ActivityID, o.RelatedActivityID
+	if o.RelatedActivityID != nil {
+		ev.Flags |= abi.EventFlagExtendedInfo
+	}
+
+	enable, group := regentry.RoutingMasks(w)
+	entry, mask := ge, enable
+	var seen uint64 // logger ids written: a session enabled directly and through the group gets one copy
+	var errIdx uint8
+	failed := false
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			if entry, mask = r.GroupEntry(), group; entry == nil {
+				break
+			}
+		}
+		for ; mask != 0; mask &= mask - 1 {
+			info := entry.Slot(bits.TrailingZeros8(mask))
+			if info == nil || !info.Passes(d.Level, d.Keyword) {
+				continue
+			}
+			l, _ := info.Target.(*session.Logger)
+			id := info.LoggerID % 64
+			if l == nil || seen&(1<<id) != 0 {
+				continue
+			}
+			seen |= 1 << id
+			if tooBig || (failed && !l.Independent()) {
+				l.Lose()
+				o.Tally.count(id, false)
+				continue
+			}
+			switch err := l.Write(proc, &ev); err {
+			case nil:
+				o.Tally.count(id, true)
+			case session.ErrStopped:
+				// A stale slot of a stopped session: not its event, not counted (invariant 2).
+			default:
+				o.Tally.count(id, false)
+				if !failed {
+					failed, errIdx = true, errIndex(err)
+				}
+			}
+		}
+	}
+	if tooBig {
+		return winerr.ErrArithmeticOverflow
+	}
+	return writeErrors[errIdx]
+}
+
+// writeErrors are the errors a session's Write can return, by index; write keeps an
+// index, not an error, so that returning it does not make its locals escape.
+var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter}
+
+func errIndex(err error) uint8 {
+	switch err {
+	case winerr.ErrMoreData:
+		return 1
+	case winerr.ErrNotEnoughMemory:
+		return 2
+	}
+	return 3
+}
+
+// recordSize returns the record size of an event with these data blocks and options.
+func recordSize(o *WriteOptions, data [][]byte) int {
+	size := abi.EventHeaderSize
+	if o.RelatedActivityID != nil {
+		size += session.RelatedItemSize
+	}
+	for _, b := range data {
+		size += len(b)
+	}
+	return size
+}
+
+func (t *Tally) count(id uint16, ok bool) {
+	if t == nil {
+		return
+	}
+	if ok {
+		t.Delivered[id]++
+	} else {
+		t.Lost[id]++
+	}
+}
