@@ -27,7 +27,7 @@ func benchKernel(b *testing.B, n int, mode uint32) (*Kernel, *Registration) {
 		b.Fatal(err)
 	}
 	for i := 0; i < n; i++ {
-		h, err := k.StartTrace("bench-"+string(rune('a'+i)), &Properties{BufferSize: 64, MinimumBuffers: 64, MaximumBuffers: 256, LogFileMode: mode})
+		h, err := k.StartTrace("bench-"+string(rune('a'+i)), &Properties{BufferSize: benchBufKB, MinimumBuffers: 64, MaximumBuffers: 256, LogFileMode: mode})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -186,3 +186,4 @@ func itoa(n int) string {
 }
 
 var _ = session.MaxLoggers
+var benchBufKB uint32 = 64

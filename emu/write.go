@@ -41,8 +41,6 @@ type WriteOptions struct {
 	Tally *Tally
 }
 
-var anyProcessor = WriteOptions{Processor: AnyProcessor}
-
 // EventWrite writes an event through registration r to every session that enables it at
 // the event's level and keyword. With no such session it does nothing and returns nil.
 // The data blocks are concatenated, unpadded, after the header.
@@ -54,8 +52,9 @@ var anyProcessor = WriteOptions{Processor: AnyProcessor}
 // buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
 // publication to the sessions after it, which count the event as lost.
 func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte) error {
-	// Small enough to inline: the disabled case costs the caller a load and a compare.
-	if r.Quiet() {
+	// Small enough to inline (checked by TestEventWriteInlines): the disabled case costs
+	// the caller a nil check, a load and a compare.
+	if r != nil && r.MaskWord.Load() == 0 {
 		return nil
 	}
 	return k.write(r, d, nil, data)
@@ -88,9 +87,6 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if r == nil {
 		return winerr.ErrInvalidHandle
 	}
-	if o == nil {
-		o = &anyProcessor
-	}
 	w := r.Masks()
 	if w == 0 {
 		return nil
@@ -101,24 +97,33 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if d == nil || len(data) > MaxDataDescriptors {
 		return winerr.ErrInvalidParameter
 	}
-	ge := r.GuidEntry()
-	if ge.Table() != k.guids {
-		return winerr.ErrInvalidHandle
+	// Options into locals: EventWrite passes none, and then nothing is loaded.
+	proc, tid := AnyProcessor, uint32(0)
+	var activity, related *guid.GUID
+	var tally *Tally
+	if o != nil {
+		proc, tid, activity, related, tally = o.Processor, o.ThreadID, o.ActivityID, o.RelatedActivityID, o.Tally
 	}
-	size := recordSize(o, data)
+	size := abi.EventHeaderSize
+	if related != nil {
+		size += session.RelatedItemSize
+	}
+	for _, b := range data {
+		size += len(b)
+	}
 	tooBig := size > abi.MaxEventSize
-	proc := o.Processor
 	if proc < 0 {
 		proc = k.CurrentProcessor()
 	}
+	ge := r.GuidEntry()
 	// Fields are set one by one: a composite literal is built in a temporary and copied,
 	// and the copy's wide loads stall on the temporary's narrow stores.
 	var ev session.Event
 	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
-	ev.ThreadID, ev.ProcessID = o.ThreadID, r.ProcessID()
+	ev.ThreadID, ev.ProcessID = tid, r.ProcessID()
 	ev.Flags, ev.Size = abi.EventFlag64BitHeader, uint32(size)
-	ev.Activity, ev.Related = o.ActivityID, o.RelatedActivityID
-	if o.RelatedActivityID != nil {
+	ev.Activity, ev.Related = activity, related
+	if related != nil {
 		ev.Flags |= abi.EventFlagExtendedInfo
 	}
 
@@ -146,16 +151,16 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 			seen |= 1 << id
 			if tooBig || (failed && !l.Independent()) {
 				l.Lose()
-				o.Tally.count(id, false)
+				tally.count(id, false)
 				continue
 			}
 			switch err := l.Write(proc, &ev); err {
 			case nil:
-				o.Tally.count(id, true)
+				tally.count(id, true)
 			case session.ErrStopped:
 				// A stale slot of a stopped session: not its event, not counted (invariant 2).
 			default:
-				o.Tally.count(id, false)
+				tally.count(id, false)
 				if !failed {
 					failed, errIdx = true, errIndex(err)
 				}
@@ -180,18 +185,6 @@ func errIndex(err error) uint8 {
 		return 2
 	}
 	return 3
-}
-
-// recordSize returns the record size of an event with these data blocks and options.
-func recordSize(o *WriteOptions, data [][]byte) int {
-	size := abi.EventHeaderSize
-	if o.RelatedActivityID != nil {
-		size += session.RelatedItemSize
-	}
-	for _, b := range data {
-		size += len(b)
-	}
-	return size
 }
 
 func (t *Tally) count(id uint16, ok bool) {

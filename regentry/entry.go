@@ -63,10 +63,12 @@ type Options struct {
 // host entries (no server silos exist in the emulator, so HostEnableMask and
 // HostGroupEnableMask stay zero).
 type Entry struct {
-	// masks holds EnableMask (bits 0-7), GroupEnableMask (8-15), HostEnableMask (16-23),
-	// HostGroupEnableMask (24-31) and the closed bit (32). Atomic; written by the GUID
-	// table under its bucket lock and by Close, read by event writers.
-	masks atomic.Uint64
+	// MaskWord holds EnableMask (bits 0-7), GroupEnableMask (8-15), HostEnableMask
+	// (16-23), HostGroupEnableMask (24-31) and the closed bit (32). Atomic; written only by
+	// this package (SetEnableMask under the GUID table's bucket lock, and Close), read by
+	// event writers. It is exported so a writer's disabled test (nil check, load, compare)
+	// fits the inlining budget of its caller; never store to it from outside.
+	MaskWord atomic.Uint64
 
 	version   winver.Version                  // immutable
 	guidEntry *guidtable.Entry                // GuidEntry; immutable after Link
@@ -126,12 +128,12 @@ func (e *Entry) SetEnableMask(t guidtable.Type, mask uint8) {
 		shift = shiftGroup
 	}
 	for {
-		old := e.masks.Load()
+		old := e.MaskWord.Load()
 		if old&closedBit != 0 {
 			return // a closed registration keeps zero masks
 		}
 		nw := old&^(enableMaskBits<<shift) | uint64(mask)<<shift
-		if e.masks.CompareAndSwap(old, nw) {
+		if e.MaskWord.CompareAndSwap(old, nw) {
 			return
 		}
 	}
@@ -139,25 +141,25 @@ func (e *Entry) SetEnableMask(t guidtable.Type, mask uint8) {
 
 // Masks returns the raw masks word: zero exactly when the registration is open and no
 // session enables it, which is what the write path tests first.
-func (e *Entry) Masks() uint64 { return e.masks.Load() }
+func (e *Entry) Masks() uint64 { return e.MaskWord.Load() }
 
 // Quiet reports whether e is an open registration that no session enables: the write
 // path's first test. It is false for a nil or closed registration, whose writes must fail.
-func (e *Entry) Quiet() bool { return e != nil && e.masks.Load() == 0 }
+func (e *Entry) Quiet() bool { return e != nil && e.MaskWord.Load() == 0 }
 
 // EnableMask returns the 8-bit EnableMask: bit i set when slot i of the GUID entry is on.
-func (e *Entry) EnableMask() uint8 { return uint8(e.masks.Load() >> shiftEnable) }
+func (e *Entry) EnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftEnable) }
 
 // GroupEnableMask returns the 8-bit GroupEnableMask (10.0+): bit i set when slot i of the
 // group's GUID entry is on.
-func (e *Entry) GroupEnableMask() uint8 { return uint8(e.masks.Load() >> shiftGroup) }
+func (e *Entry) GroupEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftGroup) }
 
 // HostEnableMask returns HostEnableMask (2004+); always zero, as no silos are emulated.
-func (e *Entry) HostEnableMask() uint8 { return uint8(e.masks.Load() >> shiftHost) }
+func (e *Entry) HostEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftHost) }
 
 // HostGroupEnableMask returns HostGroupEnableMask (2004+); always zero, as no silos are
 // emulated.
-func (e *Entry) HostGroupEnableMask() uint8 { return uint8(e.masks.Load() >> shiftHostGroup) }
+func (e *Entry) HostGroupEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftHostGroup) }
 
 // RoutingMasks splits a masks word into the two masks the write path routes by.
 func RoutingMasks(w uint64) (enable, group uint8) { return uint8(w), uint8(w >> shiftGroup) }
@@ -169,13 +171,13 @@ func IsClosedWord(w uint64) bool { return w&closedBit != 0 }
 // routing through it and see the closed bit instead. The caller unlinks it from its GUID
 // entries.
 func (e *Entry) Close() {
-	e.masks.Store(closedBit)
+	e.MaskWord.Store(closedBit)
 	e.setFlag(FlagClosed, true)
 	e.setFlag(FlagInserted, false)
 }
 
 // Closed reports whether Close was called.
-func (e *Entry) Closed() bool { return e.masks.Load()&closedBit != 0 }
+func (e *Entry) Closed() bool { return e.MaskWord.Load()&closedBit != 0 }
 
 // GuidEntry returns the provider's GUID entry.
 func (e *Entry) GuidEntry() *guidtable.Entry { return e.guidEntry }

@@ -69,19 +69,24 @@ func (l *Logger) pushFree(b *Buffer) {
 	l.freeMu.Unlock()
 }
 
-// queueFlush puts a buffer that left its stream on the flush queue and wakes the logger
-// when buffers run short: a quarter or fewer of them free, or fewer than one per stream.
+// flushBatch is how many full buffers wait before a writer wakes the logger goroutine.
 //
-// The kernel wakes its logger thread on every buffer switch; here that would cost the
-// writer a futex call whenever the logger goroutine is parked (about 5 ns per event in
-// BenchmarkWrite), so full buffers wait for the next shortage, flush or housekeeping tick.
+// The kernel wakes its logger thread on every buffer switch. Here a wake costs the writer
+// a futex call whenever the logger goroutine is parked (about 5 ns per event in
+// BenchmarkWrite), while waiting too long makes writers cycle through more buffers than
+// the cache holds (the free list is LIFO, so promptly recycled buffers are still hot).
+// A small batch, or any shortage, balances the two.
+const flushBatch = 4
+
+// queueFlush puts a buffer that left its stream on the flush queue, and wakes the logger
+// when flushBatch buffers wait or buffers run short (fewer free than one per stream).
 func (l *Logger) queueFlush(b *Buffer) {
 	b.state.Store(3) // EtwBufferStateFlush
 	l.freeMu.Lock()
 	l.flushQ = append(l.flushQ, b)
-	short := len(l.free) <= max(len(l.all)/4, len(l.streams))
+	wake := len(l.flushQ) >= flushBatch || len(l.free) <= len(l.streams)
 	l.freeMu.Unlock()
-	if short {
+	if wake {
 		l.signal()
 	}
 }
