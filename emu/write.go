@@ -52,7 +52,7 @@ type WriteOptions struct {
 // buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
 // publication to the sessions after it, which count the event as lost.
 func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte) error {
-	// Small enough to inline (checked by TestEventWriteInlines): the disabled case costs
+	// Small enough to inline (.ci/run checks it with -gcflags=-m): the disabled case costs
 	// the caller a nil check, a load and a compare.
 	if r != nil && r.MaskWord.Load() == 0 {
 		return nil

@@ -1,0 +1,134 @@
+package emu
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+func TestStartTraceAdjustsAndAssignsIDs(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	p := &Properties{BufferSize: 1, MinimumBuffers: 1}
+	h, err := k.StartTrace("first", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.LoggerID() != 2 {
+		t.Fatalf("first ordinary session got logger id %d, want 2", h.LoggerID())
+	}
+	if p.BufferSize != 4 || p.MinimumBuffers != 4 || p.MaximumBuffers != 26 || p.NumberOfBuffers != 4 {
+		t.Fatalf("adjusted properties not written back: %+v", p)
+	}
+	hk, err := k.StartTrace(KernelLoggerName, &Properties{GUID: SystemTraceControlGUID})
+	if err != nil || hk.LoggerID() != 0 {
+		t.Fatalf("NT Kernel Logger: id %d, %v", hk.LoggerID(), err)
+	}
+	hg, err := k.StartTrace(GlobalLoggerName, &Properties{})
+	if err != nil || hg.LoggerID() != 1 {
+		t.Fatalf("GlobalLogger: id %d, %v", hg.LoggerID(), err)
+	}
+	if _, err := k.StartTrace("FIRST", &Properties{}); !errors.Is(err, winerr.ErrAlreadyExists) {
+		t.Fatalf("duplicate name in other case: %v", err)
+	}
+	if _, err := k.StartTrace("other", &Properties{GUID: SystemTraceControlGUID}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("SystemTraceControlGuid with another name: %v", err)
+	}
+	for _, name := range []string{"", strings.Repeat("x", 1025)} {
+		if _, err := k.StartTrace(name, &Properties{}); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Fatalf("name of %d chars: %v", len(name), err)
+		}
+	}
+	if _, err := k.StartTrace("nil", nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("nil properties: %v", err)
+	}
+}
+
+func TestLoggerTableFullByVersion(t *testing.T) {
+	k := newKernel(t, winver.V5_0) // 32 slots, ids 2..31 for ordinary sessions
+	n := 0
+	for ; n < 40; n++ {
+		if _, err := k.StartTrace("s"+itoa(n), &Properties{BufferSize: 4}); err != nil {
+			if !errors.Is(err, winerr.ErrNoSystemResources) {
+				t.Fatalf("session %d: %v", n, err)
+			}
+			break
+		}
+	}
+	if n != 30 {
+		t.Fatalf("5.0 started %d ordinary sessions, want 30 (32 slots less 0 and 1)", n)
+	}
+}
+
+func TestControlTrace(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	h, _ := startMem(t, k, "ctl", 0)
+	var q Properties
+	if err := k.QueryTrace(h, "", &q); err != nil || q.BufferSize != 4 || q.LoggerThreadID == 0 {
+		t.Fatalf("query by handle: %+v %v", q, err)
+	}
+	if err := k.QueryTrace(0, "CTL", &q); err != nil {
+		t.Fatalf("query by name: %v", err)
+	}
+	if err := k.ControlTrace(h, "", &Properties{MaximumBuffers: 40, FlushTimer: 3}, ControlUpdate); err != nil {
+		t.Fatal(err)
+	}
+	k.QueryTrace(h, "", &q)
+	if q.MaximumBuffers != 40 || q.FlushTimer != 3 {
+		t.Fatalf("update not applied: max %d timer %d", q.MaximumBuffers, q.FlushTimer)
+	}
+	if err := k.ControlTrace(h, "", nil, 99); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("unknown code: %v", err)
+	}
+	if err := k.ControlTrace(h, "", nil, ControlIncrementFile); !errors.Is(err, winerr.ErrNotSupported) {
+		t.Fatalf("increment file: %v", err)
+	}
+	if err := k.ControlTrace(0, "", nil, ControlQuery); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("no handle, no name: %v", err)
+	}
+	if err := k.StopTrace(h, "", &q); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.StopTrace(h, "", nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Fatalf("second stop: %v", err)
+	}
+	if err := k.QueryTrace(h, "", nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Fatalf("query of a stopped session: %v", err)
+	}
+	// The id is free again, and the old handle does not reach the new session.
+	h2, _ := startMem(t, k, "ctl2", 0)
+	if h2.LoggerID() != h.LoggerID() || h2 == h {
+		t.Fatalf("reuse: old %#x new %#x", uint64(h), uint64(h2))
+	}
+	if err := k.QueryTrace(h, "", nil); err == nil {
+		t.Fatal("a stale handle reached the session that reused its id")
+	}
+}
+
+func TestBadInputNeverPanics(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	d := &EventDescriptor{Level: 4}
+	if err := k.EventWrite(nil, d); !errors.Is(err, winerr.ErrInvalidHandle) {
+		t.Fatalf("nil handle: %v", err)
+	}
+	if err := k.EventUnregister(nil); err != nil {
+		t.Fatalf("unregister nil: %v", err)
+	}
+	if k.EventEnabled(nil, d) || k.EventProviderEnabled(nil, 1, 1) {
+		t.Fatal("nil handle reported enabled")
+	}
+	if err := k.EnableTraceEx2(0, provA, 1, 5, 0, 0, nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("zero trace handle: %v", err)
+	}
+	if err := k.EnableTraceEx2(0x1234, provA, 1, 5, 0, 0, nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Fatalf("unknown trace handle: %v", err)
+	}
+	if _, err := New(Config{Processors: -1}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("negative processors: %v", err)
+	}
+	if _, err := New(Config{Version: 99}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("unknown version: %v", err)
+	}
+}

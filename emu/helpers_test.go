@@ -1,0 +1,75 @@
+package emu
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winver"
+)
+
+func newKernel(t testing.TB, v winver.Version) *Kernel {
+	t.Helper()
+	k, err := New(Config{Version: v, Processors: 2, Clock: clock.NewManualSource(1000, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+func startMem(t testing.TB, k *Kernel, name string, mode uint32) (TraceHandle, *session.MemorySink) {
+	t.Helper()
+	sink := &session.MemorySink{}
+	h, err := k.StartTrace(name, &Properties{BufferSize: 4, LogFileMode: mode, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, sink
+}
+
+// call is one enable callback as the provider saw it.
+type call struct {
+	source   guid.GUID
+	code     regentry.ControlCode
+	level    uint8
+	any, all uint64
+	context  any
+}
+
+type recorder struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+func (r *recorder) cb(source guid.GUID, code regentry.ControlCode, level uint8, any, all uint64, _ []byte, ctx any) {
+	r.mu.Lock()
+	r.calls = append(r.calls, call{source, code, level, any, all, ctx})
+	r.mu.Unlock()
+}
+
+func (r *recorder) take() []call {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.calls
+	r.calls = nil
+	return out
+}
+
+// records decodes every EVENT_HEADER record a sink received.
+func records(t testing.TB, s *session.MemorySink) []abi.EventHeader {
+	t.Helper()
+	var out []abi.EventHeader
+	if err := s.Events(func(_ []byte, r abi.Record) error {
+		h, _ := abi.DecodeEventHeader(r.Bytes)
+		out = append(out, h)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,317 @@
+package emu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// Events reach exactly the sessions whose level and keywords they pass, with the header
+// the provider described.
+func TestWriteRoutesByLevelAndKeyword(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	r, _ := k.EventRegister(provA, nil, nil)
+	hv, verbose := startMem(t, k, "verbose", 0)
+	hw, warnings := startMem(t, k, "warnings-kw2", 0)
+	k.EnableTraceEx2(hv, provA, regentry.ControlEnable, 0, 0, 0, nil)
+	k.EnableTraceEx2(hw, provA, regentry.ControlEnable, 3, 0x2, 0, nil)
+
+	act, rel := guid.FromName("activity"), guid.FromName("related")
+	write := func(id uint16, level uint8, kw uint64) {
+		t.Helper()
+		err := k.EventWriteEx(r, &EventDescriptor{ID: id, Level: level, Keyword: kw, Opcode: 1, Task: 7},
+			&WriteOptions{Processor: 1, ThreadID: 77, ActivityID: &act, RelatedActivityID: &rel}, []byte("ab"), []byte("cde"))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1, 2, 0x2) // both
+	write(2, 4, 0x2) // verbose only: level too high for warnings
+	write(3, 1, 0x1) // verbose only: keyword misses warnings' any-mask
+	write(4, 1, 0)   // keyword 0 passes both
+	k.StopTrace(hv, "", nil)
+	k.StopTrace(hw, "", nil)
+
+	ids := func(hs []abi.EventHeader) (out []uint16) {
+		for _, h := range hs {
+			out = append(out, h.Descriptor.ID)
+		}
+		return
+	}
+	if got := ids(records(t, verbose)); len(got) != 4 {
+		t.Fatalf("verbose session got %v", got)
+	}
+	if got := ids(records(t, warnings)); len(got) != 2 || got[0] != 1 || got[1] != 4 {
+		t.Fatalf("warnings session got %v, want [1 4]", got)
+	}
+	// One record in full.
+	var raw []byte
+	verbose.Events(func(_ []byte, rec abi.Record) error {
+		if raw == nil {
+			raw = rec.Bytes
+		}
+		return nil
+	})
+	h, _ := abi.DecodeEventHeader(raw)
+	if h.ProviderID != provA || h.ThreadID != 77 || h.ProcessID != uint32(os.Getpid()) || h.ActivityID != act ||
+		h.Descriptor.Task != 7 || h.Descriptor.Opcode != 1 || h.HeaderType != abi.EventHeaderEvent64 ||
+		h.Flags != abi.EventFlag64BitHeader|abi.EventFlagExtendedInfo {
+		t.Fatalf("header %+v", h)
+	}
+	if int(h.Size) != abi.EventHeaderSize+24+5 || len(raw) != int(h.Size) {
+		t.Fatalf("size %d", h.Size)
+	}
+	item := raw[abi.EventHeaderSize:]
+	if binary.LittleEndian.Uint16(item[0:]) != 24 || binary.LittleEndian.Uint16(item[2:]) != abi.ExtTypeRelatedActivityID ||
+		binary.LittleEndian.Uint16(item[6:]) != 16 || guid.FromBytes(item[8:]) != rel {
+		t.Fatalf("related activity item % x", item[:24])
+	}
+	if !bytes.Equal(raw[abi.EventHeaderSize+24:], []byte("abcde")) {
+		t.Fatalf("payload %q", raw[abi.EventHeaderSize+24:])
+	}
+	// The record landed in processor 1's buffer.
+	b := verbose.Buffers()[0]
+	if binary.LittleEndian.Uint16(b[abi.OffClientContext:]) != 1 {
+		t.Fatal("record not in processor 1's buffer")
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	r, _ := k.EventRegister(provA, nil, nil)
+	// Disabled: nothing happens, success.
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 100000)); err != nil {
+		t.Fatalf("disabled provider: %v", err)
+	}
+	h, _ := startMem(t, k, "e", 0)
+	k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
+	if err := k.EventWrite(r, nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("nil descriptor: %v", err)
+	}
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([][]byte, 129)...); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("129 data blocks: %v", err)
+	}
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 70000)); !errors.Is(err, winerr.ErrArithmeticOverflow) {
+		t.Fatalf("70000-byte event: %v", err)
+	}
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 5000)); !errors.Is(err, winerr.ErrMoreData) {
+		t.Fatalf("event bigger than a 4 KB buffer: %v", err)
+	}
+	var q Properties
+	k.QueryTrace(h, "", &q)
+	if q.EventsLost != 2 {
+		t.Fatalf("EventsLost %d, want 2 (too big for ETW, too big for the buffer)", q.EventsLost)
+	}
+}
+
+// Without EVENT_TRACE_INDEPENDENT_SESSION_MODE a failure in one session stops publication
+// to the sessions after it, which count the event lost; an independent session still gets it.
+func TestIndependentSessionMode(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	r, _ := k.EventRegister(provA, nil, nil)
+	small := &session.MemorySink{}
+	hs, _ := k.StartTrace("small", &Properties{BufferSize: 4, Sink: small})
+	hd, plain := startMem(t, k, "dependent", 0)
+	hi, indep := startMem(t, k, "independent", 0x08000000)
+	for _, h := range []TraceHandle{hs, hd, hi} {
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
+	}
+	// Slots are taken in enable order, so "small" is tried first. An event too big for
+	// every session's 4 KB buffers fails there; the dependent session then counts it lost
+	// without trying, and the independent one tries and fails on its own.
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 5000)); !errors.Is(err, winerr.ErrMoreData) {
+		t.Fatalf("oversize: %v", err)
+	}
+	tally := &Tally{}
+	if err := k.EventWriteEx(r, &EventDescriptor{Level: 1}, &WriteOptions{Processor: 0, Tally: tally}, []byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	var qs, qd, qi Properties
+	k.StopTrace(hs, "", &qs)
+	k.StopTrace(hd, "", &qd)
+	k.StopTrace(hi, "", &qi)
+	if qs.EventsLost != 1 || qd.EventsLost != 1 || qi.EventsLost != 1 {
+		t.Fatalf("EventsLost small %d dependent %d independent %d", qs.EventsLost, qd.EventsLost, qi.EventsLost)
+	}
+	n := func(s *session.MemorySink) int { c, _ := s.CountEvents(); return c }
+	if n(small) != 1 || n(plain) != 1 || n(indep) != 1 {
+		t.Fatalf("the fitting event reached %d/%d/%d sessions", n(small), n(plain), n(indep))
+	}
+	if tally.Delivered[hs.LoggerID()] != 1 || tally.Delivered[hd.LoggerID()] != 1 || tally.Delivered[hi.LoggerID()] != 1 {
+		t.Fatal("tally does not match")
+	}
+}
+
+// A session out of buffers stops publication to a later dependent session but not to an
+// independent one.
+func TestFailureStopsDependentSessions(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	r, _ := k.EventRegister(provA, nil, nil)
+	gate := make(chan struct{})
+	blocked := &gateSink{gate: gate}
+	hb, err := k.StartTrace("full", &Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: blocked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The two later sessions have room for all 400 events; only the first runs out.
+	dep, ind := &session.MemorySink{}, &session.MemorySink{}
+	hd, _ := k.StartTrace("dependent", &Properties{BufferSize: 4, MinimumBuffers: 40, Sink: dep})
+	hi, _ := k.StartTrace("independent", &Properties{BufferSize: 4, MinimumBuffers: 40, LogFileMode: 0x08000000, Sink: ind})
+	for _, h := range []TraceHandle{hb, hd, hi} {
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
+	}
+	tally := &Tally{}
+	var firstFail = -1
+	for i := 0; i < 400; i++ {
+		err := k.EventWriteEx(r, &EventDescriptor{Level: 1}, &WriteOptions{Processor: 0, Tally: tally}, make([]byte, 100))
+		if err != nil {
+			if !errors.Is(err, winerr.ErrNotEnoughMemory) {
+				t.Fatal(err)
+			}
+			if firstFail < 0 {
+				firstFail = i
+			}
+		}
+	}
+	if firstFail < 0 {
+		t.Fatal("the blocked session never ran out of buffers")
+	}
+	close(gate)
+	for _, h := range []TraceHandle{hb, hd, hi} {
+		k.StopTrace(h, "", nil)
+	}
+	cd, _ := dep.CountEvents()
+	ci, _ := ind.CountEvents()
+	if ci != 400 || cd >= 400 || uint64(cd) != tally.Delivered[hd.LoggerID()] || tally.Lost[hd.LoggerID()] != uint64(400-cd) {
+		t.Fatalf("independent got %d (want 400), dependent got %d with %d lost", ci, cd, tally.Lost[hd.LoggerID()])
+	}
+}
+
+type gateSink struct {
+	session.MemorySink
+	gate chan struct{}
+}
+
+func (g *gateSink) WriteBuffer(b []byte) error {
+	<-g.gate
+	return g.MemorySink.WriteBuffer(b)
+}
+
+// Many goroutines write to several sessions on all processors while others enable,
+// disable, register and unregister. Afterwards, for every session, the events in its
+// sealed buffers plus its EventsLost equal what the writers were told was delivered or
+// lost there: nothing vanishes, nothing is counted twice.
+func TestStressConservation(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	const sessions = 4
+	provs := []guid.GUID{provA, guid.FromName("B"), guid.FromName("C")}
+	handles := make([]TraceHandle, sessions)
+	sinks := make([]*session.MemorySink, sessions)
+	for i := range handles {
+		sinks[i] = &session.MemorySink{}
+		mode := uint32(0)
+		if i%2 == 1 {
+			mode = 0x08000000 // independent
+		}
+		h, err := k.StartTrace("stress"+itoa(i), &Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, LogFileMode: mode, Sink: sinks[i]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles[i] = h
+		for _, p := range provs {
+			k.EnableTraceEx2(h, p, regentry.ControlEnable, 5, 0, 0, nil)
+		}
+	}
+	iters := 4000
+	if testing.Short() {
+		iters = 1000
+	}
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	tallies := make([]*Tally, 8)
+	for w := range tallies {
+		tallies[w] = &Tally{}
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			r, err := k.EventRegister(provs[w%len(provs)], nil, nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer k.EventUnregister(r)
+			opts := &WriteOptions{Tally: tallies[w]}
+			for i := 0; i < iters; i++ {
+				opts.Processor = (w + i) % 3 // includes a processor past the two emulated ones
+				if w%2 == 0 {
+					opts.Processor = AnyProcessor
+				}
+				err := k.EventWriteEx(r, &EventDescriptor{ID: uint16(i), Level: uint8(1 + i%5), Keyword: uint64(i % 3)}, opts, make([]byte, i%300))
+				if err != nil && !errors.Is(err, winerr.ErrNotEnoughMemory) && !errors.Is(err, winerr.ErrMoreData) {
+					t.Error(err)
+					return
+				}
+			}
+		}(w)
+	}
+	// Control churn: enable and disable with changing levels, and short-lived registrations.
+	var churn sync.WaitGroup
+	churn.Add(2)
+	go func() {
+		defer churn.Done()
+		for i := 0; !stop.Load(); i++ {
+			h := handles[i%sessions]
+			p := provs[i%len(provs)]
+			if i%3 == 0 {
+				k.EnableTraceEx2(h, p, regentry.ControlDisable, 0, 0, 0, nil)
+			} else {
+				k.EnableTraceEx2(h, p, regentry.ControlEnable, uint8(i%6), uint64(i%4), 0, nil)
+			}
+		}
+	}()
+	go func() {
+		defer churn.Done()
+		for i := 0; !stop.Load(); i++ {
+			r, err := k.EventRegister(provs[i%len(provs)], func(guid.GUID, regentry.ControlCode, uint8, uint64, uint64, []byte, any) {}, nil)
+			if err == nil {
+				k.EventUnregister(r)
+			}
+		}
+	}()
+	wg.Wait()
+	stop.Store(true)
+	churn.Wait()
+
+	for i, h := range handles {
+		var q Properties
+		if err := k.StopTrace(h, "", &q); err != nil {
+			t.Fatal(err)
+		}
+		var delivered, lost uint64
+		for _, tl := range tallies {
+			delivered += tl.Delivered[h.LoggerID()]
+			lost += tl.Lost[h.LoggerID()]
+		}
+		sealed, err := sinks[i].CountEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if uint64(sealed) != delivered || uint64(q.EventsLost) != lost {
+			t.Errorf("session %d: sealed %d + lost %d, writers were told %d delivered + %d lost", i, sealed, q.EventsLost, delivered, lost)
+		}
+		if delivered == 0 {
+			t.Errorf("session %d received nothing; the test exercised nothing", i)
+		}
+	}
+}
