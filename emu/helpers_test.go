@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"strconv"
 	"sync"
 	"testing"
 
@@ -73,3 +74,5 @@ func records(t testing.TB, s *session.MemorySink) []abi.EventHeader {
 	}
 	return out
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,12 @@
+// Package bench holds etwemu's end-to-end benchmarks: events written through the public
+// emu API (EventRegister, StartTrace, EnableTraceEx2, EventWrite) against realistic
+// sessions, compared in the same run with the floor and a mutex-protected buffer.
+//
+// Run them with
+//
+//	go test -run '^$' -bench . -count 10 ./bench/ | tee new.txt
+//
+// and compare two versions with benchstat (golang.org/x/perf/cmd/benchstat). Each result
+// reports ns/op, B/op, allocs/op, MB/s of payload, events/s and lost/op (events the
+// sessions dropped for want of a free buffer, per event written).
+package bench

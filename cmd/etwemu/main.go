@@ -1,0 +1,77 @@
+// Command etwemu runs the ETW kernel emulator from the command line: a demo that shows
+// event-write throughput on a realistic session, and (as the project grows) views of the
+// emulated kernel.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// command is one subcommand.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands map[string]command
+
+func init() {
+	commands = map[string]command{
+		"demo": {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
+		"help": {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+	}
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		name = "help"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "etwemu: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "etwemu emulates the kernel side of Event Tracing for Windows (ETW) in Go.")
+	fmt.Fprintln(w, "\nUsage: etwemu <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-6s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'etwemu help <command>' for a command's flags.")
+}
+
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok || args[0] == "help" {
+		if !ok {
+			fmt.Fprintf(stderr, "etwemu: unknown command %q\n", args[0])
+			return 2
+		}
+		usage(stdout)
+		return 0
+	}
+	return c.run([]string{"-h"}, stdout, stdout)
+}

@@ -1,0 +1,33 @@
+package emu_test
+
+import (
+	"fmt"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// The README's example: start a session, register and enable a provider, write, stop.
+func Example() {
+	k, _ := emu.New(emu.Config{Version: winver.V2004, Processors: 4})
+	defer k.Close()
+	sink := &session.MemorySink{}
+	props := &emu.Properties{BufferSize: 64, Sink: sink}
+	h, _ := k.StartTrace("MySession", props)
+	prov := guid.FromName("My.Provider")
+	reg, _ := k.EventRegister(prov, nil, nil)
+	k.EnableTraceEx2(h, prov, regentry.ControlEnable, 4, 0, 0, nil)
+	k.EventWrite(reg, &emu.EventDescriptor{ID: 1, Level: 4}, []byte("hello"))
+	k.EventWrite(reg, &emu.EventDescriptor{ID: 2, Level: 5}, []byte("too verbose for level 4"))
+	var p emu.Properties
+	k.StopTrace(h, "", &p)
+	n, _ := sink.CountEvents()
+	fmt.Printf("MinimumBuffers %d, events %d, lost %d, buffers written %d\n", props.MinimumBuffers, n, p.EventsLost, p.BuffersWritten)
+	// Two buffers: the one holding the event, and the last buffer of the stop's flush,
+	// which carries ETW_BUFFER_FLAG_FLUSH_MARKER and is written even though it is empty.
+
+	// Output: MinimumBuffers 8, events 1, lost 0, buffers written 2
+}

@@ -1,0 +1,95 @@
+// Package benchbase holds the baselines every write benchmark is compared with in the
+// same run: the floor (what any per-processor tracer must do) and the naive design (one
+// buffer behind a mutex).
+package benchbase
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/internal/hw"
+)
+
+const slabSize = 1 << 20
+
+// slab is one processor's preallocated region, padded against false sharing.
+type slab struct {
+	off  atomic.Uint64
+	data []byte
+	_    [64]byte
+}
+
+// Floor benchmarks the physical floor of writing one event of size payload bytes: the
+// session's clock read, one atomic add on the current processor's offset, and the copy
+// of an EVENT_HEADER's bytes and the payload into a preallocated per-processor slab.
+func Floor(b *testing.B, size int, parallel bool) {
+	clk, _ := clock.New(clock.QPC)
+	slabs := make([]slab, 64)
+	for i := range slabs {
+		slabs[i].data = make([]byte, slabSize)
+	}
+	var hdr [abi.EventHeaderSize]byte
+	payload := make([]byte, size)
+	rec := uint64(abi.Align(abi.EventHeaderSize + size))
+	Run(b, size, parallel, func() {
+		s := &slabs[hw.CPU()&63]
+		off := (s.off.Add(rec) - rec) & (slabSize - 1<<17)
+		ts := clk.Now()
+		copy(s.data[off:], hdr[:])
+		s.data[off+abi.OffEventTimeStamp] = byte(ts)
+		copy(s.data[off+abi.EventHeaderSize:], payload)
+	})
+}
+
+// Mutex benchmarks the naive design: the same clock read and copy into one shared buffer
+// under a sync.Mutex.
+func Mutex(b *testing.B, size int, parallel bool) {
+	clk, _ := clock.New(clock.QPC)
+	var mu sync.Mutex
+	data := make([]byte, slabSize)
+	off := 0
+	var hdr [abi.EventHeaderSize]byte
+	payload := make([]byte, size)
+	rec := abi.Align(abi.EventHeaderSize + size)
+	Run(b, size, parallel, func() {
+		mu.Lock()
+		if off+rec > len(data) {
+			off = 0
+		}
+		ts := clk.Now()
+		copy(data[off:], hdr[:])
+		data[off+abi.OffEventTimeStamp] = byte(ts)
+		copy(data[off+abi.EventHeaderSize:], payload)
+		off += rec
+		mu.Unlock()
+	})
+}
+
+// Run times one(), on one goroutine or with RunParallel, and reports bytes/s (of
+// payload), allocations and events/s.
+func Run(b *testing.B, size int, parallel bool, one func()) {
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	if parallel {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				one()
+			}
+		})
+	} else {
+		for b.Loop() {
+			one()
+		}
+	}
+	EventsPerSecond(b)
+}
+
+// EventsPerSecond reports b.N over the elapsed time as "events/s".
+func EventsPerSecond(b *testing.B) {
+	if s := b.Elapsed().Seconds(); s > 0 {
+		b.ReportMetric(float64(b.N)/s, "events/s")
+	}
+}
