@@ -5,6 +5,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -80,9 +81,9 @@ func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptio
 }
 
 // write is the enabled path: describe the record once, then for each set bit of the
-// registration's EnableMask (and GroupEnableMask) write it into the session that owns that
-// slot. State lives in locals rather than a struct passed around, so it stays in registers
-// (BenchmarkWrite).
+// registration's EnableMask write it into the session that owns that slot; the provider's
+// group, if enabled, is routed by writeGroup. State lives in locals rather than a struct
+// passed around, so it stays in registers (BenchmarkWrite).
 func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
 	if r == nil {
 		return winerr.ErrInvalidHandle
@@ -97,80 +98,122 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if d == nil || len(data) > MaxDataDescriptors {
 		return winerr.ErrInvalidParameter
 	}
-	// Options into locals: EventWrite passes none, and then nothing is loaded.
-	proc, tid := AnyProcessor, uint32(0)
-	var activity, related *guid.GUID
-	var tally *Tally
-	if o != nil {
-		proc, tid, activity, related, tally = o.Processor, o.ThreadID, o.ActivityID, o.RelatedActivityID, o.Tally
-	}
 	size := abi.EventHeaderSize
-	if related != nil {
-		size += session.RelatedItemSize
-	}
 	for _, b := range data {
 		size += len(b)
 	}
-	tooBig := size > abi.MaxEventSize
+	// Fields are set one by one: a composite literal is built in a temporary and copied,
+	// and the copy's wide loads stall on the temporary's narrow stores.
+	var ev session.Event
+	var extra session.EventExtra
+	proc := AnyProcessor
+	var tally *Tally
+	if o != nil {
+		proc, tally = o.Processor, o.Tally
+		ev.ThreadID = o.ThreadID
+		if o.ActivityID != nil || o.RelatedActivityID != nil {
+			extra.Activity, extra.Related = o.ActivityID, o.RelatedActivityID
+			ev.Extra = &extra
+			if o.RelatedActivityID != nil {
+				size += session.RelatedItemSize
+			}
+		}
+	}
 	if proc < 0 {
 		proc = k.CurrentProcessor()
 	}
 	ge := r.GuidEntry()
-	// Fields are set one by one: a composite literal is built in a temporary and copied,
-	// and the copy's wide loads stall on the temporary's narrow stores.
-	var ev session.Event
 	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
-	ev.ThreadID, ev.ProcessID = tid, r.ProcessID()
-	ev.Flags, ev.Size = abi.EventFlag64BitHeader, uint32(size)
-	ev.Activity, ev.Related = activity, related
-	if related != nil {
-		ev.Flags |= abi.EventFlagExtendedInfo
-	}
+	ev.Size, ev.ProcessID = uint32(size), r.ProcessID()
+	tooBig := size > abi.MaxEventSize
 
 	enable, group := regentry.RoutingMasks(w)
-	entry, mask := ge, enable
-	var seen uint64 // logger ids written: a session enabled directly and through the group gets one copy
+	var seen uint64 // logger ids written, so the group pass does not write a session twice
 	var errIdx uint8
-	failed := false
-	for pass := 0; pass < 2; pass++ {
-		if pass == 1 {
-			if entry, mask = r.GroupEntry(), group; entry == nil {
-				break
+	for mask := enable; mask != 0; mask &= mask - 1 {
+		info := ge.Slot(bits.TrailingZeros8(mask))
+		if info == nil || !info.Passes(d.Level, d.Keyword) {
+			continue
+		}
+		l, _ := info.Target.(*session.Logger)
+		if l == nil {
+			continue
+		}
+		id := info.LoggerID % 64
+		seen |= 1 << id
+		// deliver, written out: the call showed in BenchmarkWrite.
+		if tooBig || (errIdx != 0 && !l.Independent()) {
+			l.Lose()
+			tally.count(id, false)
+			continue
+		}
+		switch err := l.Write(proc, &ev); err {
+		case nil:
+			tally.count(id, true)
+		case session.ErrStopped:
+		default:
+			tally.count(id, false)
+			if errIdx == 0 {
+				errIdx = errIndex(err)
 			}
 		}
-		for ; mask != 0; mask &= mask - 1 {
-			info := entry.Slot(bits.TrailingZeros8(mask))
-			if info == nil || !info.Passes(d.Level, d.Keyword) {
-				continue
-			}
-			l, _ := info.Target.(*session.Logger)
-			id := info.LoggerID % 64
-			if l == nil || seen&(1<<id) != 0 {
-				continue
-			}
-			seen |= 1 << id
-			if tooBig || (failed && !l.Independent()) {
-				l.Lose()
-				tally.count(id, false)
-				continue
-			}
-			switch err := l.Write(proc, &ev); err {
-			case nil:
-				tally.count(id, true)
-			case session.ErrStopped:
-				// A stale slot of a stopped session: not its event, not counted (invariant 2).
-			default:
-				tally.count(id, false)
-				if !failed {
-					failed, errIdx = true, errIndex(err)
-				}
-			}
-		}
+	}
+	if group != 0 {
+		errIdx = writeGroup(r.GroupEntry(), group, proc, &ev, tooBig, errIdx, seen, tally)
 	}
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
 	}
+	if errIdx == 0 {
+		return nil
+	}
 	return writeErrors[errIdx]
+}
+
+// deliver writes ev into one session and returns the error index of the first failure
+// so far (0: none). Once an earlier session failed, a session without
+// EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts the event lost.
+func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
+	if tooBig || (errIdx != 0 && !l.Independent()) {
+		l.Lose()
+		tally.count(id, false)
+		return errIdx
+	}
+	switch err := l.Write(proc, ev); err {
+	case nil:
+		tally.count(id, true)
+	case session.ErrStopped:
+		// A stale slot of a stopped session: not its event, not counted (invariant 2).
+	default:
+		tally.count(id, false)
+		if errIdx == 0 {
+			errIdx = errIndex(err)
+		}
+	}
+	return errIdx
+}
+
+// writeGroup routes ev through the provider group's entry (GroupEnableMask), skipping
+// sessions already written through the provider's own entry.
+func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, seen uint64, tally *Tally) uint8 {
+	if g == nil {
+		return errIdx
+	}
+	d := ev.Descriptor
+	for ; mask != 0; mask &= mask - 1 {
+		info := g.Slot(bits.TrailingZeros8(mask))
+		if info == nil || !info.Passes(d.Level, d.Keyword) {
+			continue
+		}
+		l, _ := info.Target.(*session.Logger)
+		id := info.LoggerID % 64
+		if l == nil || seen&(1<<id) != 0 {
+			continue
+		}
+		seen |= 1 << id
+		errIdx = deliver(l, id, proc, ev, tooBig, errIdx, tally)
+	}
+	return errIdx
 }
 
 // writeErrors are the errors a session's Write can return, by index; write keeps an

@@ -15,14 +15,19 @@ import (
 // the header straight into its reserved space and stamps its own clock.
 type Event struct {
 	Descriptor *abi.EventDescriptor
-	Provider   *[16]byte  // provider GUID in Windows byte order
-	Activity   *guid.GUID // nil for GUID_NULL
-	Related    *guid.GUID // if not nil, written as a RELATED_ACTIVITYID extended item
-	ThreadID   uint32
-	ProcessID  uint32
-	Flags      uint16 // EVENT_HEADER_FLAG_*; EXTENDED_INFO must be set with Related
+	Provider   *[16]byte // provider GUID in Windows byte order
 	Data       [][]byte
 	Size       uint32 // header, extended items and data, unaligned
+	ThreadID   uint32
+	ProcessID  uint32
+	Extra      *EventExtra // nil for a plain event: no activity ids
+}
+
+// EventExtra holds the parts of an event that plain EventWrite calls do not have, kept
+// behind a pointer so the common Event stays small.
+type EventExtra struct {
+	Activity *guid.GUID // nil for GUID_NULL
+	Related  *guid.GUID // if not nil, written as a RELATED_ACTIVITYID extended item
 }
 
 // RelatedItemSize is the in-buffer size of the RELATED_ACTIVITYID extended item.
@@ -67,7 +72,12 @@ func (l *Logger) Write(proc int, ev *Event) error {
 				le := binary.LittleEndian
 				le.PutUint64(dst[need-8:], 0) // the padding; the data copied below overwrites the rest
 				le.PutUint32(dst[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
-				le.PutUint32(dst[abi.OffEventFlags:], uint32(ev.Flags)) // Flags, EventProperty 0
+				x := ev.Extra
+				flags := uint32(abi.EventFlag64BitHeader)
+				if x != nil && x.Related != nil {
+					flags |= abi.EventFlagExtendedInfo
+				}
+				le.PutUint32(dst[abi.OffEventFlags:], flags) // Flags, EventProperty 0
 				le.PutUint64(dst[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
 				le.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
 				le.PutUint64(dst[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
@@ -77,17 +87,17 @@ func (l *Logger) Write(proc int, ev *Event) error {
 					uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
 				le.PutUint64(dst[abi.OffEventDescriptor+8:], d.Keyword)
 				le.PutUint64(dst[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
-				if ev.Activity != nil {
-					ev.Activity.Put(dst[abi.OffEventActivityID:])
+				if x != nil && x.Activity != nil {
+					x.Activity.Put(dst[abi.OffEventActivityID:])
 				} else {
 					le.PutUint64(dst[abi.OffEventActivityID:], 0)
 					le.PutUint64(dst[abi.OffEventActivityID+8:], 0)
 				}
 				p := abi.EventHeaderSize
-				if ev.Related != nil {
+				if x != nil && x.Related != nil {
 					item := dst[p : p+RelatedItemSize]
 					le.PutUint64(item, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
-					ev.Related.Put(item[abi.ExtItemHeaderSize:])
+					x.Related.Put(item[abi.ExtItemHeaderSize:])
 					p += RelatedItemSize
 				}
 				for _, x := range ev.Data {

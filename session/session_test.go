@@ -30,8 +30,7 @@ func startTest(t testing.TB, v winver.Version, nproc int, p Properties) *Logger 
 // testEvent makes a record with a payload of n bytes whose first byte is tag.
 func testEvent(n int, tag byte) *Event {
 	prov := guid.FromName("test").Bytes()
-	ev := &Event{Size: uint32(abi.EventHeaderSize + n), Flags: abi.EventFlag64BitHeader,
-		Provider: &prov, Descriptor: &abi.EventDescriptor{ID: uint16(tag), Level: 4}}
+	ev := &Event{Size: uint32(abi.EventHeaderSize + n), Provider: &prov, Descriptor: &abi.EventDescriptor{ID: uint16(tag), Level: 4}}
 	data := make([]byte, n)
 	if n > 0 {
 		data[0] = tag
