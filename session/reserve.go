@@ -59,68 +59,80 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	}
 	idx := l.streamOf(proc)
 	s := &l.streams[idx]
+	var b *Buffer
+	var end uint32
 	for {
-		b := s.cur.Load()
-		if b != nil {
-			/*A*/ end := uint32(b.word.Add(uint64(need) | refOne))
+		if b = s.cur.Load(); b != nil {
+			/*A*/ end = uint32(b.word.Add(uint64(need) | refOne))
 			// Other writers now see CurrentOffset past our record, and the logger will not
 			// close the buffer until our reference is gone.
 			if end <= l.bufSize {
-				ts := l.clock.Now()
-				dst := b.data[end-need : end]
-				_ = dst[abi.EventHeaderSize-1]
-				le := binary.LittleEndian
-				le.PutUint64(dst[need-8:], 0) // the padding; the data copied below overwrites the rest
-				le.PutUint32(dst[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
-				x := ev.Extra
-				flags := uint32(abi.EventFlag64BitHeader)
-				if x != nil && x.Related != nil {
-					flags |= abi.EventFlagExtendedInfo
-				}
-				le.PutUint32(dst[abi.OffEventFlags:], flags) // Flags, EventProperty 0
-				le.PutUint64(dst[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
-				le.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
-				le.PutUint64(dst[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
-				le.PutUint64(dst[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
-				d := ev.Descriptor
-				le.PutUint64(dst[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
-					uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
-				le.PutUint64(dst[abi.OffEventDescriptor+8:], d.Keyword)
-				le.PutUint64(dst[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
-				if x != nil && x.Activity != nil {
-					x.Activity.Put(dst[abi.OffEventActivityID:])
-				} else {
-					le.PutUint64(dst[abi.OffEventActivityID:], 0)
-					le.PutUint64(dst[abi.OffEventActivityID+8:], 0)
-				}
-				p := abi.EventHeaderSize
-				if x != nil && x.Related != nil {
-					item := dst[p : p+RelatedItemSize]
-					le.PutUint64(item, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
-					x.Related.Put(item[abi.ExtItemHeaderSize:])
-					p += RelatedItemSize
-				}
-				for _, x := range ev.Data {
-					p += copy(dst[p:], x)
-				}
-				/*B*/ b.word.Add(refRelease)
-				// The logger may now close the buffer; our bytes are complete.
-				return nil
+				break
 			}
-			if off := end - need; off <= l.bufSize {
-				// We moved CurrentOffset from inside the buffer to past its end: we are
-				// the only writer to see this, so we record where the data really ends.
-				b.saved.Store(off)
-			}
-			b.word.Add(refRelease)
 		}
-		if err := l.switchBuffer(s, idx, b); err != nil {
-			if err != ErrStopped {
-				l.eventsLost.Add(1)
-			}
+		if err := l.full(s, idx, b, end, need); err != nil {
 			return err
 		}
 	}
+	dst := b.data[end-need : end]
+	ts := l.clock.Now()
+	_ = dst[abi.EventHeaderSize-1]
+	le := binary.LittleEndian
+	le.PutUint64(dst[need-8:], 0) // the padding; the data copied below overwrites the rest
+	le.PutUint32(dst[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
+	x := ev.Extra
+	flags := uint32(abi.EventFlag64BitHeader)
+	if x != nil && x.Related != nil {
+		flags |= abi.EventFlagExtendedInfo
+	}
+	le.PutUint32(dst[abi.OffEventFlags:], flags) // Flags, EventProperty 0
+	le.PutUint64(dst[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
+	le.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
+	le.PutUint64(dst[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
+	le.PutUint64(dst[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
+	d := ev.Descriptor
+	le.PutUint64(dst[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
+		uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
+	le.PutUint64(dst[abi.OffEventDescriptor+8:], d.Keyword)
+	le.PutUint64(dst[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
+	if x != nil && x.Activity != nil {
+		x.Activity.Put(dst[abi.OffEventActivityID:])
+	} else {
+		le.PutUint64(dst[abi.OffEventActivityID:], 0)
+		le.PutUint64(dst[abi.OffEventActivityID+8:], 0)
+	}
+	p := abi.EventHeaderSize
+	if x != nil && x.Related != nil {
+		item := dst[p : p+RelatedItemSize]
+		le.PutUint64(item, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
+		x.Related.Put(item[abi.ExtItemHeaderSize:])
+		p += RelatedItemSize
+	}
+	for _, data := range ev.Data {
+		p += copy(dst[p:], data)
+	}
+	/*B*/ b.word.Add(refRelease)
+	// The logger may now close the buffer; our bytes are complete.
+	return nil
+}
+
+// full is the slow path of Write: b (nil if the stream had none) could not take the
+// record. If this writer's reservation moved CurrentOffset from inside the buffer past its
+// end, it alone saw that, and records where the data really ends (SavedOffset). It drops
+// its reference and switches buffers; an error means the event is lost (counted) or the
+// session stopped (not counted).
+func (l *Logger) full(s *stream, idx int, b *Buffer, end, need uint32) error {
+	if b != nil {
+		if off := end - need; off <= l.bufSize {
+			b.saved.Store(off)
+		}
+		b.word.Add(refRelease)
+	}
+	err := l.switchBuffer(s, idx, b)
+	if err != nil && err != ErrStopped {
+		l.eventsLost.Add(1)
+	}
+	return err
 }
 
 // streamOf maps a processor number onto a stream index: 0 for every processor with
