@@ -176,6 +176,15 @@ func (l *Logger) write(b *Buffer, end uint32, flag uint16) {
 	l.perStream[b.stream.Load()%uint32(len(l.perStream))].Add(1)
 }
 
+// ffBlock is what the unused tail of a sealed buffer is filled with, copied a block at a
+// time rather than a byte at a time.
+var ffBlock = func() (b [4096]byte) {
+	for i := range b {
+		b[i] = 0xFF
+	}
+	return
+}()
+
 // procIndexSince is the first version whose buffers carry ETW_BUFFER_FLAG_PROC_INDEX and
 // the clock type and frequency at offset 0x20.
 const procIndexSince = winver.V6_2
@@ -183,8 +192,8 @@ const procIndexSince = winver.V6_2
 // seal fills the header of a closed buffer and its unused tail with 0xFF
 // (WmipPrepareHeader).
 func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
-	for i := int(end); i < len(b.data); i++ {
-		b.data[i] = 0xFF
+	for tail := b.data[end:]; len(tail) > 0; {
+		tail = tail[copy(tail, ffBlock[:]):]
 	}
 	h := abi.BufferHeader{
 		BufferSize: l.bufSize, SavedOffset: end, CurrentOffset: end,

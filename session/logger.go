@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/cpu"
-
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/winver"
@@ -16,11 +14,17 @@ import (
 const MaxLoggers = 64
 
 // stream is one processor's current-buffer slot (ProcessorBuffers[cpu] in 5.2,
-// ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), padded to its own cache line.
+// ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), alone on a 64-byte cache line.
+// Exactly 64 bytes, so indexing the array is a shift rather than a multiply
+// (BenchmarkWrite; TestStreamSize).
 type stream struct {
 	cur atomic.Pointer[Buffer] // atomic; installed by switching writers, swapped out by the logger
-	_   cpu.CacheLinePad
+	_   [streamSize - 8]byte
 }
+
+// streamSize is the cache-line size of the processors the emulator runs on (64 bytes on
+// x86 and most ARM64 cores).
+const streamSize = 64
 
 // Config is what a kernel passes to Start: identity, version, processors, clock and the
 // already adjusted properties.

@@ -74,42 +74,47 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			return err
 		}
 	}
-	dst := b.data[end-need : end]
+	off := end - need
 	ts := l.clock.Now()
-	_ = dst[abi.EventHeaderSize-1]
+	// One conversion checks the bounds of the whole header; the stores below need none.
+	h := (*[abi.EventHeaderSize]byte)(b.data[off:end])
 	le := binary.LittleEndian
-	le.PutUint64(dst[need-8:], 0) // the padding; the data copied below overwrites the rest
-	le.PutUint32(dst[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
+	le.PutUint64(b.data[end-8:end], 0) // the padding; the data copied below overwrites the rest
 	x := ev.Extra
 	flags := uint32(abi.EventFlag64BitHeader)
 	if x != nil && x.Related != nil {
 		flags |= abi.EventFlagExtendedInfo
 	}
-	le.PutUint32(dst[abi.OffEventFlags:], flags) // Flags, EventProperty 0
-	le.PutUint64(dst[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
-	le.PutUint64(dst[abi.OffEventTimeStamp:], uint64(ts))
-	le.PutUint64(dst[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
-	le.PutUint64(dst[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
+	le.PutUint32(h[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
+	le.PutUint32(h[abi.OffEventFlags:], flags) // Flags, EventProperty 0
+	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
+	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(ts))
+	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
+	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
 	d := ev.Descriptor
-	le.PutUint64(dst[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
+	le.PutUint64(h[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
 		uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
-	le.PutUint64(dst[abi.OffEventDescriptor+8:], d.Keyword)
-	le.PutUint64(dst[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
+	le.PutUint64(h[abi.OffEventDescriptor+8:], d.Keyword)
+	le.PutUint64(h[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
 	if x != nil && x.Activity != nil {
-		x.Activity.Put(dst[abi.OffEventActivityID:])
+		x.Activity.Put(h[abi.OffEventActivityID:])
 	} else {
-		le.PutUint64(dst[abi.OffEventActivityID:], 0)
-		le.PutUint64(dst[abi.OffEventActivityID+8:], 0)
+		le.PutUint64(h[abi.OffEventActivityID:], 0)
+		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
 	}
-	p := abi.EventHeaderSize
+	body := b.data[off+abi.EventHeaderSize : end]
 	if x != nil && x.Related != nil {
-		item := dst[p : p+RelatedItemSize]
-		le.PutUint64(item, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
-		x.Related.Put(item[abi.ExtItemHeaderSize:])
-		p += RelatedItemSize
+		le.PutUint64(body, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
+		x.Related.Put(body[abi.ExtItemHeaderSize:])
+		body = body[RelatedItemSize:]
 	}
-	for _, data := range ev.Data {
-		p += copy(dst[p:], data)
+	if len(ev.Data) == 1 { // the common case, without the loop
+		copy(body, ev.Data[0])
+	} else {
+		p := 0
+		for _, data := range ev.Data {
+			p += copy(body[p:], data)
+		}
 	}
 	/*B*/ b.word.Add(refRelease)
 	// The logger may now close the buffer; our bytes are complete.

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -341,5 +342,11 @@ func TestConcurrentConservation(t *testing.T) {
 		if b.State != abi.BufferStateFree || !b.Closed || b.ReferenceCount != 0 {
 			t.Fatalf("buffer after stop: %+v", b)
 		}
+	}
+}
+
+func TestStreamSize(t *testing.T) {
+	if n := unsafe.Sizeof(stream{}); n != streamSize {
+		t.Fatalf("stream is %d bytes, want %d: indexing would need a multiply", n, streamSize)
 	}
 }
