@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/etwemu/etwemu/emu"
@@ -32,6 +33,7 @@ func setup(b *testing.B, n int) (*emu.Kernel, *emu.Registration) {
 			b.Fatal(err)
 		}
 	}
+	runtime.GC() // start each measurement without the previous benchmark's garbage
 	return k, r
 }
 

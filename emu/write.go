@@ -99,8 +99,12 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		return winerr.ErrInvalidParameter
 	}
 	size := abi.EventHeaderSize
-	for _, b := range data {
-		size += len(b)
+	if len(data) == 1 { // the common case, without the loop
+		size += len(data[0])
+	} else {
+		for _, b := range data {
+			size += len(b)
+		}
 	}
 	// Fields are set one by one: a composite literal is built in a temporary and copied,
 	// and the copy's wide loads stall on the temporary's narrow stores.

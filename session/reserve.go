@@ -74,12 +74,12 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			return err
 		}
 	}
-	off := end - need
 	ts := l.clock.Now()
+	rec := b.data[end-need : end]
 	// One conversion checks the bounds of the whole header; the stores below need none.
-	h := (*[abi.EventHeaderSize]byte)(b.data[off:end])
+	h := (*[abi.EventHeaderSize]byte)(rec)
 	le := binary.LittleEndian
-	le.PutUint64(b.data[end-8:end], 0) // the padding; the data copied below overwrites the rest
+	le.PutUint64(rec[need-8:], 0) // the padding; the data copied below overwrites the rest
 	x := ev.Extra
 	flags := uint32(abi.EventFlag64BitHeader)
 	if x != nil && x.Related != nil {
@@ -91,10 +91,9 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(ts))
 	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
 	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
-	d := ev.Descriptor
-	le.PutUint64(h[abi.OffEventDescriptor:], uint64(d.ID)|uint64(d.Version)<<16|uint64(d.Channel)<<24|
-		uint64(d.Level)<<32|uint64(d.Opcode)<<40|uint64(d.Task)<<48)
-	le.PutUint64(h[abi.OffEventDescriptor+8:], d.Keyword)
+	d0, d1 := descriptorWords(ev.Descriptor)
+	le.PutUint64(h[abi.OffEventDescriptor:], d0)
+	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
 	le.PutUint64(h[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
 	if x != nil && x.Activity != nil {
 		x.Activity.Put(h[abi.OffEventActivityID:])
@@ -102,7 +101,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		le.PutUint64(h[abi.OffEventActivityID:], 0)
 		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
 	}
-	body := b.data[off+abi.EventHeaderSize : end]
+	body := rec[abi.EventHeaderSize:]
 	if x != nil && x.Related != nil {
 		le.PutUint64(body, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
 		x.Related.Put(body[abi.ExtItemHeaderSize:])

@@ -350,3 +350,17 @@ func TestStreamSize(t *testing.T) {
 		t.Fatalf("stream is %d bytes, want %d: indexing would need a multiply", n, streamSize)
 	}
 }
+
+// descriptorWords relies on abi.EventDescriptor having EVENT_DESCRIPTOR's layout.
+func TestDescriptorLayout(t *testing.T) {
+	var d abi.EventDescriptor
+	if unsafe.Sizeof(d) != 16 || unsafe.Offsetof(d.Version) != 2 || unsafe.Offsetof(d.Channel) != 3 ||
+		unsafe.Offsetof(d.Level) != 4 || unsafe.Offsetof(d.Opcode) != 5 || unsafe.Offsetof(d.Task) != 6 || unsafe.Offsetof(d.Keyword) != 8 {
+		t.Fatal("abi.EventDescriptor no longer has the EVENT_DESCRIPTOR layout")
+	}
+	d = abi.EventDescriptor{ID: 0x0102, Version: 3, Channel: 4, Level: 5, Opcode: 6, Task: 0x0708, Keyword: 0x1122334455667788}
+	w0, w1 := descriptorWords(&d)
+	if w0 != 0x0708060504030102 || w1 != 0x1122334455667788 {
+		t.Fatalf("words %#x %#x", w0, w1)
+	}
+}
