@@ -1,6 +1,10 @@
 package session
 
-import "github.com/etwemu/etwemu/winerr"
+import (
+	"runtime"
+
+	"github.com/etwemu/etwemu/winerr"
+)
 
 // switchBuffer is the slow path of Write (WmipSwitchBuffer): stream s's buffer old is
 // full (or s has none), so put a free buffer in its place with a compare-and-swap on the
@@ -91,11 +95,20 @@ func (l *Logger) queueFlush(b *Buffer) {
 	}
 }
 
+// noteShortage tells the logger goroutine that a writer found no free buffer. The first
+// writer to see a shortage also yields its processor once: the kernel's logger thread runs
+// at a higher priority than the threads writing events and would run at once, while a Go
+// goroutine woken by a busy writer waits for a time slice to end, and every event written
+// meanwhile is lost (BenchmarkWrite parallel: 0.07 lost/op before, 0.018 after).
 func (l *Logger) noteShortage() {
 	l.freeMu.Lock()
+	first := !l.shortage
 	l.shortage = true
 	l.freeMu.Unlock()
 	l.signal()
+	if first {
+		runtime.Gosched()
+	}
 }
 
 // signal wakes the logger goroutine without blocking.
