@@ -88,10 +88,18 @@ func (l *Logger) queueFlush(b *Buffer) {
 	b.state.Store(3) // EtwBufferStateFlush
 	l.freeMu.Lock()
 	l.flushQ = append(l.flushQ, b)
-	wake := len(l.flushQ) >= flushBatch || len(l.free) <= len(l.streams)
+	queued := len(l.flushQ)
+	wake := queued >= flushBatch || len(l.free) <= len(l.streams)
 	l.freeMu.Unlock()
 	if wake {
 		l.signal()
+	}
+	if queued >= 4*flushBatch {
+		// The logger was woken batches ago and has not drained: every processor is busy
+		// writing. The kernel's logger thread outranks the writers and would have run, so
+		// give it this processor, as noteShortage does. With a processor to spare the
+		// logger drains before the queue gets here, and writers never yield.
+		runtime.Gosched()
 	}
 }
 
