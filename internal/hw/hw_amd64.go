@@ -5,6 +5,9 @@ func rdtsc() int64
 func rdpid() uint32
 func rdtscpAux() uint32
 
+// cpu is CPU in assembly; it reads cpuMethod, whose values it hard-codes (TestCPUMethodValues).
+func cpu() int
+
 func detect() {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf >= 1 {

@@ -30,3 +30,34 @@ TEXT ·rdtscpAux(SB), NOSPLIT, $0-4
 	RDTSCP
 	MOVL CX, ret+0(FP)
 	RET
+
+// func cpu() int
+// cpuMethod: 0 stack hash, 1 RDPID, 2 RDTSCP (CPUMethod constants).
+TEXT ·cpu(SB), NOSPLIT, $0-8
+	MOVBLZX ·cpuMethod(SB), AX
+	CMPL    AX, $1
+	JNE     notrdpid
+	RDPID   AX
+	ANDQ    $0xFFF, AX
+	MOVQ    AX, ret+0(FP)
+	RET
+
+notrdpid:
+	CMPL   AX, $2
+	JNE    stack
+	RDTSCP
+	MOVL   CX, AX
+	ANDQ   $0xFFF, AX
+	MOVQ   AX, ret+0(FP)
+	RET
+
+stack:
+	// The same hash as stackCPU: stack address >> 13, folded, low 12 bits.
+	MOVQ SP, AX
+	SHRQ $13, AX
+	MOVQ AX, BX
+	SHRQ $7, BX
+	XORQ BX, AX
+	ANDQ $0xFFF, AX
+	MOVQ AX, ret+0(FP)
+	RET

@@ -7,3 +7,5 @@ func detect() {}
 func rdtsc() int64      { return 0 }
 func rdpid() uint32     { return 0 }
 func rdtscpAux() uint32 { return 0 }
+
+func cpu() int { return cpuGo() }

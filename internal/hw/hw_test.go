@@ -70,3 +70,31 @@ func BenchmarkTSC(b *testing.B) {
 		_ = TSC()
 	}
 }
+
+func TestCPUMethodValues(t *testing.T) {
+	// cpu_amd64.s hard-codes these.
+	if CPUByStack != 0 || CPUByRDPID != 1 || CPUByRDTSCP != 2 {
+		t.Fatal("CPUMethod values changed; update the assembly")
+	}
+}
+
+// Every method gives a value in range, and the assembly agrees with the Go version.
+func TestCPUAllMethods(t *testing.T) {
+	saved := cpuMethod
+	defer func() { cpuMethod = saved }()
+	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP} {
+		if (m == CPUByRDPID && !Features.RDPID) || (m == CPUByRDTSCP && !Features.RDTSCP) {
+			continue
+		}
+		cpuMethod = m
+		for i := 0; i < 50; i++ {
+			c := CPU()
+			if c < 0 || c > 0xFFF {
+				t.Fatalf("%v: CPU() = %d", m, c)
+			}
+			if m != CPUByStack && c >= runtime.NumCPU() {
+				t.Fatalf("%v: CPU() = %d with %d CPUs", m, c, runtime.NumCPU())
+			}
+		}
+	}
+}
