@@ -57,16 +57,21 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		l.eventsLost.Add(1)
 		return winerr.ErrMoreData
 	}
+	streams := l.streams
 	idx := l.streamOf(proc)
-	s := &l.streams[idx]
+	if uint(idx) >= uint(len(streams)) { // never true; lets the compiler drop the bounds check
+		idx = 0
+	}
+	s := &streams[idx]
 	var b *Buffer
 	var end uint32
 	for {
 		if b = s.cur.Load(); b != nil {
 			/*A*/ end = uint32(b.word.Add(uint64(need) | refOne))
 			// Other writers now see CurrentOffset past our record, and the logger will not
-			// close the buffer until our reference is gone.
-			if end <= l.bufSize {
+			// close the buffer until our reference is gone. len(b.data) is BufferSize; testing
+			// against it lets the compiler prove the record's slice in range.
+			if int(end) <= len(b.data) {
 				break
 			}
 		}
@@ -75,11 +80,11 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		}
 	}
 	ts := l.clock.Now()
-	rec := b.data[end-need : end]
+	rec := b.data[int(end)-int(need) : int(end)]
 	// One conversion checks the bounds of the whole header; the stores below need none.
 	h := (*[abi.EventHeaderSize]byte)(rec)
 	le := binary.LittleEndian
-	le.PutUint64(rec[need-8:], 0) // the padding; the data copied below overwrites the rest
+	le.PutUint64(rec[len(rec)-8:], 0) // the padding; the data copied below overwrites the rest
 	x := ev.Extra
 	flags := uint32(abi.EventFlag64BitHeader)
 	if x != nil && x.Related != nil {
