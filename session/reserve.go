@@ -43,8 +43,8 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // the aligned size and takes a reference (/*A*/), the encoding of EVENT_HEADER (x64
 // layout, marker 0xC013) with the session's timestamp, the copy of the extended item and
 // user data, one atomic add that drops the reference (/*B*/). It takes no lock and
-// allocates nothing. A record that does not fit sends the writer to switchBuffer, the
-// slow path. The encoding is written out here rather than in a helper, and fixed-size
+// allocates nothing. A record that does not fit sends the writer to full and
+// switchBuffer, the slow path. The encoding is written out here rather than in a helper, and fixed-size
 // pieces move as 8-byte words rather than through copy and clear, because each call
 // into a helper or the runtime showed in BenchmarkWrite.
 //
