@@ -49,8 +49,8 @@ func TestManualSteps(t *testing.T) {
 		t.Fatalf("after Advance: %d, want 1120", got)
 	}
 	still := NewManual(System, NewManualSource(5, 0), 1)
-	if still.Now() != 5 || still.Now() != 5 {
-		t.Fatal("a zero-step manual clock moved")
+	if first, second := still.Now(), still.Now(); first != 5 || second != 5 {
+		t.Fatalf("a zero-step manual clock read %d then %d", first, second)
 	}
 }
 
