@@ -44,7 +44,6 @@ const (
 	shiftHostGroup  = 24
 	closedBit       = uint64(1) << 32
 	enableMaskBits  = 0xFF
-	routingMaskBits = 0xFFFF // EnableMask and GroupEnableMask: the masks the write path routes by
 )
 
 // Options describe a registration being created.
