@@ -38,12 +38,12 @@ type EnableCallback func(sourceID guid.GUID, code ControlCode, level uint8, matc
 
 // Bit positions of the masks word.
 const (
-	shiftEnable     = 0
-	shiftGroup      = 8
-	shiftHost       = 16
-	shiftHostGroup  = 24
-	closedBit       = uint64(1) << 32
-	enableMaskBits  = 0xFF
+	shiftEnable    = 0
+	shiftGroup     = 8
+	shiftHost      = 16
+	shiftHostGroup = 24
+	closedBit      = uint64(1) << 32
+	enableMaskBits = 0xFF
 )
 
 // Options describe a registration being created.
