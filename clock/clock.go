@@ -122,6 +122,10 @@ func (c *Clock) Now() int64 {
 	return int64(time.Since(c.epoch)) * c.freq / int64(time.Second)
 }
 
+// ReadsTSC reports whether Now is a plain read of the time-stamp counter (hw.TSC), so a
+// hot path may read the counter itself and save the call and the switch.
+func (c *Clock) ReadsTSC() bool { return c.kind == kindTSC }
+
 // Type returns the ETW clock type the clock stands for.
 func (c *Clock) Type() Type { return c.typ }
 

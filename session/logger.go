@@ -55,6 +55,7 @@ type Logger struct {
 	maxRecord  uint32 // largest aligned record: BufferSize - 0x48
 	minBuffers uint32
 	clock      *clock.Clock
+	tsc        bool // clock.ReadsTSC: Write reads the counter inline
 	streams    []stream
 	shared     bool // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING: every processor uses stream 0
 	sink       Sink
@@ -98,7 +99,7 @@ func Start(cfg Config) *Logger {
 	l := &Logger{
 		version: cfg.Version, id: cfg.ID, instance: cfg.Instance, name: cfg.Name,
 		mode: p.LogFileMode, bufSize: p.BufferSize * 1024, minBuffers: p.MinimumBuffers,
-		clock: cfg.Clock, streams: make([]stream, cfg.Adjusted.Streams),
+		clock: cfg.Clock, tsc: cfg.Clock.ReadsTSC(), streams: make([]stream, cfg.Adjusted.Streams),
 		shared: p.LogFileMode&ModeNoPerProcessorBuffers != 0, sink: p.Sink, props: p,
 		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
 		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -79,7 +80,12 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			return err
 		}
 	}
-	ts := l.clock.Now()
+	var ts int64
+	if l.tsc {
+		ts = hw.TSC()
+	} else {
+		ts = l.clock.Now()
+	}
 	rec := b.data[int(end)-int(need) : int(end)]
 	// One conversion checks the bounds of the whole header; the stores below need none.
 	h := (*[abi.EventHeaderSize]byte)(rec)
