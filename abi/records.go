@@ -23,7 +23,12 @@ func Records(buf []byte, fn func(Record) error) error {
 	if !ok {
 		return fmt.Errorf("abi: buffer of %d bytes is shorter than its header", len(buf))
 	}
-	end := int(h.Offset)
+	return RecordsTo(buf, int(h.Offset), fn)
+}
+
+// RecordsTo walks the records of buf from the end of the header to end, as Records does
+// for a sealed buffer; it serves buffers still being filled, whose header is not written.
+func RecordsTo(buf []byte, end int, fn func(Record) error) error {
 	if end < BufferHeaderSize || end > len(buf) {
 		return fmt.Errorf("abi: buffer Offset %#x outside [%#x, %#x]", end, BufferHeaderSize, len(buf))
 	}

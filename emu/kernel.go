@@ -28,6 +28,11 @@ type Config struct {
 	ClockFrequency int64
 	// ProcessID is the process that EventRegister registers for; default os.Getpid().
 	ProcessID uint32
+	// Synchronous starts every session without a logger goroutine: full buffers are
+	// written by the writer that filled them, flush and stop by the caller, and no timer
+	// runs (see session.Config.Synchronous). With a manual clock and explicit processors,
+	// a sequence of calls then always has the same outcome, down to the bytes.
+	Synchronous bool
 }
 
 // Kernel is the emulated kernel side of ETW for one Windows version.
@@ -37,6 +42,7 @@ type Kernel struct {
 	pid     uint32         // immutable
 	manual  *clock.Manual  // immutable
 	freq    int64          // immutable
+	sync    bool           // Config.Synchronous; immutable
 
 	// loggers is the logger table. Atomic pointers; written under mu, read by writers.
 	loggers [session.MaxLoggers]atomic.Pointer[session.Logger]
@@ -78,7 +84,7 @@ func New(cfg Config) (*Kernel, error) {
 		cfg.ClockFrequency = 10_000_000
 	}
 	return &Kernel{
-		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency,
+		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency, sync: cfg.Synchronous,
 		names: map[string]uint16{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
 		guids: guidtable.New(cfg.Version),
 	}, nil

@@ -99,7 +99,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	k.instances++
 	l := session.Start(session.Config{
 		Version: k.version, ID: id, Instance: k.instances, Name: name, Processors: k.nproc,
-		Clock: clk, Props: adj, Adjusted: a,
+		Clock: clk, Props: adj, Adjusted: a, Synchronous: k.sync,
 	})
 	k.loggers[id].Store(l)
 	k.names[lowerName(name)] = id

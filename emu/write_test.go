@@ -293,6 +293,18 @@ func TestStressConservation(t *testing.T) {
 	stop.Store(true)
 	churn.Wait()
 
+	// With writers joined, the live kernel must keep every invariant, including
+	// conservation for sessions still running (events not yet flushed are counted in
+	// their buffers).
+	c := NewChecker(k)
+	for _, h := range handles {
+		for _, tl := range tallies {
+			c.Accepted(k.Session(h), tl.Delivered[h.LoggerID()])
+		}
+	}
+	for _, v := range c.Check() {
+		t.Error(v)
+	}
 	for i, h := range handles {
 		var q Properties
 		if err := k.StopTrace(h, "", &q); err != nil {

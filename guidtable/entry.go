@@ -3,6 +3,8 @@ package guidtable
 import (
 	"sync/atomic"
 
+	"github.com/etwemu/etwemu/internal/fault"
+
 	"github.com/etwemu/etwemu/guid"
 )
 
@@ -28,6 +30,9 @@ type Entry struct {
 	provider atomic.Pointer[EnableInfo]
 	// mask caches the enabled-slot bits; same discipline as slots.
 	mask atomic.Uint32
+	// pushed is the mask last given to the registrations; protected by the bucket lock.
+	// It differs from mask only under fault.KeepMaskOnDisable.
+	pushed uint8
 }
 
 // GUID returns the provider (or group) GUID.
@@ -105,7 +110,12 @@ func (e *Entry) refreshLocked() {
 	}
 	e.provider.Store(aggregate(&snap))
 	e.mask.Store(uint32(mask))
+	push := mask
+	if fault.On(fault.KeepMaskOnDisable) {
+		push |= e.pushed // the deliberate bug: bits once set are never cleared
+	}
+	e.pushed = push
 	for _, r := range e.regs {
-		r.SetEnableMask(e.typ, mask)
+		r.SetEnableMask(e.typ, push)
 	}
 }

@@ -13,10 +13,12 @@ type requestKind uint8
 const (
 	reqFlush requestKind = iota + 1
 	reqStop
+	reqRun // run a function with the logger's work paused (Check)
 )
 
 type request struct {
 	kind  requestKind
+	run   func() // for reqRun
 	reply chan struct{}
 }
 
@@ -35,10 +37,15 @@ func (l *Logger) run() {
 		case <-l.wake:
 			l.drain(false)
 		case r := <-l.reqs:
-			if r.kind == reqStop {
+			switch r.kind {
+			case reqStop:
 				l.finish()
 				close(r.reply)
 				return
+			case reqRun:
+				r.run()
+				close(r.reply)
+				continue
 			}
 			l.flushAll()
 			lastFlush = time.Now()
@@ -78,6 +85,15 @@ func (l *Logger) tickPeriod() time.Duration {
 // the last buffer of the batch with ETW_BUFFER_FLAG_FLUSH_MARKER. It returns when the
 // buffers have reached the sink (ControlTrace flush is synchronous here).
 func (l *Logger) Flush() {
+	if l.synchronous {
+		l.syncMu.Lock()
+		defer l.syncMu.Unlock()
+		if l.collecting.Load() {
+			l.flushAll()
+			l.grow()
+		}
+		return
+	}
 	r := request{kind: reqFlush, reply: make(chan struct{})}
 	select {
 	case l.reqs <- r:
@@ -93,6 +109,13 @@ func (l *Logger) Stop() bool {
 	if !l.collecting.CompareAndSwap(true, false) {
 		<-l.done
 		return false
+	}
+	if l.synchronous {
+		l.syncMu.Lock()
+		l.finish()
+		l.syncMu.Unlock()
+		close(l.done)
+		return true
 	}
 	r := request{kind: reqStop, reply: make(chan struct{})}
 	l.reqs <- r
@@ -136,6 +159,7 @@ func (l *Logger) drain(marker bool) {
 	l.freeMu.Lock()
 	q := l.flushQ
 	l.flushQ = nil
+	l.drainQ, l.drained = q, 0
 	l.freeMu.Unlock()
 	for i, b := range q {
 		l.grow() // WRK adjusts the free list before each buffer it flushes

@@ -37,6 +37,11 @@ type Config struct {
 	Clock      *clock.Clock
 	Props      Properties // adjusted by Adjust
 	Adjusted   Adjusted
+	// Synchronous makes the session deterministic, for fuzzing and replayable tests: no
+	// logger goroutine runs; the writer that fills a buffer seals it and hands it to the
+	// sink before its Write returns; Flush and Stop do their work on the caller; FlushTimer
+	// and the housekeeping tick are not acted on. Windows has no such mode.
+	Synchronous bool
 }
 
 // Logger is the emulator's model of WMI_LOGGER_CONTEXT, one tracing session. It keeps
@@ -85,7 +90,17 @@ type Logger struct {
 	all      []*Buffer // GlobalList; protected by freeMu
 	shortage bool      // a writer found no free buffer; protected by freeMu
 
-	seq int64 // next buffer SequenceNumber; owned by the logger goroutine
+	// drainQ is the batch the logger is sealing, and drained how many of it are done:
+	// buffers drainQ[drained:] are in flight, on no list (for Check). Protected by freeMu.
+	drainQ  []*Buffer
+	drained int
+
+	seq int64 // next buffer SequenceNumber; owned by the logger goroutine (or syncMu)
+
+	// synchronous is Config.Synchronous; immutable. syncMu then stands in for the logger
+	// goroutine: whoever does the logger's work holds it.
+	synchronous bool
+	syncMu      sync.Mutex
 
 	wake chan struct{} // capacity 1; writers signal full buffers and shortages
 	reqs chan request
@@ -104,6 +119,7 @@ func Start(cfg Config) *Logger {
 		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
 		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),
 		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),
+		synchronous: cfg.Synchronous,
 	}
 	if l.sink == nil {
 		l.sink = Discard{}
@@ -123,7 +139,9 @@ func Start(cfg Config) *Logger {
 		l.streams[i].cur.Store(b)
 	}
 	l.collecting.Store(true)
-	go l.run()
+	if !l.synchronous {
+		go l.run()
+	}
 	return l
 }
 
@@ -167,6 +185,9 @@ func (l *Logger) BufferSize() uint32 { return l.bufSize }
 
 // MaxEventSize returns the largest record, unaligned, that fits in a buffer.
 func (l *Logger) MaxEventSize() uint32 { return l.maxRecord }
+
+// Sink returns where the session's sealed buffers go.
+func (l *Logger) Sink() Sink { return l.sink }
 
 // Clock returns the session's clock.
 func (l *Logger) Clock() *clock.Clock { return l.clock }

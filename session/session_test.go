@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/binary"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -362,5 +363,79 @@ func TestDescriptorLayout(t *testing.T) {
 	w0, w1 := descriptorWords(&d)
 	if w0 != 0x0708060504030102 || w1 != 0x1122334455667788 {
 		t.Fatalf("words %#x %#x", w0, w1)
+	}
+}
+
+// A synchronous session writes each full buffer before the Write that filled it returns,
+// so counters follow the writes exactly, with no goroutine involved.
+func TestSynchronousWritesFullBuffersAtOnce(t *testing.T) {
+	sink := &MemorySink{}
+	p := Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink}
+	a, err := Adjust(winver.V2004, 1, &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Start(Config{Version: winver.V2004, ID: 3, Name: "sync", Processors: 1, Synchronous: true,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
+	for i := 0; i < 5*per; i++ {
+		if err := l.Write(0, testEvent(0x40, byte(i))); err != nil {
+			t.Fatalf("write %d: %v (two buffers must suffice when each is written at once)", i, err)
+		}
+		if got, want := l.Stats().BuffersWritten, uint64(i/per); got != want {
+			t.Fatalf("after %d events BuffersWritten = %d, want %d", i+1, got, want)
+		}
+	}
+	l.Flush()
+	if got := l.Stats().BuffersWritten; got != 5 {
+		t.Fatalf("after flush BuffersWritten = %d, want 5", got)
+	}
+	if !l.Stop() {
+		t.Fatal("Stop of a running synchronous session reported false")
+	}
+	if n, err := sink.CountEvents(); err != nil || n != 5*per {
+		t.Fatalf("sink holds %d events (%v), want %d", n, err, 5*per)
+	}
+	if l.Stop() {
+		t.Fatal("second Stop reported true")
+	}
+}
+
+// Check finds nothing wrong with a running session, in either mode, and counts the
+// events not yet sealed; a buffer put on two lists is reported.
+func TestCheck(t *testing.T) {
+	for _, synchronous := range []bool{false, true} {
+		sink := &Counter{}
+		p := Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, Sink: sink}
+		a, _ := Adjust(winver.V2004, 2, &p)
+		l := Start(Config{Version: winver.V2004, ID: 3, Name: "chk", Processors: 2, Synchronous: synchronous,
+			Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+		const n = 100
+		for i := 0; i < n; i++ {
+			if err := l.Write(i%2, testEvent(0x40, 1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var problems []string
+		report := func(rule, detail string) { problems = append(problems, rule+": "+detail) }
+		pending := l.Check(report)
+		if len(problems) != 0 {
+			t.Fatalf("synchronous=%v: %v", synchronous, problems)
+		}
+		if got := sink.EventsWritten() + uint64(pending); got != n {
+			t.Fatalf("synchronous=%v: sealed %d + pending %d != %d written", synchronous, sink.EventsWritten(), pending, n)
+		}
+		// Break the rule on purpose: a current buffer also on the free list.
+		l.freeMu.Lock()
+		l.free = append(l.free, l.streams[0].cur.Load())
+		l.freeMu.Unlock()
+		l.Check(report)
+		if len(problems) == 0 || !strings.HasPrefix(problems[0], "buffer-place") {
+			t.Fatalf("synchronous=%v: a buffer on two lists gave %v", synchronous, problems)
+		}
+		l.freeMu.Lock()
+		l.free = l.free[:len(l.free)-1]
+		l.freeMu.Unlock()
+		l.Stop()
 	}
 }

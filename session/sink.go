@@ -2,6 +2,7 @@ package session
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/etwemu/etwemu/abi"
 )
@@ -23,15 +24,57 @@ func (Discard) WriteBuffer([]byte) error { return nil }
 type MemorySink struct {
 	mu      sync.Mutex
 	buffers [][]byte // protected by mu
+	Counter
 }
 
 // WriteBuffer implements Sink.
 func (m *MemorySink) WriteBuffer(buf []byte) error {
+	if err := m.Counter.WriteBuffer(buf); err != nil {
+		return err
+	}
 	c := append([]byte(nil), buf...)
 	m.mu.Lock()
 	m.buffers = append(m.buffers, c)
 	m.mu.Unlock()
 	return nil
+}
+
+// Counter is a Sink that keeps no bytes: it counts the buffers and the events in them,
+// and refuses (the session counts LogBuffersLost) a buffer whose records do not walk
+// cleanly, remembering the first such error.
+type Counter struct {
+	buffers, events atomic.Uint64 // atomic; added to by the logger goroutine
+	mu              sync.Mutex
+	bad             error // first malformed buffer; protected by mu
+}
+
+// WriteBuffer implements Sink.
+func (c *Counter) WriteBuffer(buf []byte) error {
+	n := uint64(0)
+	if err := abi.Records(buf, func(abi.Record) error { n++; return nil }); err != nil {
+		c.mu.Lock()
+		if c.bad == nil {
+			c.bad = err
+		}
+		c.mu.Unlock()
+		return err
+	}
+	c.buffers.Add(1)
+	c.events.Add(n)
+	return nil
+}
+
+// EventsWritten returns the events in the buffers received.
+func (c *Counter) EventsWritten() uint64 { return c.events.Load() }
+
+// BuffersReceived returns the buffers received.
+func (c *Counter) BuffersReceived() uint64 { return c.buffers.Load() }
+
+// Err returns the error of the first malformed buffer received, or nil.
+func (c *Counter) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bad
 }
 
 // Buffers returns the buffers received so far, oldest first.

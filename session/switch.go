@@ -68,6 +68,9 @@ func (l *Logger) popFree() *Buffer {
 func (l *Logger) pushFree(b *Buffer) {
 	b.state.Store(0) // EtwBufferStateFree
 	l.freeMu.Lock()
+	if l.drained < len(l.drainQ) && l.drainQ[l.drained] == b {
+		l.drained++
+	}
 	l.free = append(l.free, b)
 	l.freeBuffers.Store(int64(len(l.free)))
 	l.freeMu.Unlock()
@@ -89,6 +92,11 @@ func (l *Logger) queueFlush(b *Buffer) {
 	l.freeMu.Lock()
 	l.flushQ = append(l.flushQ, b)
 	queued := len(l.flushQ)
+	if l.synchronous {
+		l.freeMu.Unlock()
+		l.service()
+		return
+	}
 	wake := queued >= flushBatch || len(l.free) <= len(l.streams)
 	l.freeMu.Unlock()
 	if wake {
@@ -119,10 +127,24 @@ func (l *Logger) noteShortage() {
 	}
 }
 
-// signal wakes the logger goroutine without blocking.
+// signal wakes the logger goroutine without blocking; in a synchronous session the caller
+// does the logger's work itself.
 func (l *Logger) signal() {
+	if l.synchronous {
+		l.service()
+		return
+	}
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
+}
+
+// service does, on the caller, what a wake does in the logger goroutine: seal and write
+// the queued buffers, then top up the free list. Synchronous sessions only.
+func (l *Logger) service() {
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	l.drain(false)
+	l.grow()
 }

@@ -1,0 +1,226 @@
+package emu
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+)
+
+// Violation is one broken rule the Checker found: the rule's name and what was seen.
+type Violation struct {
+	Rule   string
+	Detail string
+}
+
+func (v Violation) String() string { return v.Rule + ": " + v.Detail }
+
+// EventCounter is a sink that counts the events in the buffers it received; the
+// Checker's conservation rule applies to sessions whose sink is one.
+type EventCounter interface {
+	EventsWritten() uint64
+}
+
+// Checker walks a live kernel and reports every broken invariant: the rules of
+// guidtable.Table.Check and session.Logger.Check, and these of the kernel's own:
+//
+//   - logger-table: a running logger sits at its own id, below the version's table size,
+//     under its own name, with a handle no other running logger has.
+//   - slot-target: every used enable slot names a running (or stopping) logger and
+//     routes to that logger.
+//   - reg-link: an open registration is on exactly one trace list, its GUID entry's, and
+//     on a group list exactly when it has a group entry; a closed one is on none.
+//   - reg-mask: an open registration's EnableMask and GroupEnableMask equal the used-slot
+//     bits of its GUID and group entries; a closed one routes nowhere.
+//   - counter-monotone: a session's EventsLost, BuffersWritten, LogBuffersLost,
+//     RealTimeBuffersLost, peak buffers and per-processor buffer counts never decrease
+//     from one Check to the next.
+//   - conservation: for a session whose sink is an EventCounter and whose accepted
+//     events the caller reported with Accepted, events accepted == events the sink
+//     received + events still in the session's unsealed buffers.
+//
+// Check must be called while no event write is in progress; control calls may run.
+// A Checker keeps what it saw, so use one per kernel for a whole run.
+type Checker struct {
+	k        *Kernel
+	last     map[*session.Logger]session.Stats
+	accepted map[*session.Logger]uint64
+}
+
+// NewChecker returns a checker for k.
+func NewChecker(k *Kernel) *Checker {
+	return &Checker{k: k, last: map[*session.Logger]session.Stats{}, accepted: map[*session.Logger]uint64{}}
+}
+
+// Accepted adds n to the events writers were told session l accepted (the Delivered
+// counts of their Tallies).
+func (c *Checker) Accepted(l *session.Logger, n uint64) { c.accepted[l] += n }
+
+// Check walks the kernel once and returns every violation found, sorted by rule.
+func (c *Checker) Check() []Violation {
+	var out []Violation
+	report := func(rule, detail string) { out = append(out, Violation{rule, detail}) }
+	k := c.k
+
+	k.mu.Lock()
+	regs := make(map[*regentry.Entry]bool, len(k.regs))
+	for r := range k.regs {
+		regs[r] = true
+	}
+	loggers := map[uint16]*session.Logger{}
+	handles := map[TraceHandle]uint16{}
+	limit := maxLoggers.At(k.version)
+	for i := range k.loggers {
+		l := k.loggers[i].Load()
+		if l == nil {
+			continue
+		}
+		loggers[uint16(i)] = l
+		if int(l.ID()) != i || i >= limit {
+			report("logger-table", fmt.Sprintf("logger %q has id %d in slot %d (table size %d)", l.Name(), l.ID(), i, limit))
+		}
+		if id, ok := k.names[lowerName(l.Name())]; !ok || id != uint16(i) {
+			report("logger-table", fmt.Sprintf("logger %q in slot %d is registered under id %d (found %v)", l.Name(), i, id, ok))
+		}
+		if j, dup := handles[handleOf(l)]; dup {
+			report("logger-table", fmt.Sprintf("loggers %d and %d share handle %#x", j, i, uint64(handleOf(l))))
+		}
+		handles[handleOf(l)] = uint16(i)
+	}
+	for name, id := range k.names {
+		if loggers[id] == nil {
+			report("logger-table", fmt.Sprintf("name %q maps to id %d, where no logger runs", name, id))
+		}
+	}
+	stopping := map[uint16]bool{}
+	for id := range k.stopping {
+		stopping[id] = true
+	}
+
+	onTrace := map[*regentry.Entry][]*guidtable.Entry{}
+	onGroup := map[*regentry.Entry][]*guidtable.Entry{}
+	k.guids.Check(report, func(e *guidtable.Entry, list []guidtable.Registration) {
+		for i := 0; i < guidtable.Slots; i++ {
+			s := e.Slot(i)
+			if s == nil {
+				continue
+			}
+			l := loggers[s.LoggerID]
+			if (l == nil && !stopping[s.LoggerID]) || (l != nil && s.Target != l) {
+				report("slot-target", fmt.Sprintf("%v entry %s slot %d names logger %d, which is not running there", e.Type(), e.GUID(), i, s.LoggerID))
+			}
+		}
+		for _, x := range list {
+			r, ok := x.(*regentry.Entry)
+			if !ok {
+				continue
+			}
+			if e.Type() == guidtable.GroupGuid {
+				onGroup[r] = append(onGroup[r], e)
+			} else {
+				onTrace[r] = append(onTrace[r], e)
+			}
+		}
+	})
+	for r := range regs {
+		c.checkRegistration(r, onTrace[r], onGroup[r], report)
+	}
+	for r, es := range onTrace {
+		if !regs[r] {
+			report("reg-link", fmt.Sprintf("registration %d is closed but still on %d trace lists", r.Index(), len(es)))
+		}
+	}
+	for r, es := range onGroup {
+		if !regs[r] {
+			report("reg-link", fmt.Sprintf("registration %d is closed but still on %d group lists", r.Index(), len(es)))
+		}
+	}
+	k.mu.Unlock()
+
+	for _, l := range loggers {
+		pending := l.Check(report)
+		c.checkCounters(l, report)
+		if counter, ok := l.Sink().(EventCounter); ok {
+			if want, told := c.accepted[l]; told {
+				if got := counter.EventsWritten() + uint64(pending); got != want {
+					report("conservation", fmt.Sprintf("session %q: writers were told %d events were accepted; the sink has %d and unsealed buffers %d",
+						l.Name(), want, counter.EventsWritten(), pending))
+				}
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Rule < out[j].Rule })
+	return out
+}
+
+// checkRegistration checks one open registration's links and masks.
+func (c *Checker) checkRegistration(r *regentry.Entry, trace, group []*guidtable.Entry, report func(rule, detail string)) {
+	ge, gg := r.GuidEntry(), r.GroupEntry()
+	if len(trace) != 1 || trace[0] != ge {
+		report("reg-link", fmt.Sprintf("registration %d is on %d trace lists, want exactly its GUID entry's", r.Index(), len(trace)))
+	}
+	if (gg == nil && len(group) != 0) || (gg != nil && (len(group) != 1 || group[0] != gg)) {
+		report("reg-link", fmt.Sprintf("registration %d is on %d group lists with group entry %v", r.Index(), len(group), gg != nil))
+	}
+	if r.Closed() {
+		report("reg-mask", fmt.Sprintf("registration %d is open in the kernel but marked closed", r.Index()))
+		return
+	}
+	if ge != nil && r.EnableMask() != ge.Mask() {
+		report("reg-mask", fmt.Sprintf("registration %d of %s has EnableMask %08b, its GUID entry's used slots are %08b",
+			r.Index(), ge.GUID(), r.EnableMask(), ge.Mask()))
+	}
+	var want uint8
+	if gg != nil {
+		want = gg.Mask()
+	}
+	if r.GroupEnableMask() != want {
+		report("reg-mask", fmt.Sprintf("registration %d has GroupEnableMask %08b, its group entry's used slots are %08b",
+			r.Index(), r.GroupEnableMask(), want))
+	}
+}
+
+// checkCounters compares l's counters with the last Check's.
+func (c *Checker) checkCounters(l *session.Logger, report func(rule, detail string)) {
+	now := l.Stats()
+	prev, ok := c.last[l]
+	c.last[l] = now
+	if !ok {
+		return
+	}
+	var fell []string
+	less := func(name string, a, b uint64) {
+		if b < a {
+			fell = append(fell, fmt.Sprintf("%s %d -> %d", name, a, b))
+		}
+	}
+	less("EventsLost", prev.EventsLost, now.EventsLost)
+	less("BuffersWritten", prev.BuffersWritten, now.BuffersWritten)
+	less("LogBuffersLost", prev.LogBuffersLost, now.LogBuffersLost)
+	less("RealTimeBuffersLost", prev.RealTimeBuffersLost, now.RealTimeBuffersLost)
+	less("PeakBuffers", uint64(prev.PeakBuffers), uint64(now.PeakBuffers))
+	for i := range min(len(prev.BuffersPerStream), len(now.BuffersPerStream)) {
+		less(fmt.Sprintf("buffers written on processor %d", i), prev.BuffersPerStream[i], now.BuffersPerStream[i])
+	}
+	if len(fell) > 0 {
+		report("counter-monotone", fmt.Sprintf("session %q: %s", l.Name(), strings.Join(fell, ", ")))
+	}
+}
+
+// Forget drops what the checker remembers of sessions no longer running, so a long run
+// does not keep every stopped session alive.
+func (c *Checker) Forget() {
+	running := map[*session.Logger]bool{}
+	for _, l := range c.k.Sessions() {
+		running[l] = true
+	}
+	for l := range c.last {
+		if !running[l] {
+			delete(c.last, l)
+			delete(c.accepted, l)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package guidtable
+
+import "fmt"
+
+// Check walks the table and reports every broken rule through report. It takes each
+// bucket's lock in turn, so it may run while enables and registrations go on; each
+// entry is seen consistent with itself.
+//
+// The rules:
+//   - entry-bucket: an entry lives in the bucket its GUID hashes to, on the list of its
+//     type, once, and is not marked removed.
+//   - entry-slots: at most one slot per logger id, and every used slot says IsEnabled.
+//   - entry-mask: the cached mask has bit i set exactly when slot i is used.
+//   - entry-aggregate: ProviderEnableInfo is the aggregate of the used slots.
+//   - entry-refs: RefCount is the registrations on the list plus the used slots, and
+//     above zero (an entry whose last reference went is unlinked).
+//
+// visit, if not nil, is called for every entry with its registrations, under the bucket
+// lock, so a caller can check the registrations' side.
+func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, regs []Registration)) {
+	for i := range t.buckets {
+		b := &t.buckets[i]
+		b.mu.Lock()
+		for typ, list := range b.lists {
+			seen := map[*Entry]bool{}
+			for _, e := range list {
+				bad := func(rule, format string, args ...any) {
+					report(rule, fmt.Sprintf("%v entry %s: ", e.typ, e.guid)+fmt.Sprintf(format, args...))
+				}
+				if Hash(e.guid) != i || int(e.typ) != typ || e.removed || seen[e] {
+					bad("entry-bucket", "found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
+						i, Type(typ), Hash(e.guid), e.removed, seen[e])
+				}
+				seen[e] = true
+				e.checkLocked(bad)
+				if visit != nil {
+					visit(e, e.regsCopyLocked())
+				}
+			}
+		}
+		b.mu.Unlock()
+	}
+}
+
+// checkLocked checks one entry's slots, mask, aggregate and reference count.
+// Preconditions: the entry's bucket lock is held.
+func (e *Entry) checkLocked(bad func(rule, format string, args ...any)) {
+	var snap [Slots]*EnableInfo
+	var mask uint8
+	used := 0
+	ids := map[uint16]int{}
+	for i := range e.slots {
+		s := e.slots[i].Load()
+		if s == nil {
+			continue
+		}
+		snap[i], mask, used = s, mask|1<<i, used+1
+		if j, dup := ids[s.LoggerID]; dup {
+			bad("entry-slots", "slots %d and %d both belong to logger %d", j, i, s.LoggerID)
+		}
+		ids[s.LoggerID] = i
+		if s.IsEnabled != 1 {
+			bad("entry-slots", "used slot %d has IsEnabled %d", i, s.IsEnabled)
+		}
+	}
+	if got := e.maskLocked(); got != mask {
+		bad("entry-mask", "mask %08b, used slots %08b", got, mask)
+	}
+	want, got := aggregate(&snap), e.provider.Load()
+	if got == nil || got.IsEnabled != want.IsEnabled || got.Level != want.Level ||
+		got.MatchAnyKeyword != want.MatchAnyKeyword || got.MatchAllKeyword != want.MatchAllKeyword {
+		bad("entry-aggregate", "ProviderEnableInfo %+v, slots aggregate to %+v", got, want)
+	}
+	if refs := e.refs.Load(); refs != int64(len(e.regs)+used) || refs <= 0 {
+		bad("entry-refs", "RefCount %d, with %d registrations and %d used slots", refs, len(e.regs), used)
+	}
+}

@@ -1,0 +1,164 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/etwemu/etwemu/abi"
+)
+
+// Check walks the logger's buffers and reports every broken rule through report. It must
+// be called while no writer is inside Write (between writes, or after writers joined);
+// the logger's own work is paused for the walk, so buffers in the logger's hands are
+// seen where they are. It returns the number of events in current buffers, not yet
+// sealed, for the caller's conservation rule: events accepted == events sealed + this.
+//
+// The rules:
+//   - buffer-place: every buffer of the GlobalList is in exactly one place: the free
+//     list, one stream's current slot, the flush queue, or the batch being sealed.
+//   - buffer-count: MinimumBuffers <= NumberOfBuffers <= MaximumBuffers, and the
+//     counters NumberOfBuffers and BuffersAvailable match the lists.
+//   - buffer-state: a free buffer is closed with state Free; a current buffer is open
+//     with state GeneralLogging; a queued buffer has state Flush.
+//   - buffer-refs: with no writer inside Write, no buffer holds a reference.
+//   - buffer-records: the records of a buffer not yet sealed walk cleanly to the end of
+//     its data.
+func (l *Logger) Check(report func(rule, detail string)) (pending int) {
+	l.paused(func() { pending = l.checkLocked(report) })
+	return pending
+}
+
+// paused runs fn while the logger does no work: in the logger goroutine, or under syncMu
+// for a synchronous session, or directly once the logger has exited.
+func (l *Logger) paused(fn func()) {
+	if l.synchronous {
+		l.syncMu.Lock()
+		defer l.syncMu.Unlock()
+		fn()
+		return
+	}
+	r := request{kind: reqRun, run: fn, reply: make(chan struct{})}
+	select {
+	case l.reqs <- r:
+		<-r.reply
+	case <-l.done:
+		fn()
+	}
+}
+
+// place is where Check found a buffer.
+type place uint8
+
+const (
+	nowhere place = iota
+	onFree
+	onStream
+	onFlush
+	inFlight
+)
+
+func (p place) String() string {
+	return [...]string{"nowhere", "free list", "a stream", "flush queue", "the batch being sealed"}[p]
+}
+
+func (l *Logger) checkLocked(report func(rule, detail string)) int {
+	bad := func(rule, format string, args ...any) {
+		report(rule, fmt.Sprintf("session %q (id %d): ", l.name, l.id)+fmt.Sprintf(format, args...))
+	}
+	l.freeMu.Lock()
+	all := append([]*Buffer(nil), l.all...)
+	free := append([]*Buffer(nil), l.free...)
+	flushQ := append([]*Buffer(nil), l.flushQ...)
+	var flight []*Buffer
+	if l.drained < len(l.drainQ) {
+		flight = append(flight, l.drainQ[l.drained:]...)
+	}
+	l.freeMu.Unlock()
+
+	where := make(map[*Buffer]place, len(all))
+	put := func(b *Buffer, p place) {
+		if old, ok := where[b]; ok {
+			bad("buffer-place", "buffer %d is both on %v and on %v", b.id, old, p)
+			return
+		}
+		where[b] = p
+	}
+	for _, b := range free {
+		put(b, onFree)
+	}
+	for i := range l.streams {
+		if b := l.streams[i].cur.Load(); b != nil {
+			put(b, onStream)
+		}
+	}
+	for _, b := range flushQ {
+		put(b, onFlush)
+	}
+	for _, b := range flight {
+		put(b, inFlight)
+	}
+	known := make(map[*Buffer]bool, len(all))
+	for _, b := range all {
+		known[b] = true
+		if _, ok := where[b]; !ok {
+			bad("buffer-place", "buffer %d is on no list and in no stream", b.id)
+		}
+	}
+	for b, p := range where {
+		if !known[b] {
+			bad("buffer-place", "a buffer on %v is not in the GlobalList", p)
+		}
+	}
+
+	n := int64(len(all))
+	if maxB := int64(l.maxBuffers.Load()); n < int64(l.minBuffers) || n > maxB {
+		bad("buffer-count", "%d buffers, outside [MinimumBuffers %d, MaximumBuffers %d]", n, l.minBuffers, maxB)
+	}
+	if got := l.numberOfBuffers.Load(); got != n {
+		bad("buffer-count", "NumberOfBuffers says %d, the GlobalList holds %d", got, n)
+	}
+	if got := l.freeBuffers.Load(); got != int64(len(free)) {
+		bad("buffer-count", "BuffersAvailable says %d, the free list holds %d", got, len(free))
+	}
+
+	pending := 0
+	for _, b := range all {
+		v := b.View()
+		if v.ReferenceCount != 0 {
+			bad("buffer-refs", "buffer %d holds %d references with no writer active", b.id, v.ReferenceCount)
+		}
+		switch where[b] {
+		case onFree:
+			if v.State != abi.BufferStateFree || !v.Closed {
+				bad("buffer-state", "free buffer %d has state %v, closed %v", b.id, v.State, v.Closed)
+			}
+		case onFlush:
+			if v.State != abi.BufferStateFlush {
+				bad("buffer-state", "queued buffer %d has state %v", b.id, v.State)
+			}
+			pending += l.countRecords(b, v, bad)
+		case onStream:
+			if v.State != abi.BufferStateGeneralLogging || v.Closed {
+				bad("buffer-state", "current buffer %d has state %v, closed %v", b.id, v.State, v.Closed)
+			}
+			pending += l.countRecords(b, v, bad)
+		case inFlight:
+			pending += l.countRecords(b, v, bad)
+		}
+	}
+	return pending
+}
+
+// countRecords counts the records of a buffer not yet sealed, up to where its data ends.
+func (l *Logger) countRecords(b *Buffer, v BufferView, bad func(rule, format string, args ...any)) int {
+	end := min(v.CurrentOffset, l.bufSize)
+	if v.Closed {
+		end = b.end.Load()
+	} else if v.SavedOffset != 0 {
+		end = v.SavedOffset
+	}
+	n := 0
+	if err := abi.RecordsTo(b.data, int(end), func(abi.Record) error { n++; return nil }); err != nil {
+		bad("buffer-records", "unsealed buffer %d: %v", b.id, err)
+	}
+	return n
+}
