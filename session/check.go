@@ -9,8 +9,10 @@ import (
 // Check walks the logger's buffers and reports every broken rule through report. It must
 // be called while no writer is inside Write (between writes, or after writers joined);
 // the logger's own work is paused for the walk, so buffers in the logger's hands are
-// seen where they are. It returns the number of events in current buffers, not yet
-// sealed, for the caller's conservation rule: events accepted == events sealed + this.
+// seen where they are. For the caller's conservation rule (events accepted == events
+// sealed + events pending) it returns the events in buffers not yet sealed and, when the
+// sink is an EventCounter, the events the sink has received, both read in the same pause
+// (sealed is -1 for other sinks).
 //
 // The rules:
 //   - buffer-place: every buffer of the GlobalList is in exactly one place: the free
@@ -22,9 +24,21 @@ import (
 //   - buffer-refs: with no writer inside Write, no buffer holds a reference.
 //   - buffer-records: the records of a buffer not yet sealed walk cleanly to the end of
 //     its data.
-func (l *Logger) Check(report func(rule, detail string)) (pending int) {
-	l.paused(func() { pending = l.checkLocked(report) })
-	return pending
+func (l *Logger) Check(report func(rule, detail string)) (pending int, sealed int64) {
+	sealed = -1
+	l.paused(func() {
+		pending = l.checkLocked(report)
+		if c, ok := l.sink.(EventCounter); ok {
+			sealed = int64(c.EventsWritten())
+		}
+	})
+	return pending, sealed
+}
+
+// EventCounter is a sink that counts the events in the buffers it received (Counter,
+// MemorySink); Check reports its count.
+type EventCounter interface {
+	EventsWritten() uint64
 }
 
 // paused runs fn while the logger does no work: in the logger goroutine, or under syncMu
