@@ -5,6 +5,7 @@ import (
 
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/fault"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
@@ -16,6 +17,10 @@ type EnableParameters struct {
 	SourceID       guid.GUID // passed to enable callbacks
 }
 
+// enableSince is the first version whose GUID table (ETW_GUID_ENTRY with enable slots)
+// the emulator models, and so the first that can enable providers.
+const enableSince = winver.V6_0
+
 // groupsSince is the first version with provider groups (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
 const groupsSince = winver.V10_0
 
@@ -26,7 +31,7 @@ const groupsSince = winver.V10_0
 // EVENT_ENABLE_PROPERTY_PROVIDER_GROUP the GUID is a provider group and the group's
 // members are enabled.
 //
-// Errors: ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown control code or
+// Errors: ERROR_NOT_SUPPORTED before 6.0; ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown control code or
 // property bit, or a group enable before 10.0; ERROR_WMI_INSTANCE_NOT_FOUND for a handle
 // of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one provider.
 // Disabling a provider the session has not enabled does nothing and succeeds.
@@ -37,6 +42,10 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code regentry
 	}
 	if provider.IsZero() {
 		return winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
+	}
+	if k.version < enableSince {
+		return winerr.New(winerr.ErrNotSupported, "provider enablement through ETW_GUID_ENTRY exists from %s; the WMI GUID tables of Windows %s are not emulated",
+			enableSince.Marketing(), k.version)
 	}
 	var ep EnableParameters
 	if params != nil {
@@ -114,6 +123,9 @@ const (
 // provider and DISABLE_PROVIDER once none does.
 // Preconditions: k.mu is held.
 func (k *Kernel) queueChangeLocked(c guidtable.Change, kind changeKind, source guid.GUID) {
+	if kind == changeEnable && fault.On(fault.SkipCallbackOnEnable) {
+		return // the deliberate bug
+	}
 	code := regentry.ControlEnable
 	if kind == changeDisable && c.Aggregate.IsEnabled == 0 {
 		code = regentry.ControlDisable

@@ -222,3 +222,27 @@ func TestProviderGroups(t *testing.T) {
 		t.Fatalf("group enable on 6.3: %v", err)
 	}
 }
+
+// Joining an enabled provider group through traits calls the provider back before
+// EventSetInformation returns, with the group's aggregate.
+func TestTraitsJoinEnabledGroupCallsBackAtOnce(t *testing.T) {
+	k := newKernel(t, winver.V10_0)
+	group := guid.FromName("group")
+	h, _ := startMem(t, k, "s", 0)
+	if err := k.EnableTraceEx2(h, group, regentry.ControlEnable, 2, 3, 0,
+		&EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}); err != nil {
+		t.Fatal(err)
+	}
+	var rec recorder
+	r, _ := k.EventRegister(provA, rec.cb, nil)
+	if got := rec.take(); len(got) != 0 {
+		t.Fatalf("callbacks before joining the group: %v", got)
+	}
+	if err := k.EventSetInformation(r, EventProviderSetTraits, regentry.BuildTraits("p", regentry.GroupTrait(group))); err != nil {
+		t.Fatal(err)
+	}
+	got := rec.take()
+	if len(got) != 1 || got[0].code != regentry.ControlEnable || got[0].level != 2 || got[0].any != 3 {
+		t.Fatalf("callbacks on joining: %+v, want one enable at level 2, any 0x3", got)
+	}
+}

@@ -106,6 +106,12 @@ func (k *Kernel) EventUnregister(r *Registration) error {
 // Errors: ERROR_INVALID_HANDLE for a closed handle; ERROR_INVALID_PARAMETER for a
 // malformed traits blob; ERROR_NOT_SUPPORTED for other classes or older versions.
 func (k *Kernel) EventSetInformation(r *Registration, class int, data []byte) error {
+	err := k.setInformation(r, class, data)
+	k.notify.run() // joining an enabled group queued a callback
+	return err
+}
+
+func (k *Kernel) setInformation(r *Registration, class int, data []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if r == nil || !k.ownLocked(r) {

@@ -17,6 +17,16 @@ const (
 	SkipCallbackOnEnable
 )
 
+func (f Fault) String() string {
+	switch f {
+	case KeepMaskOnDisable:
+		return "KeepMaskOnDisable"
+	case SkipCallbackOnEnable:
+		return "SkipCallbackOnEnable"
+	}
+	return "Fault(?)"
+}
+
 var active atomic.Uint32
 
 // Set turns faults on (and every other fault off) and returns a function that restores

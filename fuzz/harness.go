@@ -1,0 +1,411 @@
+package fuzz
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// Run decodes data and runs the program on a deterministic emulated kernel (synchronous
+// sessions, a manual clock, explicit processors) and on the reference model. After every
+// operation it compares the two and runs the invariant checker; it returns the first
+// difference or violation, naming the step, with the program's listing.
+func Run(data []byte) error {
+	_, err := RunProgram(Decode(data))
+	return err
+}
+
+// Coverage counts what a run exercised, so tests can tell a meaningful corpus from one
+// where every operation failed early.
+type Coverage struct {
+	Succeeded [numKinds]int // operations that succeeded, by kind
+	Failed    [numKinds]int // operations that returned an error (as the model predicted)
+	Delivered uint64        // events that reached a session
+	Lost      uint64        // events counted lost
+	Callbacks int           // enable callbacks delivered
+}
+
+// Add adds c2 to c.
+func (c *Coverage) Add(c2 Coverage) {
+	for i := range c.Succeeded {
+		c.Succeeded[i] += c2.Succeeded[i]
+		c.Failed[i] += c2.Failed[i]
+	}
+	c.Delivered += c2.Delivered
+	c.Lost += c2.Lost
+	c.Callbacks += c2.Callbacks
+}
+
+// RunProgram is Run for a decoded program; it also reports what the run exercised.
+func RunProgram(p Program) (Coverage, error) {
+	var cov Coverage
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242,
+		Clock: clock.NewManualSource(1000, 1), Synchronous: true})
+	if err != nil {
+		return cov, err
+	}
+	defer k.Close()
+	h := &harness{k: k, m: newModel(p.Version, p.Processors), handles: map[string]emu.TraceHandle{},
+		sinks: map[emu.TraceHandle]*session.Counter{}, check: emu.NewChecker(k), cov: &cov}
+	for i, op := range p.Ops {
+		err := h.step(op)
+		if err == nil {
+			err = h.compare()
+		}
+		if err != nil {
+			return cov, fmt.Errorf("step %d (%v): %w\nprogram:\n%v", i, op, err, p)
+		}
+	}
+	for _, c := range h.calls {
+		cov.Callbacks += len(c)
+	}
+	// Stop what still runs: every accepted event must then be in a sealed buffer.
+	for _, name := range sessionNames {
+		if h.m.session(name) != nil {
+			if err := h.step(Op{Kind: OpStop, Session: indexOf(name)}); err != nil {
+				return cov, fmt.Errorf("final stop of %s: %w\nprogram:\n%v", name, err, p)
+			}
+		}
+	}
+	return cov, nil
+}
+
+func indexOf(name string) int {
+	for i, n := range sessionNames {
+		if n == name {
+			return i
+		}
+	}
+	return 0
+}
+
+type harness struct {
+	k       *emu.Kernel
+	m       *model
+	handles map[string]emu.TraceHandle // last handle per lower-cased session name
+	sinks   map[emu.TraceHandle]*session.Counter
+	regs    []*emu.Registration // parallel to m.regs
+	calls   [][]mCall           // callbacks each registration received, parallel to m.regs
+	check   *emu.Checker
+	cov     *Coverage
+}
+
+// bogusHandle names no session: logger id 63 with an instance never handed out.
+const bogusHandle = emu.TraceHandle(0xFFFF<<16 | 63)
+
+func (h *harness) handle(i int) emu.TraceHandle {
+	if th, ok := h.handles[strings.ToLower(sessionNames[i])]; ok {
+		return th
+	}
+	return bogusHandle
+}
+
+// sameErr compares an emulator error with the model's by Windows code.
+func (h *harness) sameErr(o Op, got, want error) error {
+	if got == nil {
+		h.cov.Succeeded[o.Kind]++
+	} else {
+		h.cov.Failed[o.Kind]++
+	}
+	return sameErr(o.Kind.String(), got, want)
+}
+
+func sameErr(what string, got, want error) error {
+	gc, _ := winerr.Code(got)
+	wc, _ := winerr.Code(want)
+	if gc != wc {
+		return fmt.Errorf("%s: emulator returned %v, model expects %v", what, describe(got), describe(want))
+	}
+	return nil
+}
+
+func describe(err error) string {
+	if err == nil {
+		return "success"
+	}
+	return err.Error()
+}
+
+func (h *harness) reg(i int) (*emu.Registration, *mReg) {
+	if len(h.regs) == 0 {
+		return nil, nil
+	}
+	i %= len(h.regs)
+	return h.regs[i], h.m.regs[i]
+}
+
+// step does one operation on both sides and compares the direct results.
+func (h *harness) step(o Op) error {
+	k, m := h.k, h.m
+	name := sessionNames[o.Session]
+	th := h.handle(o.Session)
+	ms := m.session(name)
+	if ms != nil && uint64(th) != ms.handle {
+		return fmt.Errorf("model session %s has handle %#x, harness holds %#x", name, ms.handle, uint64(th))
+	}
+	switch o.Kind {
+	case OpStart:
+		sink := &session.Counter{}
+		p := &emu.Properties{BufferSize: o.BufferKB, MinimumBuffers: o.MinBufs, MaximumBuffers: o.MaxBufs, LogFileMode: o.Mode, Sink: sink}
+		got, err := k.StartTrace(name, p)
+		want, werr := m.start(name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
+		if e := h.sameErr(o, err, werr); e != nil || err != nil {
+			return e
+		}
+		if uint64(got) != want.handle {
+			return fmt.Errorf("StartTrace handle %#x, model expects %#x", uint64(got), want.handle)
+		}
+		h.handles[strings.ToLower(name)] = got
+		h.sinks[got] = sink
+		return compareProps(p, want)
+
+	case OpStop:
+		var p emu.Properties
+		err := k.StopTrace(th, "", &p)
+		var werr error
+		if ms == nil {
+			werr = winerr.ErrWMIInstanceNotFound
+		} else {
+			m.stop(ms)
+		}
+		if e := h.sameErr(o, err, werr); e != nil || err != nil {
+			return e
+		}
+		if err := compareProps(&p, ms); err != nil {
+			return err
+		}
+		if got := h.sinks[th].EventsWritten(); got != ms.delivered {
+			return fmt.Errorf("stopped session %s: sink holds %d events, writers were told %d were accepted", name, got, ms.delivered)
+		}
+		return h.sinks[th].Err()
+
+	case OpFlush, OpQuery, OpUpdate:
+		var p emu.Properties
+		code := map[Kind]emu.ControlCode{OpFlush: emu.ControlFlush, OpQuery: emu.ControlQuery, OpUpdate: emu.ControlUpdate}[o.Kind]
+		p.MaximumBuffers = o.MaxBufs
+		err := k.ControlTrace(th, "", &p, code)
+		var werr error
+		switch {
+		case ms == nil:
+			werr = winerr.ErrWMIInstanceNotFound
+		case o.Kind == OpFlush:
+			ms.flush()
+		case o.Kind == OpUpdate && o.MaxBufs != 0:
+			ms.max = max(o.MaxBufs, uint32(ms.total), ms.min) // never below what is allocated
+		}
+		if e := h.sameErr(o, err, werr); e != nil || err != nil {
+			return e
+		}
+		return compareProps(&p, ms)
+
+	case OpRegister:
+		idx := len(h.regs)
+		cb := func(_ guid.GUID, code regentry.ControlCode, level uint8, any, all uint64, _ []byte, _ any) {
+			h.calls[idx] = append(h.calls[idx], mCall{uint32(code), level, any, all})
+		}
+		h.calls = append(h.calls, nil) // the callback may run before EventRegister returns
+		r, err := k.EventRegister(providers[o.Provider], cb, nil)
+		if err != nil {
+			h.calls = h.calls[:idx]
+		}
+		var werr error
+		if m.version < winver.V6_0 { // EventRegister arrived in 6.0
+			werr = winerr.ErrNotSupported
+		}
+		if e := h.sameErr(o, err, werr); e != nil || err != nil {
+			return e
+		}
+		h.regs = append(h.regs, r)
+		m.register(providers[o.Provider])
+		return nil
+
+	case OpUnregister:
+		r, mr := h.reg(o.Reg)
+		err := k.EventUnregister(r)
+		var werr error
+		switch {
+		case mr == nil:
+		case mr.closed:
+			werr = winerr.ErrInvalidHandle
+		default:
+			m.unregister(mr)
+		}
+		return h.sameErr(o, err, werr)
+
+	case OpEnable, OpDisable, OpCapture:
+		code := map[Kind]regentry.ControlCode{OpEnable: regentry.ControlEnable, OpDisable: regentry.ControlDisable,
+			OpCapture: regentry.ControlCaptureState}[o.Kind]
+		var params *emu.EnableParameters
+		if o.Group {
+			params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+		}
+		err := k.EnableTraceEx2(th, providers[o.Provider], code, o.Level, o.Any, o.All, params)
+		var werr error
+		switch {
+		case m.version < winver.V6_0: // no ETW_GUID_ENTRY enablement before 6.0
+			werr = winerr.ErrNotSupported
+		case o.Group && m.version < groupsSince:
+			werr = winerr.ErrInvalidParameter
+		case ms == nil:
+			werr = winerr.ErrWMIInstanceNotFound
+		default:
+			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(code), o.Level, o.Any, o.All)
+		}
+		return h.sameErr(o, err, werr)
+
+	case OpWrite:
+		r, mr := h.reg(o.Reg)
+		var tally emu.Tally
+		d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
+		err := k.EventWriteEx(r, d, &emu.WriteOptions{Processor: o.Processor, Tally: &tally}, make([]byte, o.Payload))
+		want, werr := m.write(mr, o.Level, o.Any, o.Payload, o.Processor)
+		if e := h.sameErr(o, err, werr); e != nil {
+			return e
+		}
+		for id := range tally.Delivered {
+			w := want[uint16(id)]
+			if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost {
+				return fmt.Errorf("logger %d: emulator delivered %d lost %d, model expects %d and %d",
+					id, tally.Delivered[id], tally.Lost[id], w.delivered, w.lost)
+			}
+			h.cov.Delivered += tally.Delivered[id]
+			h.cov.Lost += tally.Lost[id]
+			if tally.Delivered[id] != 0 {
+				h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
+			}
+		}
+		return nil
+
+	case OpTraits:
+		r, mr := h.reg(o.Reg)
+		var blob []byte
+		if o.Group {
+			blob = regentry.BuildTraits("fuzz", regentry.GroupTrait(providers[o.Provider]))
+		} else {
+			blob = regentry.BuildTraits("fuzz")
+		}
+		err := k.EventSetInformation(r, emu.EventProviderSetTraits, blob)
+		var werr error
+		switch {
+		case mr == nil || mr.closed:
+			werr = winerr.ErrInvalidHandle
+		case m.version < groupsSince:
+			werr = winerr.ErrNotSupported
+		default:
+			m.traits(mr, providers[o.Provider], o.Group)
+		}
+		return h.sameErr(o, err, werr)
+	}
+	return fmt.Errorf("unknown operation %v", o.Kind)
+}
+
+// compareProps compares what StartTrace or ControlTrace returned with the model session.
+func compareProps(p *emu.Properties, s *mSession) error {
+	type field struct {
+		name      string
+		got, want uint64
+	}
+	for _, f := range []field{
+		{"BufferSize (KB)", uint64(p.BufferSize), uint64(s.bufSize / 1024)},
+		{"MinimumBuffers", uint64(p.MinimumBuffers), uint64(s.min)},
+		{"MaximumBuffers", uint64(p.MaximumBuffers), uint64(s.max)},
+		{"NumberOfBuffers", uint64(p.NumberOfBuffers), uint64(s.total)},
+		{"FreeBuffers", uint64(p.FreeBuffers), uint64(s.free)},
+		{"LogFileMode", uint64(p.LogFileMode), uint64(s.mode)},
+		{"EventsLost", uint64(p.EventsLost), s.lost},
+		{"BuffersWritten", uint64(p.BuffersWritten), s.written},
+	} {
+		if f.got != f.want {
+			return fmt.Errorf("session %s %s = %d, model expects %d", s.name, f.name, f.got, f.want)
+		}
+	}
+	return nil
+}
+
+// compare checks every registration's masks and callbacks, every GUID entry's slots and
+// references, and the checker's invariants.
+func (h *harness) compare() error {
+	for i, r := range h.regs {
+		mr := h.m.regs[i]
+		var wantMask, wantGroup uint8
+		if !mr.closed {
+			wantMask = mr.provider.mask()
+			if mr.group != nil {
+				wantGroup = mr.group.mask()
+			}
+		}
+		if r.EnableMask() != wantMask || r.GroupEnableMask() != wantGroup {
+			return fmt.Errorf("registration r%d: EnableMask %08b GroupEnableMask %08b, model expects %08b and %08b",
+				i, r.EnableMask(), r.GroupEnableMask(), wantMask, wantGroup)
+		}
+		if got, want := h.calls[i], mr.calls; !equalCalls(got, want) {
+			return fmt.Errorf("registration r%d callbacks:\n  emulator %v\n  model    %v", i, got, want)
+		}
+	}
+	for _, g := range providers {
+		for _, group := range []bool{false, true} {
+			typ := guidtable.TraceGuid
+			if group {
+				typ = guidtable.GroupGuid
+			}
+			if err := compareEntry(h.k.GuidTable().Lookup(g, typ), h.m.entry(g, group, false)); err != nil {
+				return fmt.Errorf("%v entry %s: %w", typ, g, err)
+			}
+		}
+	}
+	if vs := h.check.Check(); len(vs) > 0 {
+		var b strings.Builder
+		for _, v := range vs {
+			fmt.Fprintf(&b, "\n  %v", v)
+		}
+		return errors.New("invariants broken:" + b.String())
+	}
+	return nil
+}
+
+func equalCalls(a, b []mCall) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func compareEntry(e *guidtable.Entry, me *mEntry) error {
+	switch {
+	case e == nil && me == nil:
+		return nil
+	case e == nil:
+		return fmt.Errorf("missing; the model has it with %d references", me.refs())
+	case me == nil:
+		return fmt.Errorf("present with %d references; the model has none", e.RefCount())
+	}
+	if e.RefCount() != int64(me.refs()) {
+		return fmt.Errorf("RefCount %d, model expects %d", e.RefCount(), me.refs())
+	}
+	for i := 0; i < guidtable.Slots; i++ {
+		s, ms := e.Slot(i), me.slots[i]
+		switch {
+		case s == nil && ms == nil:
+		case s == nil || ms == nil:
+			return fmt.Errorf("slot %d used %v, model expects %v", i, s != nil, ms != nil)
+		case s.LoggerID != ms.logger || s.Level != ms.level || s.MatchAnyKeyword != ms.any || s.MatchAllKeyword != ms.all:
+			return fmt.Errorf("slot %d = logger %d level %d any %#x all %#x, model expects %+v",
+				i, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword, *ms)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,496 @@
+package fuzz
+
+import (
+	"strings"
+
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// The reference model: the same operations as the emulator, done the plain way, one at
+// a time, with maps and slices. It knows the rules from the documents, not from the
+// emulator's code, and predicts every outcome the harness compares: error codes, which
+// sessions each event reaches or is lost in, every slot and mask bit, every callback, and
+// the counters a query returns. Nothing in it is concurrent and nothing is clever.
+
+// Rules the model applies, from the specification (seed 002, seed 004, the digest).
+const (
+	headerSize   = 0x48   // WMI_BUFFER_HEADER
+	eventHeader  = 0x50   // EVENT_HEADER
+	maxEvent     = 0xFFFF // EVENT_HEADER.Size is a USHORT
+	modeIndep    = 0x08000000
+	modeNoPerCPU = 0x10000000
+	modeSeq      = 0x00000001
+	modeCircular = 0x00000002
+)
+
+// groupsSince is the first version with provider groups.
+const groupsSince = winver.V10_0
+
+type mCall struct {
+	code            uint32 // 0 disable, 1 enable, 2 capture state
+	level           uint8
+	matchAny, match uint64
+}
+
+type mSlot struct {
+	logger   uint16
+	level    uint8
+	any, all uint64
+}
+
+type mEntry struct {
+	g     guid.GUID
+	group bool
+	order int // creation order, which is the order on the bucket's list
+	slots [8]*mSlot
+	regs  []*mReg
+}
+
+func (e *mEntry) refs() int {
+	n := len(e.regs)
+	for _, s := range e.slots {
+		if s != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func (e *mEntry) mask() uint8 {
+	var m uint8
+	for i, s := range e.slots {
+		if s != nil {
+			m |= 1 << i
+		}
+	}
+	return m
+}
+
+func (e *mEntry) slotOf(id uint16) int {
+	for i, s := range e.slots {
+		if s != nil && s.logger == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// aggregate is what callbacks receive: the highest level (0 counting as 255), the OR of
+// the any-keywords (0 counting as all ones) and the AND of the all-keywords.
+func (e *mEntry) aggregate() mCall {
+	var c mCall
+	first := true
+	for _, s := range e.slots {
+		if s == nil {
+			continue
+		}
+		c.code = 1
+		lv, any := s.level, s.any
+		if lv == 0 {
+			lv = 255
+		}
+		if any == 0 {
+			any = ^uint64(0)
+		}
+		c.level = max(c.level, lv)
+		c.matchAny |= any
+		if first {
+			c.match, first = s.all, false
+		} else {
+			c.match &= s.all
+		}
+	}
+	return c
+}
+
+type mReg struct {
+	index    int // position in the run's registrations
+	provider *mEntry
+	group    *mEntry
+	closed   bool
+	calls    []mCall
+}
+
+type mStream struct {
+	present bool
+	off     uint32
+}
+
+type mSession struct {
+	id          uint16
+	handle      uint64
+	name        string
+	mode        uint32
+	bufSize     uint32 // bytes
+	independent bool
+	min, max    uint32
+	total, free int  // buffers allocated, and on the free list
+	stopping    bool // collection is off: the logger no longer grows the session
+	lost        uint64
+	written     uint64
+	delivered   uint64
+	streams     []mStream
+}
+
+type entryKey struct {
+	g     guid.GUID
+	group bool
+}
+
+type model struct {
+	version   winver.Version
+	nproc     int
+	sessions  map[string]*mSession // by lower-cased name
+	byID      map[uint16]*mSession
+	entries   map[entryKey]*mEntry
+	regs      []*mReg
+	instances uint64
+	created   int
+}
+
+func newModel(v winver.Version, nproc int) *model {
+	return &model{version: v, nproc: nproc, sessions: map[string]*mSession{}, byID: map[uint16]*mSession{},
+		entries: map[entryKey]*mEntry{}}
+}
+
+func (m *model) session(name string) *mSession { return m.sessions[strings.ToLower(name)] }
+
+func (m *model) entry(g guid.GUID, group bool, create bool) *mEntry {
+	k := entryKey{g, group}
+	e := m.entries[k]
+	if e == nil && create {
+		m.created++
+		e = &mEntry{g: g, group: group, order: m.created}
+		m.entries[k] = e
+	}
+	return e
+}
+
+// release deletes an entry whose last reference went.
+func (m *model) release(e *mEntry) {
+	if e.refs() == 0 {
+		delete(m.entries, entryKey{e.g, e.group})
+	}
+}
+
+func notify(e *mEntry, code uint32) {
+	c := e.aggregate()
+	c.code = code
+	for _, r := range e.regs {
+		r.calls = append(r.calls, c)
+	}
+}
+
+// start predicts StartTrace: the mode rules first, then the name, then a logger id.
+func (m *model) start(name string, bufKB, minB, maxB, mode uint32) (*mSession, error) {
+	if mode&modeSeq != 0 && mode&modeCircular != 0 {
+		return nil, winerr.ErrInvalidParameter // SEQUENTIAL with CIRCULAR, all versions
+	}
+	if m.version < winver.V6_3 {
+		mode &^= modeIndep // INDEPENDENT_SESSION_MODE is recognised from 6.3
+	}
+	if m.version < winver.V6_1 {
+		mode &^= modeNoPerCPU // NO_PER_PROCESSOR_BUFFERING is recognised from 6.1
+	}
+	if m.session(name) != nil {
+		return nil, winerr.ErrAlreadyExists
+	}
+	id := uint16(2)
+	for m.byID[id] != nil {
+		id++
+	}
+	if bufKB == 0 {
+		bufKB = 64
+	}
+	streams := m.nproc
+	if mode&modeNoPerCPU != 0 {
+		streams = 1
+	}
+	minB = max(minB, uint32(2*streams))
+	if maxB == 0 {
+		maxB = minB + 22
+	}
+	maxB = max(maxB, minB)
+	m.instances++
+	s := &mSession{id: id, handle: m.instances<<16 | uint64(id), name: name, mode: mode, bufSize: bufKB * 1024,
+		independent: mode&modeIndep != 0, min: minB, max: maxB, streams: make([]mStream, streams)}
+	for i := range s.streams {
+		s.streams[i] = mStream{present: true, off: headerSize}
+	}
+	s.total, s.free = int(minB), int(minB)-streams
+	m.sessions[strings.ToLower(name)] = s
+	m.byID[id] = s
+	return s, nil
+}
+
+// grow is the logger's top-up, done before each buffer it writes and after each batch:
+// keep one free buffer per processor stream, within MaximumBuffers, while collecting.
+func (s *mSession) grow() {
+	if s.stopping {
+		return
+	}
+	if n := min(len(s.streams)-s.free, int(s.max)-s.total); n > 0 {
+		s.total += n
+		s.free += n
+	}
+}
+
+// writeBuffer is the logger writing one buffer and putting it back on the free list.
+// A buffer is written when it holds records, or when it carries the flush marker.
+func (s *mSession) writeBuffer(hasData, marker bool) {
+	s.grow()
+	if hasData || marker {
+		s.written++
+	}
+	s.free++
+}
+
+// flush predicts a flush of every stream: the current buffers leave their streams in
+// processor order and are written, the last one even when empty (it carries the marker).
+func (s *mSession) flush() {
+	var batch []bool
+	for i := range s.streams {
+		if s.streams[i].present {
+			batch = append(batch, s.streams[i].off > headerSize)
+		}
+		s.streams[i] = mStream{}
+	}
+	for i, hasData := range batch {
+		s.writeBuffer(hasData, i == len(batch)-1)
+	}
+	s.grow()
+}
+
+// stop predicts ControlTrace stop: every slot of the session is disabled, with
+// callbacks in the order of the GUID table's buckets, then everything is flushed.
+func (m *model) stop(s *mSession) {
+	var changed []*mEntry
+	for _, e := range m.entries {
+		if e.slotOf(s.id) >= 0 {
+			changed = append(changed, e)
+		}
+	}
+	sortEntries(changed)
+	for _, e := range changed {
+		m.disable(e, s.id)
+	}
+	s.stopping = true
+	s.flush()
+	delete(m.sessions, strings.ToLower(s.name))
+	delete(m.byID, s.id)
+}
+
+// bucket is the GUID table's hash: the XOR of the GUID's four little-endian words, & 63.
+func bucket(g guid.GUID) int {
+	b := g.Bytes()
+	var x uint32
+	for i := 0; i < 16; i += 4 {
+		x ^= uint32(b[i]) | uint32(b[i+1])<<8 | uint32(b[i+2])<<16 | uint32(b[i+3])<<24
+	}
+	return int(x & 63)
+}
+
+// sortEntries orders entries as the table lists them: by bucket, then trace before
+// group, then creation.
+func sortEntries(es []*mEntry) {
+	less := func(a, b *mEntry) bool {
+		if bucket(a.g) != bucket(b.g) {
+			return bucket(a.g) < bucket(b.g)
+		}
+		if a.group != b.group {
+			return !a.group
+		}
+		return a.order < b.order
+	}
+	for i := 1; i < len(es); i++ { // insertion sort: a handful of entries
+		for j := i; j > 0 && less(es[j], es[j-1]); j-- {
+			es[j], es[j-1] = es[j-1], es[j]
+		}
+	}
+}
+
+func (m *model) disable(e *mEntry, id uint16) {
+	i := e.slotOf(id)
+	if i < 0 {
+		return
+	}
+	e.slots[i] = nil
+	code := uint32(1)
+	if e.mask() == 0 {
+		code = 0
+	}
+	notify(e, code)
+	m.release(e)
+}
+
+// enable predicts EnableTraceEx2 for the three control codes.
+func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level uint8, any, all uint64) error {
+	switch code {
+	case 1:
+		e := m.entry(g, group, true)
+		i := e.slotOf(s.id)
+		if i < 0 {
+			for j, sl := range e.slots {
+				if sl == nil {
+					i = j
+					break
+				}
+			}
+			if i < 0 {
+				return winerr.ErrNoSystemResources // a ninth session
+			}
+		}
+		e.slots[i] = &mSlot{logger: s.id, level: level, any: any, all: all}
+		notify(e, 1)
+	case 0:
+		if e := m.entry(g, group, false); e != nil {
+			m.disable(e, s.id)
+		}
+	case 2:
+		e := m.entry(g, group, false)
+		if e == nil || e.slotOf(s.id) < 0 {
+			return winerr.ErrInvalidParameter
+		}
+		notify(e, 2)
+	}
+	return nil
+}
+
+func (m *model) register(g guid.GUID) *mReg {
+	e := m.entry(g, false, true)
+	r := &mReg{index: len(m.regs), provider: e}
+	m.regs = append(m.regs, r)
+	e.regs = append(e.regs, r)
+	if c := e.aggregate(); c.code != 0 {
+		r.calls = append(r.calls, c)
+	}
+	return r
+}
+
+func (m *model) leave(e *mEntry, r *mReg) {
+	for i, x := range e.regs {
+		if x == r {
+			e.regs = append(e.regs[:i:i], e.regs[i+1:]...)
+			break
+		}
+	}
+	m.release(e)
+}
+
+func (m *model) unregister(r *mReg) {
+	r.closed = true
+	m.leave(r.provider, r)
+	if r.group != nil {
+		m.leave(r.group, r)
+		r.group = nil
+	}
+}
+
+// traits predicts EventSetInformation(EventProviderSetTraits): leave a group the traits
+// no longer name, join the one they name, and hear at once if it is enabled.
+func (m *model) traits(r *mReg, g guid.GUID, hasGroup bool) {
+	if r.group != nil && (!hasGroup || r.group.g != g) {
+		m.leave(r.group, r)
+		r.group = nil
+	}
+	if hasGroup && r.group == nil {
+		e := m.entry(g, true, true)
+		e.regs = append(e.regs, r)
+		r.group = e
+		if c := e.aggregate(); c.code != 0 {
+			r.calls = append(r.calls, c)
+		}
+	}
+}
+
+// passes is the level and keyword test of one slot.
+func (sl *mSlot) passes(level uint8, kw uint64) bool {
+	lv, any := sl.level, sl.any
+	if lv == 0 {
+		lv = 255
+	}
+	if any == 0 {
+		any = ^uint64(0)
+	}
+	if level > lv {
+		return false
+	}
+	return kw == 0 || (kw&any != 0 && kw&sl.all == sl.all)
+}
+
+// outcome is what one write did in one session.
+type outcome struct {
+	delivered, lost uint64
+}
+
+// write predicts EventWriteEx: the sessions of the provider's slots in slot order, then
+// those of its group's slots not yet written; without INDEPENDENT_SESSION_MODE a
+// session after a failure loses the event.
+func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[uint16]outcome, error) {
+	out := map[uint16]outcome{}
+	if r == nil || r.closed {
+		return out, winerr.ErrInvalidHandle
+	}
+	if r.provider.mask() == 0 && (r.group == nil || r.group.mask() == 0) {
+		return out, nil // the disabled case: nothing happens
+	}
+	size := eventHeader + payload
+	tooBig := size > maxEvent
+	need := uint32(size+7) &^ 7
+	var failed error
+	seen := map[uint16]bool{}
+	deliver := func(s *mSession) {
+		seen[s.id] = true
+		o := out[s.id]
+		switch {
+		case tooBig || (failed != nil && !s.independent):
+			o.lost++
+			s.lost++
+		case need > s.bufSize-headerSize:
+			o.lost++
+			s.lost++
+			if failed == nil {
+				failed = winerr.ErrMoreData
+			}
+		default:
+			s.reserve(proc, need)
+			o.delivered++
+		}
+		out[s.id] = o
+	}
+	for _, e := range []*mEntry{r.provider, r.group} {
+		if e == nil {
+			continue
+		}
+		for _, sl := range e.slots {
+			if sl != nil && sl.passes(level, kw) && !seen[sl.logger] {
+				deliver(m.byID[sl.logger])
+			}
+		}
+	}
+	if tooBig {
+		return out, winerr.ErrArithmeticOverflow
+	}
+	return out, failed
+}
+
+// reserve puts a record of need bytes in processor proc's buffer. A stream without a
+// buffer (after a flush) takes one from the free list; a record that does not fit sends
+// the buffer to the logger, which writes it at once in a synchronous session.
+func (s *mSession) reserve(proc int, need uint32) {
+	st := &s.streams[proc%len(s.streams)]
+	if !st.present {
+		*st = mStream{present: true, off: headerSize}
+		s.free--
+	}
+	if st.off+need > s.bufSize {
+		s.free--
+		s.writeBuffer(true, false)
+		s.grow()
+		st.off = headerSize
+	}
+	st.off += need
+	s.delivered++
+}

@@ -1,0 +1,292 @@
+// Package fuzz drives an emulated kernel with sequences of operations decoded from bytes,
+// and checks it against a small sequential reference model and the invariant checker.
+// The fuzz targets (FuzzInterplay, FuzzConcurrent) live in its tests; Run and
+// RunConcurrent are here so other tests and tools can replay an input.
+package fuzz
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// Kind is what an operation does.
+type Kind uint8
+
+// The operations. Each decodes its arguments from the bytes after its kind byte.
+const (
+	OpStart      Kind = iota // StartTrace
+	OpStop                   // ControlTrace stop
+	OpFlush                  // ControlTrace flush
+	OpUpdate                 // ControlTrace update (MaximumBuffers)
+	OpQuery                  // ControlTrace query
+	OpRegister               // EventRegister
+	OpUnregister             // EventUnregister
+	OpEnable                 // EnableTraceEx2 enable
+	OpDisable                // EnableTraceEx2 disable
+	OpCapture                // EnableTraceEx2 capture state
+	OpWrite                  // EventWriteEx
+	OpTraits                 // EventSetInformation(EventProviderSetTraits)
+	numKinds
+)
+
+var kindNames = [numKinds]string{"start", "stop", "flush", "update", "query", "register", "unregister",
+	"enable", "disable", "capture", "write", "traits"}
+
+func (k Kind) String() string {
+	if k < numKinds {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("op(%d)", uint8(k))
+}
+
+// The choices operations pick from. Indexes into these tables are what the bytes encode,
+// so every byte string decodes to valid operations.
+var (
+	// Versions: 5.2 (no EventRegister), 6.x without and with the later mode bits, 10.0
+	// (groups), and the default.
+	versions = []winver.Version{winver.V5_2, winver.V6_0, winver.V6_1, winver.V6_3, winver.V10_0, winver.V1607, winver.V2004}
+	// Session names; "S0" is "s0" in another case, which Windows treats as the same name.
+	sessionNames = []string{"s0", "s1", "s2", "s3", "S0"}
+	// Providers; the last two also serve as provider groups.
+	providers = []guid.GUID{guid.FromName("fuzz-a"), guid.FromName("fuzz-b"), guid.FromName("fuzz-c"),
+		guid.FromName("fuzz-group-1"), guid.FromName("fuzz-group-2")}
+	bufferKB = []uint32{4, 8, 64, 0}
+	// Mode choices: plain, INDEPENDENT_SESSION, NO_PER_PROCESSOR_BUFFERING, both, and the
+	// invalid SEQUENTIAL|CIRCULAR.
+	modes    = []uint32{0, 0x08000000, 0x10000000, 0x18000000, 0x00000003}
+	levels   = []uint8{0, 1, 2, 3, 4, 5, 255}
+	keywords = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
+	// Payload sizes: small, around a 4 KB buffer's room, past an 8 KB buffer, the largest
+	// event and one byte more.
+	payloads = []int{0, 1, 16, 100, 4096 - 0x48 - 0x50, 4096 - 0x48 - 0x50 + 1, 9000, 0xFFFF - 0x50, 0xFFFF - 0x50 + 1}
+)
+
+// Op is one decoded operation. Which fields matter depends on Kind.
+type Op struct {
+	Kind      Kind
+	Session   int // index into sessionNames
+	Provider  int // index into providers
+	Reg       int // which registration (index into the run's registrations, wrapped)
+	Level     uint8
+	Any, All  uint64
+	Group     bool // enable/disable a provider group; traits: join Provider as a group
+	BufferKB  uint32
+	MinBufs   uint32
+	MaxBufs   uint32
+	Mode      uint32
+	Payload   int
+	Processor int
+}
+
+func (o Op) String() string {
+	name := sessionNames[o.Session]
+	switch o.Kind {
+	case OpStart:
+		return fmt.Sprintf("start %s buf=%dKB min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
+	case OpStop, OpFlush, OpQuery:
+		return fmt.Sprintf("%v %s", o.Kind, name)
+	case OpUpdate:
+		return fmt.Sprintf("update %s max=%d", name, o.MaxBufs)
+	case OpRegister:
+		return fmt.Sprintf("register p%d", o.Provider)
+	case OpUnregister:
+		return fmt.Sprintf("unregister r%d", o.Reg)
+	case OpEnable:
+		return fmt.Sprintf("enable %s p%d group=%v level=%d any=%#x all=%#x", name, o.Provider, o.Group, o.Level, o.Any, o.All)
+	case OpDisable:
+		return fmt.Sprintf("disable %s p%d group=%v", name, o.Provider, o.Group)
+	case OpCapture:
+		return fmt.Sprintf("capture %s p%d", name, o.Provider)
+	case OpWrite:
+		return fmt.Sprintf("write r%d level=%d kw=%#x payload=%d cpu=%d", o.Reg, o.Level, o.Any, o.Payload, o.Processor)
+	case OpTraits:
+		if !o.Group {
+			return fmt.Sprintf("traits r%d no group", o.Reg)
+		}
+		return fmt.Sprintf("traits r%d group p%d", o.Reg, o.Provider)
+	}
+	return o.Kind.String()
+}
+
+// Program is a decoded input: the kernel to build and the operations to run on it.
+type Program struct {
+	Version    winver.Version
+	Processors int
+	Ops        []Op
+}
+
+func (p Program) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Windows %s, %d processors\n", p.Version, p.Processors)
+	for i, o := range p.Ops {
+		fmt.Fprintf(&b, "%3d %v\n", i, o)
+	}
+	return b.String()
+}
+
+// kindTable weights the kinds a kind byte picks: writes, enables and registrations come
+// up more often than stops, so random bytes reach the write path with sessions enabled.
+var kindTable = []Kind{OpStart, OpStart, OpStop, OpFlush, OpUpdate, OpQuery, OpRegister, OpRegister,
+	OpUnregister, OpEnable, OpEnable, OpEnable, OpDisable, OpCapture, OpWrite, OpWrite, OpWrite, OpWrite,
+	OpWrite, OpWrite, OpTraits}
+
+// kindIndex is the first index of each kind in kindTable, for Encode.
+func kindIndex(k Kind) int {
+	for i, x := range kindTable {
+		if x == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// MaxOps bounds the operations one input runs, so each fuzz execution stays short.
+const MaxOps = 200
+
+// reader hands out bytes, then zeros once the input runs out.
+type reader struct {
+	b []byte
+}
+
+func (r *reader) byte() byte {
+	if len(r.b) == 0 {
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *reader) pick(n int) int { return int(r.byte()) % n }
+
+// Decode turns fuzzer bytes into a program. Every input decodes; the first two bytes
+// choose the version and the processors, then each operation takes a kind byte and its
+// arguments.
+func Decode(data []byte) Program {
+	r := &reader{b: data}
+	p := Program{Version: versions[r.pick(len(versions))], Processors: 1 + r.pick(4)}
+	for len(r.b) > 0 && len(p.Ops) < MaxOps {
+		o := Op{Kind: kindTable[r.pick(len(kindTable))]}
+		switch o.Kind {
+		case OpStart:
+			o.Session = r.pick(len(sessionNames))
+			o.BufferKB = bufferKB[r.pick(len(bufferKB))]
+			o.MinBufs = uint32(r.pick(12))
+			o.MaxBufs = uint32(r.pick(40))
+			o.Mode = modes[r.pick(len(modes))]
+		case OpStop, OpFlush, OpQuery:
+			o.Session = r.pick(len(sessionNames))
+		case OpUpdate:
+			o.Session = r.pick(len(sessionNames))
+			o.MaxBufs = uint32(r.pick(64))
+		case OpRegister:
+			o.Provider = r.pick(len(providers))
+		case OpUnregister:
+			o.Reg = int(r.byte())
+		case OpEnable:
+			o.Session = r.pick(len(sessionNames))
+			o.Provider = r.pick(len(providers))
+			o.Group = r.byte()&1 != 0
+			o.Level = levels[r.pick(len(levels))]
+			o.Any = keywords[r.pick(len(keywords))]
+			o.All = keywords[r.pick(len(keywords))]
+		case OpDisable:
+			o.Session = r.pick(len(sessionNames))
+			o.Provider = r.pick(len(providers))
+			o.Group = r.byte()&1 != 0
+		case OpCapture:
+			o.Session = r.pick(len(sessionNames))
+			o.Provider = r.pick(len(providers))
+		case OpWrite:
+			o.Reg = int(r.byte())
+			o.Level = levels[r.pick(len(levels))]
+			o.Any = keywords[r.pick(len(keywords))]
+			o.Payload = payloads[r.pick(len(payloads))]
+			o.Processor = r.pick(8)
+		case OpTraits:
+			o.Reg = int(r.byte())
+			c := r.pick(len(providers) + 1)
+			o.Group, o.Provider = c < len(providers), c%len(providers)
+		}
+		p.Ops = append(p.Ops, o)
+	}
+	return p
+}
+
+// Encode is the inverse of Decode for programs built in code (seed corpora, regression
+// cases): Decode(Encode(p)) == p for every p whose fields hold values from the choice
+// tables. A value outside its table is an error.
+func Encode(p Program) ([]byte, error) {
+	var bad error
+	cur := -1 // the operation being encoded, for the error
+	idx := func(n int, ok bool) byte {
+		switch {
+		case ok || bad != nil:
+		case cur < 0:
+			bad = fmt.Errorf("fuzz.Encode: version %v or %d processors is not a choice", p.Version, p.Processors)
+		default:
+			bad = fmt.Errorf("fuzz.Encode: operation %d (%v) has a value not in its choice table", cur, p.Ops[cur])
+		}
+		return byte(n)
+	}
+	find := func(n int, eq func(i int) bool) byte {
+		for i := 0; i < n; i++ {
+			if eq(i) {
+				return byte(i)
+			}
+		}
+		return idx(0, false)
+	}
+	out := []byte{
+		find(len(versions), func(i int) bool { return versions[i] == p.Version }),
+		idx(p.Processors-1, p.Processors >= 1 && p.Processors <= 4),
+	}
+	for i, o := range p.Ops {
+		cur = i
+		out = append(out, idx(kindIndex(o.Kind), kindIndex(o.Kind) >= 0))
+		sess := idx(o.Session, o.Session >= 0 && o.Session < len(sessionNames))
+		prov := idx(o.Provider, o.Provider >= 0 && o.Provider < len(providers))
+		level := find(len(levels), func(i int) bool { return levels[i] == o.Level })
+		group := byte(0)
+		if o.Group {
+			group = 1
+		}
+		switch o.Kind {
+		case OpStart:
+			out = append(out, sess, find(len(bufferKB), func(i int) bool { return bufferKB[i] == o.BufferKB }),
+				idx(int(o.MinBufs), o.MinBufs < 12), idx(int(o.MaxBufs), o.MaxBufs < 40),
+				find(len(modes), func(i int) bool { return modes[i] == o.Mode }))
+		case OpStop, OpFlush, OpQuery:
+			out = append(out, sess)
+		case OpUpdate:
+			out = append(out, sess, idx(int(o.MaxBufs), o.MaxBufs < 64))
+		case OpRegister:
+			out = append(out, prov)
+		case OpUnregister:
+			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256))
+		case OpEnable:
+			out = append(out, sess, prov, group, level,
+				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
+				find(len(keywords), func(i int) bool { return keywords[i] == o.All }))
+		case OpDisable:
+			out = append(out, sess, prov, group)
+		case OpCapture:
+			out = append(out, sess, prov)
+		case OpWrite:
+			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256), level,
+				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
+				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
+				idx(o.Processor, o.Processor >= 0 && o.Processor < 8))
+		case OpTraits:
+			c := len(providers)
+			if o.Group {
+				c = o.Provider
+			}
+			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256), byte(c))
+		}
+	}
+	return out, bad
+}

@@ -1,0 +1,96 @@
+package fuzz
+
+import "github.com/etwemu/etwemu/winver"
+
+type seed struct {
+	name string
+	data []byte
+}
+
+// seeds are programs written by hand, each exercising one part of the interplay; they
+// are the fuzzer's starting corpus and run as plain tests.
+func seeds() []seed {
+	enc := func(name string, v winver.Version, nproc int, ops ...Op) seed {
+		b, err := Encode(Program{Version: v, Processors: nproc, Ops: ops})
+		if err != nil {
+			panic(name + ": " + err.Error())
+		}
+		return seed{name, b}
+	}
+	start := func(s int, kb, min, max, mode uint32) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: kb, MinBufs: min, MaxBufs: max, Mode: mode}
+	}
+	reg := func(p int) Op { return Op{Kind: OpRegister, Provider: p} }
+	enable := func(s, p int, level uint8, any, all uint64) Op {
+		return Op{Kind: OpEnable, Session: s, Provider: p, Level: level, Any: any, All: all}
+	}
+	write := func(r int, level uint8, kw uint64, payload, cpu int) Op {
+		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu}
+	}
+	var fill []Op
+	for i := 0; i < 60; i++ {
+		fill = append(fill, write(0, 4, 0, 100, i%3))
+	}
+	return []seed{
+		enc("start-register-enable-write", winver.V2004, 2,
+			start(0, 4, 0, 0, 0), reg(0), enable(0, 0, 5, 0, 0), write(0, 4, 1, 16, 0),
+			Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0}),
+		enc("pre-enable-then-register", winver.V2004, 1,
+			start(1, 8, 0, 0, 0), enable(1, 2, 3, 2, 0), reg(2), reg(2), write(1, 3, 2, 1, 0), write(0, 4, 2, 1, 0)),
+		enc("fill-buffers-and-flush", winver.V6_1, 3,
+			append(append([]Op{start(0, 4, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0)}, fill...),
+				Op{Kind: OpFlush, Session: 0}, write(0, 1, 0, 0, 2), Op{Kind: OpStop, Session: 0})...),
+		enc("too-big-and-more-data", winver.V2004, 1,
+			start(0, 4, 0, 0, 0), start(2, 64, 0, 0, 0x08000000), reg(1), enable(0, 1, 0, 0, 0), enable(2, 1, 0, 0, 0),
+			write(0, 1, 0, 9000, 0), write(0, 1, 0, 0xFFFF-0x50, 0), write(0, 1, 0, 0xFFFF-0x50+1, 0)),
+		enc("dependent-sessions-after-failure", winver.V2004, 1,
+			start(0, 4, 0, 0, 0), start(1, 64, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
+			write(0, 1, 0, 9000, 0), Op{Kind: OpQuery, Session: 1}),
+		enc("groups", winver.V10_0, 2,
+			start(0, 4, 0, 0, 0), reg(0), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 3},
+			Op{Kind: OpEnable, Session: 0, Provider: 3, Group: true, Level: 5}, write(0, 5, 0, 16, 1),
+			enable(0, 0, 5, 0, 0), write(0, 5, 0, 16, 1), Op{Kind: OpTraits, Reg: 0, Provider: 4, Group: true},
+			Op{Kind: OpDisable, Session: 0, Provider: 3, Group: true}, Op{Kind: OpTraits, Reg: 0}),
+		enc("groups-before-10", winver.V6_3, 1,
+			start(0, 4, 0, 0, 0), reg(0), Op{Kind: OpEnable, Session: 0, Provider: 3, Group: true}, Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 3}),
+		enc("names-and-modes", winver.V6_0, 4,
+			start(0, 4, 0, 0, 0), start(4, 4, 0, 0, 0), start(1, 4, 0, 0, 3), start(2, 0, 11, 3, 0x18000000),
+			Op{Kind: OpUpdate, Session: 2, MaxBufs: 50}, Op{Kind: OpQuery, Session: 2}, Op{Kind: OpStop, Session: 4},
+			Op{Kind: OpStop, Session: 0}, Op{Kind: OpFlush, Session: 0}),
+		enc("capture-disable-unregister", winver.V2004, 2,
+			start(0, 4, 0, 0, 0), start(1, 4, 0, 0, 0), reg(1), Op{Kind: OpCapture, Session: 0, Provider: 1},
+			enable(0, 1, 2, 1, 1), enable(1, 1, 4, 2, 0), Op{Kind: OpCapture, Session: 1, Provider: 1},
+			Op{Kind: OpDisable, Session: 0, Provider: 1}, Op{Kind: OpUnregister, Reg: 0}, Op{Kind: OpUnregister, Reg: 0},
+			write(0, 1, 1, 1, 0), Op{Kind: OpStop, Session: 1}),
+		enc("no-event-register-on-5.2", winver.V5_2, 1,
+			start(0, 4, 0, 0, 0), reg(0), write(0, 1, 0, 1, 0), Op{Kind: OpUnregister}),
+		enc("nine-sessions-one-provider", winver.V2004, 1, nineSessions()...),
+		// Regression: joining an already enabled group through traits queued the enable
+		// callback but returned without delivering it (found by TestModelCatchesInjectedFaults'
+		// random programs).
+		enc("regression-traits-join-enabled-group-calls-back", winver.V10_0, 1,
+			start(0, 64, 0, 0, 0), Op{Kind: OpEnable, Session: 0, Provider: 1, Group: true, Level: 2, Any: 3},
+			reg(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 1}),
+		// Regression: EnableTraceEx2 on 5.2 failed with a GUID-type error instead of
+		// ERROR_NOT_SUPPORTED (found by TestRandomPrograms).
+		enc("regression-enable-before-6.0-not-supported", winver.V5_2, 2,
+			start(1, 4, 0, 0, 0), enable(1, 2, 3, 0, ^uint64(0))),
+		// Regression (model): a buffer switch with no spare buffer grows the session by
+		// one before the full buffer is written (found by TestRandomPrograms).
+		enc("regression-growth-before-write", winver.V1607, 3,
+			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
+			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),
+	}
+}
+
+// nineSessions enables one provider from more sessions than a GUID entry has slots:
+// five names, each started, enabled, stopped and started again under the same name.
+func nineSessions() []Op {
+	var ops []Op
+	for round := 0; round < 2; round++ {
+		for s := 0; s < 4; s++ {
+			ops = append(ops, Op{Kind: OpStart, Session: s, BufferKB: 4}, Op{Kind: OpEnable, Session: s, Provider: 0, Level: uint8(s + 1)})
+		}
+	}
+	return append(ops, Op{Kind: OpRegister}, Op{Kind: OpWrite, Level: 1, Payload: 1})
+}
