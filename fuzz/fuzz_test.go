@@ -3,9 +3,9 @@ package fuzz
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
