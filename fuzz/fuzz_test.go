@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 // testdata/fuzz/FuzzInterplay, written from seeds().
 func FuzzInterplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(data)()
 		if err := Run(data); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +105,10 @@ func TestRandomPrograms(t *testing.T) {
 	t.Logf("%d programs: %+v", n, total)
 }
 
-var updateCorpus = flag.Bool("update-corpus", false, "rewrite fuzz/testdata/fuzz/FuzzInterplay from the seeds")
+var (
+	updateCorpus = flag.Bool("update-corpus", false, "rewrite fuzz/testdata/fuzz/FuzzInterplay from the seeds")
+	rawCorpus    = flag.String("raw-corpus", "", "also write each seed's raw bytes into this directory (OSS-Fuzz's corpus format)")
+)
 
 // The committed corpus holds every seed under its readable name, so `go test -fuzz`
 // starts from them and plain `go test` replays them; -update-corpus rewrites it.
@@ -112,6 +117,11 @@ func TestCorpusMatchesSeeds(t *testing.T) {
 	for _, s := range seeds() {
 		file := filepath.Join(dir, s.name)
 		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s.data)
+		if *rawCorpus != "" {
+			if err := os.WriteFile(filepath.Join(*rawCorpus, s.name), s.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if *updateCorpus {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
@@ -126,4 +136,56 @@ func TestCorpusMatchesSeeds(t *testing.T) {
 			t.Errorf("%s is missing or stale (%v); run go test ./fuzz -run TestCorpusMatchesSeeds -update-corpus", file, err)
 		}
 	}
+}
+
+// FuzzConcurrent splits each program across goroutines on a kernel with real logger
+// goroutines; run it with -race. Its corpus starts from FuzzInterplay's seeds.
+func FuzzConcurrent(f *testing.F) {
+	for _, s := range seeds() {
+		f.Add(s.data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(data)()
+		if _, err := RunConcurrent(data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// The concurrent run over random programs from a fixed seed: what `go test -race` always
+// checks, without the fuzzer.
+func TestConcurrentPrograms(t *testing.T) {
+	n := 200
+	if testing.Short() {
+		n = 30
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var total Coverage
+	for i := 0; i < n; i++ {
+		data := make([]byte, 2+rng.IntN(400))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
+		cov, err := RunConcurrent(data)
+		if err != nil {
+			t.Fatalf("input %d (%x): %v", i, data, err)
+		}
+		total.Add(cov)
+	}
+	if total.Delivered == 0 || total.Lost == 0 {
+		t.Fatalf("delivered %d, lost %d: the sample does not exercise the write path", total.Delivered, total.Lost)
+	}
+	t.Logf("%d programs: %d events delivered, %d lost", n, total.Delivered, total.Lost)
+}
+
+// watchdog crashes the process with every goroutine's stack if one input runs for more
+// than 20 seconds (inputs take milliseconds), so a deadlock becomes a reported crasher
+// with its input instead of a silent stall. Call the returned function when done.
+func watchdog(data []byte) (stop func()) {
+	t := time.AfterFunc(20*time.Second, func() {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		panic(fmt.Sprintf("input %x ran for 20 s; goroutines:\n%s", data, buf[:n]))
+	})
+	return func() { t.Stop() }
 }
