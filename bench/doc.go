@@ -1,6 +1,8 @@
 // Package bench holds etwemu's end-to-end benchmarks: events written through the public
 // emu API (EventRegister, StartTrace, EnableTraceEx2, EventWrite) against realistic
-// sessions, compared in the same run with the floor and a mutex-protected buffer.
+// sessions, compared in the same run with the floor, a mutex-protected buffer and a
+// buffered channel. The suite itself is internal/benchsuite; bench/peers (a module of its
+// own) runs it beside zerolog and zap and writes the table of bench/RESULTS.md.
 //
 // Run them with
 //

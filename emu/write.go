@@ -147,8 +147,9 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		seen |= 1 << id
 		// deliver, written out: the call showed in BenchmarkWrite.
 		if tooBig || (errIdx != 0 && !l.Independent()) {
-			l.Lose()
-			tally.count(id, false)
+			if l.Lose() {
+				tally.count(id, false)
+			}
 			continue
 		}
 		switch err := l.Write(proc, &ev); err {
@@ -179,8 +180,9 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 // EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts the event lost.
 func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
 	if tooBig || (errIdx != 0 && !l.Independent()) {
-		l.Lose()
-		tally.count(id, false)
+		if l.Lose() {
+			tally.count(id, false)
+		}
 		return errIdx
 	}
 	switch err := l.Write(proc, ev); err {

@@ -110,6 +110,16 @@ func (l *Logger) Stop() bool {
 		<-l.done
 		return false
 	}
+	// Writers that entered the slow path before collection stopped may still count a
+	// loss or install a buffer; wait for them, so the counters Stop leaves are final.
+	// Writers entering later see collection off and count nothing.
+	for spin := 0; l.slow.Load() != 0; spin++ {
+		if spin < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(10 * time.Microsecond)
+		}
+	}
 	if l.synchronous {
 		l.syncMu.Lock()
 		l.finish()

@@ -73,6 +73,11 @@ type Logger struct {
 	maxBuffers atomic.Uint32 // MaximumBuffers; written by Update under the kernel's control lock
 	flushTimer atomic.Uint32 // FlushTimer; same
 	collecting atomic.Bool   // CollectionOn; cleared once by Stop
+	// slow counts writers inside the slow path (switching buffers or counting a loss), the
+	// emulator's stand-in for the logger rundown reference the kernel's reserve helpers
+	// take. Atomic; writers add and drop, Stop waits for zero after clearing collecting.
+	// The fast path does not touch it: a writer there holds a buffer reference instead.
+	slow atomic.Int64
 
 	// Counters. Atomic; EventsLost is added to by writers, the rest by the logger goroutine.
 	eventsLost      atomic.Uint64

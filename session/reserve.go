@@ -55,7 +55,9 @@ var ErrStopped = errors.New("session: logger is not collecting")
 func (l *Logger) Write(proc int, ev *Event) error {
 	need := (ev.Size + abi.TraceAlignment - 1) &^ (abi.TraceAlignment - 1)
 	if need > l.maxRecord || ev.Size < abi.EventHeaderSize {
-		l.eventsLost.Add(1)
+		if !l.Lose() {
+			return ErrStopped
+		}
 		return winerr.ErrMoreData
 	}
 	streams := l.streams
@@ -143,6 +145,8 @@ func (l *Logger) full(s *stream, idx int, b *Buffer, end, need uint32) error {
 		}
 		b.word.Add(refRelease)
 	}
+	l.slow.Add(1)
+	defer l.slow.Add(-1)
 	err := l.switchBuffer(s, idx, b)
 	if err != nil && err != ErrStopped {
 		l.eventsLost.Add(1)
@@ -165,5 +169,17 @@ func (l *Logger) streamOf(proc int) int {
 
 // Lose counts one event in EventsLost that the caller dropped before reserving: too large
 // for ETW, or not published because another session failed (the write-path rule without
-// EVENT_TRACE_INDEPENDENT_SESSION_MODE).
-func (l *Logger) Lose() { l.eventsLost.Add(1) }
+// EVENT_TRACE_INDEPENDENT_SESSION_MODE). It reports false, counting nothing, once the
+// session has stopped collecting: the event was never the session's (as ErrStopped).
+//
+// A loss is counted inside the slow-path guard, so Stop, which waits for the guard to
+// empty after collection stops, returns final counters no writer changes afterwards.
+func (l *Logger) Lose() bool {
+	l.slow.Add(1)
+	defer l.slow.Add(-1)
+	if !l.collecting.Load() {
+		return false
+	}
+	l.eventsLost.Add(1)
+	return true
+}

@@ -1,0 +1,158 @@
+// Package benchsuite defines etwemu's write benchmark suite once, for the three places
+// that run it: `go test -bench` in bench/, `etwemu bench`, and the peers module in
+// bench/peers, which adds other loggers to the same run.
+package benchsuite
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+)
+
+// Case is one benchmark: its name under BenchmarkWrite, the payload and parallelism it
+// is compared at, and whether it is a baseline (the floor, the ratios' denominator).
+type Case struct {
+	Name     string
+	Payload  int
+	Parallel bool
+	Floor    bool // the floor baseline for this payload and parallelism
+	Run      func(b *testing.B)
+}
+
+// Sessions describes the sessions an emulator case writes to.
+type Sessions struct {
+	Count      int    // sessions enabling the provider
+	BufferKB   uint32 // BufferSize
+	Min, Max   uint32 // MinimumBuffers, MaximumBuffers
+	Shared     bool   // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
+	Level      uint8  // level the sessions enable; events are written at level 4
+	Disabled   bool   // register the provider but enable nothing
+	BufferDesc string // for the name, e.g. "64KBx64"
+}
+
+// standard is the session every case uses unless it varies one setting: 64 KB buffers,
+// 64 to 256 of them, level 5, per-processor buffering, a discarding sink.
+var standard = Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5}
+
+// setup builds a kernel with the sessions s and returns it with the provider's
+// registration.
+func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
+	k, err := emu.New(emu.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(k.Close)
+	prov := guid.FromName("etwemu.bench")
+	r, err := k.EventRegister(prov, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mode := uint32(0)
+	if s.Shared {
+		mode = session.ModeNoPerProcessorBuffers
+	}
+	for i := 0; i < s.Count && !s.Disabled; i++ {
+		h, err := k.StartTrace(fmt.Sprintf("bench-%d", i), &emu.Properties{BufferSize: s.BufferKB,
+			MinimumBuffers: s.Min, MaximumBuffers: s.Max, LogFileMode: mode})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, s.Level, 0, 0, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.GC() // start each measurement without the previous benchmark's garbage
+	return k, r
+}
+
+// Emulator returns a case writing payload-byte events through EventWrite to sessions s.
+func Emulator(name string, payload int, parallel bool, s Sessions) Case {
+	if parallel {
+		name += "/parallel"
+	}
+	return Case{Name: name, Payload: payload, Parallel: parallel, Run: func(b *testing.B) {
+		k, r := setup(b, s)
+		desc := &emu.EventDescriptor{ID: 1, Level: 4, Keyword: 1}
+		data := make([]byte, payload)
+		benchbase.Run(b, payload, parallel, func() { k.EventWrite(r, desc, data) })
+		var lost uint64
+		for _, l := range k.Sessions() {
+			lost += l.Stats().EventsLost
+		}
+		b.ReportMetric(float64(lost)/float64(b.N), "lost/op")
+	}}
+}
+
+// Baselines returns the floor, the mutex and the channel baselines at payload bytes.
+func Baselines(payload int, parallel bool) []Case {
+	suffix := ""
+	if parallel {
+		suffix = "/parallel"
+	}
+	name := func(what string) string { return fmt.Sprintf("payload=%d/%s%s", payload, what, suffix) }
+	return []Case{
+		{Name: name("floor"), Payload: payload, Parallel: parallel, Floor: true, Run: func(b *testing.B) { benchbase.Floor(b, payload, parallel) }},
+		{Name: name("mutex"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Mutex(b, payload, parallel) }},
+		{Name: name("chan"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Chan(b, payload, parallel) }},
+	}
+}
+
+// Full is the whole suite: payloads 16, 64, 512 and 4096 bytes to 1, 2 and 8 sessions;
+// the disabled and level-filtered cases; buffer size and count; per-processor buffering
+// against EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING; each on one goroutine and with
+// RunParallel (GOMAXPROCS goroutines), and the baselines at every payload.
+func Full() []Case {
+	var out []Case
+	both := func(f func(parallel bool) []Case) {
+		out = append(out, f(false)...)
+		out = append(out, f(true)...)
+	}
+	for _, payload := range []int{16, 64, 512, 4096} {
+		for _, n := range []int{1, 2, 8} {
+			s := standard
+			s.Count = n
+			both(func(p bool) []Case {
+				return []Case{Emulator(fmt.Sprintf("payload=%d/sessions=%d", payload, n), payload, p, s)}
+			})
+		}
+		both(func(p bool) []Case { return Baselines(payload, p) })
+	}
+	variants := []struct {
+		name string
+		s    Sessions
+	}{
+		{"payload=64/disabled", Sessions{Disabled: true}},
+		{"payload=64/sessions=1/filtered", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 2}},
+		{"payload=64/sessions=1/buffers=4KBx16", Sessions{Count: 1, BufferKB: 4, Min: 16, Max: 16, Level: 5}},
+		{"payload=64/sessions=1/buffers=1MBx8", Sessions{Count: 1, BufferKB: 1024, Min: 8, Max: 8, Level: 5}},
+		{"payload=64/sessions=1/shared", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5, Shared: true}},
+	}
+	for _, v := range variants {
+		both(func(p bool) []Case { return []Case{Emulator(v.name, 64, p, v.s)} })
+	}
+	return out
+}
+
+// Short is the part of the suite `etwemu bench` runs by default: 64- and 512-byte events
+// to one and two sessions, the disabled case and the baselines, single and parallel.
+func Short() []Case {
+	var out []Case
+	for _, p := range []bool{false, true} {
+		out = append(out, Emulator("payload=64/disabled", 64, p, Sessions{Disabled: true}))
+		for _, payload := range []int{64, 512} {
+			for _, n := range []int{1, 2} {
+				s := standard
+				s.Count = n
+				out = append(out, Emulator(fmt.Sprintf("payload=%d/sessions=%d", payload, n), payload, p, s))
+			}
+			out = append(out, Baselines(payload, p)...)
+		}
+	}
+	return out
+}

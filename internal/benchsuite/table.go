@@ -1,0 +1,67 @@
+package benchsuite
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Result is one case's measurement.
+type Result struct {
+	Case
+	testing.BenchmarkResult
+}
+
+// Measure runs each case with testing.Benchmark (so -test.benchtime applies) and calls
+// progress before each; it returns the results in order.
+func Measure(cases []Case, progress func(i int, c Case)) []Result {
+	out := make([]Result, 0, len(cases))
+	for i, c := range cases {
+		if progress != nil {
+			progress(i, c)
+		}
+		out = append(out, Result{c, testing.Benchmark(c.Run)})
+	}
+	return out
+}
+
+// NsPerOp is the time per event, in nanoseconds.
+func (r Result) NsPerOp() float64 {
+	if r.N == 0 {
+		return 0
+	}
+	return float64(r.T.Nanoseconds()) / float64(r.N)
+}
+
+// Table formats results as a Markdown table with, for every row, its time per event
+// against the floor's at the same payload and parallelism.
+func Table(results []Result) string {
+	floor := map[string]float64{}
+	key := func(c Case) string { return fmt.Sprint(c.Payload, c.Parallel) }
+	for _, r := range results {
+		if r.Floor {
+			floor[key(r.Case)] = r.NsPerOp()
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| benchmark | ns/op | MB/s | events/s | lost/op | B/op | allocs/op | × floor |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range results {
+		ns := r.NsPerOp()
+		mbs, evs, ratio := "", "", ""
+		if ns > 0 {
+			mbs = fmt.Sprintf("%.0f", float64(r.Payload)*1e3/ns)
+			evs = fmt.Sprintf("%.1f M", 1e3/ns)
+		}
+		if f := floor[key(r.Case)]; f > 0 && ns > 0 {
+			ratio = fmt.Sprintf("%.2f", ns/f)
+		}
+		lost := ""
+		if v, ok := r.Extra["lost/op"]; ok {
+			lost = fmt.Sprintf("%.3g", v)
+		}
+		fmt.Fprintf(&b, "| `%s` | %.2f | %s | %s | %s | %d | %d | %s |\n",
+			r.Name, ns, mbs, evs, lost, r.AllocedBytesPerOp(), r.AllocsPerOp(), ratio)
+	}
+	return b.String()
+}
