@@ -82,4 +82,3 @@ func isChan(c benchsuite.Case) bool {
 	}
 	return len(c.Name) >= len(suffix) && c.Name[len(c.Name)-len(suffix):] == suffix
 }
-

@@ -21,8 +21,8 @@ var commands map[string]command
 func init() {
 	commands = map[string]command{
 		"bench": {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
-		"demo": {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
-		"help": {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+		"demo":  {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
+		"help":  {"list the commands, or show one command's flags: etwemu help demo", runHelp},
 	}
 }
 
