@@ -61,3 +61,39 @@ func TestDemoReport(t *testing.T) {
 		t.Fatalf("report incomplete:\n%s", s)
 	}
 }
+
+// etwemu bench runs the short suite with a progress line per benchmark and prints a
+// table with one row per benchmark, the floors at 1.00.
+func TestBenchTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-benchtime", "2ms"}, &out, &errb); code != 0 {
+		t.Fatalf("bench: code %d, %s", code, errb.String())
+	}
+	s := out.String()
+	progress := regexp.MustCompile(`(?m)^  \[(\d+)/(\d+)\] `).FindAllStringSubmatch(s, -1)
+	rows := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([0-9.]+) \\|.*\\| ([0-9.]*) \\|$").FindAllStringSubmatch(s, -1)
+	if len(progress) == 0 || len(rows) != len(progress) {
+		t.Fatalf("%d progress lines, %d table rows:\n%s", len(progress), len(rows), s)
+	}
+	floors := 0
+	for _, r := range rows {
+		if strings.Contains(r[1], "/floor") {
+			floors++
+			if r[3] != "1.00" {
+				t.Errorf("floor row %s has ratio %q, want 1.00", r[1], r[3])
+			}
+		}
+		if ns, _ := strconv.ParseFloat(r[2], 64); ns <= 0 {
+			t.Errorf("row %s: ns/op %q", r[1], r[2])
+		}
+	}
+	if floors == 0 {
+		t.Fatal("no floor rows")
+	}
+	if code := run([]string{"bench", "-benchtime", "0s"}, &out, &errb); code != 2 {
+		t.Fatalf("zero benchtime: code %d", code)
+	}
+	if code := run([]string{"help", "bench"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-full") {
+		t.Fatalf("help bench: code %d", code)
+	}
+}

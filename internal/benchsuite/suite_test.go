@@ -1,0 +1,45 @@
+package benchsuite
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The full suite covers every dimension the benchmark names promise, once each.
+func TestFullSuiteNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range Full() {
+		if seen[c.Name] {
+			t.Errorf("duplicate benchmark %s", c.Name)
+		}
+		seen[c.Name] = true
+	}
+	for _, want := range []string{
+		"payload=16/sessions=1", "payload=4096/sessions=8/parallel", "payload=64/disabled",
+		"payload=64/sessions=1/filtered", "payload=64/sessions=1/buffers=4KBx16",
+		"payload=64/sessions=1/shared/parallel", "payload=512/floor", "payload=4096/chan/parallel",
+	} {
+		if !seen[want] {
+			t.Errorf("suite has no %s", want)
+		}
+	}
+}
+
+// Ratios are to the floor of the same payload and parallelism.
+func TestTableRatios(t *testing.T) {
+	mk := func(name string, payload int, parallel, floor bool, ns time.Duration) Result {
+		r := Result{Case: Case{Name: name, Payload: payload, Parallel: parallel, Floor: floor}}
+		r.N, r.T = 1000, 1000*ns
+		return r
+	}
+	table := Table([]Result{
+		mk("a/floor", 64, false, true, 20), mk("a/emu", 64, false, false, 30),
+		mk("a/floor/parallel", 64, true, true, 10), mk("a/emu/parallel", 64, true, false, 30),
+	})
+	for _, want := range []string{"| `a/emu` | 30.00 |", "| 1.50 |", "| `a/emu/parallel` | 30.00 |", "| 3.00 |"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
