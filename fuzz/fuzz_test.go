@@ -54,10 +54,7 @@ func TestModelCatchesInjectedFaults(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
 			start := time.Now()
 			for i := 0; i < 5000; i++ {
-				data := make([]byte, 20+rng.IntN(200))
-				for j := range data {
-					data[j] = byte(rng.Uint32())
-				}
+				data := randomInput(rng, 200)
 				err := Run(data)
 				if err == nil {
 					continue
@@ -83,10 +80,7 @@ func TestRandomPrograms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var total Coverage
 	for i := 0; i < n; i++ {
-		data := make([]byte, 2+rng.IntN(400))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
+		data := randomInput(rng, 400)
 		cov, err := RunProgram(Decode(data))
 		if err != nil {
 			t.Fatalf("input %d (%x): %v", i, data, err)
@@ -162,10 +156,7 @@ func TestConcurrentPrograms(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var total Coverage
 	for i := 0; i < n; i++ {
-		data := make([]byte, 2+rng.IntN(400))
-		for j := range data {
-			data[j] = byte(rng.Uint32())
-		}
+		data := randomInput(rng, 400)
 		cov, err := RunConcurrent(data)
 		if err != nil {
 			t.Fatalf("input %d (%x): %v", i, data, err)
@@ -188,4 +179,13 @@ func watchdog(data []byte) (stop func()) {
 		panic(fmt.Sprintf("input %x ran for 20 s; goroutines:\n%s", data, buf[:n]))
 	})
 	return func() { t.Stop() }
+}
+
+// randomInput returns 2 to max+1 random bytes.
+func randomInput(rng *rand.Rand, max int) []byte {
+	data := make([]byte, 2+rng.IntN(max))
+	for j := range data {
+		data[j] = byte(rng.Uint32())
+	}
+	return data
 }

@@ -15,22 +15,11 @@ import (
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
 	full := fs.Bool("full", false, "run the whole suite of bench/ (about 60 benchmarks) instead of the short one")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) with a\nprogress line and prints a table: time per event, throughput, events lost, allocations,\nand each time against the floor (the least any per-processor tracer must do) at the\nsame payload. Other loggers (zerolog, zap) are in the separate module bench/peers.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "etwemu bench: unexpected arguments %q\n", fs.Args())
-		return 2
+	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) with a\nprogress line and prints a table: time per event, throughput, events lost, allocations,\nand each time against the floor (the least any per-processor tracer must do) at the\nsame payload. Other loggers (zerolog, zap) are in the separate module bench/peers."
+	if code := parseFlags(fs, about, args, stderr); code >= 0 {
+		return code
 	}
 	if *benchtime <= 0 {
 		fmt.Fprintln(stderr, "etwemu bench: -benchtime must be positive")

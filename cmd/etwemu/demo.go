@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,7 +47,6 @@ var demoProviders = []demoProvider{
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	cfg := demoConfig{version: winver.Default}
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "how long the writers run")
 	fs.IntVar(&cfg.payload, "payload", 64, "payload bytes per event (0 to 65000)")
 	fs.UintVar(&cfg.bufferKB, "buffer-kb", 64, "session BufferSize in KB")
@@ -58,19 +56,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&cfg.version, "version", "Windows version to emulate (5.0 ... 6.3, 10.0, 1511 ... 2004)")
 	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses.\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "etwemu demo: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses."
+	if code := parseFlags(fs, about, args, stderr); code >= 0 {
+		return code
 	}
 	if cfg.payload < 0 || cfg.payload > 65000 || cfg.procs < 1 || cfg.duration <= 0 {
 		fmt.Fprintln(stderr, "etwemu demo: -payload must be 0..65000, -processors at least 1, -duration positive")

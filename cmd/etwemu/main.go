@@ -4,6 +4,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -75,4 +77,25 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return c.run([]string{"-h"}, stdout, stdout)
+}
+
+// parseFlags parses a command's flags with usage text about (printed before the flag
+// list) and no positional arguments. It returns the exit code to stop with, or -1 to go on.
+func parseFlags(fs *flag.FlagSet, about string, args []string, stderr io.Writer) int {
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), about+"\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return 2
+	}
+	return -1
 }
