@@ -71,14 +71,18 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// slowSink counts buffers and sleeps on each, like a sink writing to a slow disk.
-type slowSink struct{ delay time.Duration }
+// slowSink counts the buffers and events it receives and sleeps on each buffer, like a
+// sink writing to a slow disk.
+type slowSink struct {
+	delay time.Duration
+	session.Counter
+}
 
-func (s slowSink) WriteBuffer([]byte) error {
+func (s *slowSink) WriteBuffer(b []byte) error {
 	if s.delay > 0 {
 		time.Sleep(s.delay)
 	}
-	return nil
+	return s.Counter.WriteBuffer(b)
 }
 
 func demo(cfg demoConfig, out io.Writer) error {
@@ -90,7 +94,7 @@ func demo(cfg demoConfig, out io.Writer) error {
 
 	props := &emu.Properties{
 		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
-		Sink: slowSink{cfg.slowSink},
+		Sink: &slowSink{delay: cfg.slowSink},
 	}
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
@@ -158,6 +162,18 @@ func demo(cfg demoConfig, out io.Writer) error {
 	stop.Store(true)
 	wg.Wait()
 	elapsed := time.Since(start)
+
+	// With the writers done, walk the live kernel for broken invariants; the session's
+	// sink counts events, so conservation is checked too.
+	checker := emu.NewChecker(k)
+	checker.Accepted(logger, delivered.Load())
+	if vs := checker.Check(); len(vs) > 0 {
+		for _, v := range vs {
+			fmt.Fprintf(out, "invariant broken: %v\n", v)
+		}
+		return fmt.Errorf("%d invariants broken", len(vs))
+	}
+	fmt.Fprintln(out, "invariant check: GUID table, registrations, logger table, buffers and event conservation all hold")
 	var final emu.Properties
 	if err := k.StopTrace(h, "", &final); err != nil {
 		return fmt.Errorf("StopTrace: %w", err)
