@@ -75,31 +75,34 @@ func Mutex(b *testing.B, size int, parallel bool) {
 	})
 }
 
-// chanDepth is the channel baseline's buffer: as many records as the floor's ring holds
-// of 64-byte events, so producers rarely wait for the consumer.
+// chanDepth is the channel baseline's depth: records in flight between the writers and
+// the consumer.
 const chanDepth = 1024
 
-// Chan benchmarks the Go-idiomatic design: each event is encoded (the same clock read and
-// copy) into a record from a preallocated ring and sent on a buffered channel, which one
-// consumer goroutine drains, as a logger goroutine would.
+// Chan benchmarks the Go-idiomatic design: a writer takes a preallocated record from a
+// free channel, encodes the event into it (the same clock read and copy) and sends it on a
+// buffered channel, which one consumer goroutine drains, handing each record back, as a
+// logger goroutine would.
 func Chan(b *testing.B, size int, parallel bool) {
 	clk, _ := clock.New(clock.QPC)
 	rec := abi.Align(abi.EventHeaderSize + size)
-	ring := make([]byte, ringSize+rec)
-	var next atomic.Uint64
+	free := make(chan []byte, chanDepth)
+	for i := 0; i < chanDepth; i++ {
+		free <- make([]byte, rec)
+	}
 	ch := make(chan []byte, chanDepth)
 	done := make(chan struct{})
 	go func() {
 		for r := range ch {
 			_ = r[0] // the consumer touches what it receives
+			free <- r
 		}
 		close(done)
 	}()
 	var hdr [abi.EventHeaderSize]byte
 	payload := make([]byte, size)
 	Run(b, size, parallel, func() {
-		off := (next.Add(uint64(rec)) - uint64(rec)) % ringSize
-		r := ring[off : off+uint64(rec)]
+		r := <-free
 		ts := clk.Now()
 		copy(r, hdr[:])
 		r[abi.OffEventTimeStamp] = byte(ts)
