@@ -9,7 +9,6 @@ import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -176,13 +175,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpUnregister:
 			err = k.EventUnregister(reg(o.Reg))
 		case OpEnable, OpDisable, OpCapture:
-			code := map[Kind]regentry.ControlCode{OpEnable: regentry.ControlEnable, OpDisable: regentry.ControlDisable,
-				OpCapture: regentry.ControlCaptureState}[o.Kind]
-			var params *emu.EnableParameters
-			if o.Group {
-				params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
-			}
-			err = k.EnableTraceEx2(h, providers[o.Provider], code, o.Level, o.Any, o.All, params)
+			err = k.EnableTraceEx2(h, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
 		case OpWrite:
 			d := &emu.EventDescriptor{ID: 2, Level: o.Level, Keyword: o.Any}
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
@@ -192,11 +185,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 				}
 			}
 		case OpTraits:
-			blob := regentry.BuildTraits("fuzz")
-			if o.Group {
-				blob = regentry.BuildTraits("fuzz", regentry.GroupTrait(providers[o.Provider]))
-			}
-			err = k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, blob)
+			err = k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob())
 		}
 		if _, ok := winerr.Code(err); !ok {
 			return fmt.Errorf("%v returned an error without a Windows code: %v", o, err)

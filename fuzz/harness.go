@@ -242,13 +242,7 @@ func (h *harness) step(o Op) error {
 		return h.sameErr(o, err, werr)
 
 	case OpEnable, OpDisable, OpCapture:
-		code := map[Kind]regentry.ControlCode{OpEnable: regentry.ControlEnable, OpDisable: regentry.ControlDisable,
-			OpCapture: regentry.ControlCaptureState}[o.Kind]
-		var params *emu.EnableParameters
-		if o.Group {
-			params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
-		}
-		err := k.EnableTraceEx2(th, providers[o.Provider], code, o.Level, o.Any, o.All, params)
+		err := k.EnableTraceEx2(th, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
 		var werr error
 		switch {
 		case m.version < winver.V6_0: // no ETW_GUID_ENTRY enablement before 6.0
@@ -258,7 +252,7 @@ func (h *harness) step(o Op) error {
 		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound
 		default:
-			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(code), o.Level, o.Any, o.All)
+			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(o.enableCode()), o.Level, o.Any, o.All)
 		}
 		return h.sameErr(o, err, werr)
 
@@ -287,13 +281,7 @@ func (h *harness) step(o Op) error {
 
 	case OpTraits:
 		r, mr := h.reg(o.Reg)
-		var blob []byte
-		if o.Group {
-			blob = regentry.BuildTraits("fuzz", regentry.GroupTrait(providers[o.Provider]))
-		} else {
-			blob = regentry.BuildTraits("fuzz")
-		}
-		err := k.EventSetInformation(r, emu.EventProviderSetTraits, blob)
+		err := k.EventSetInformation(r, emu.EventProviderSetTraits, o.traitsBlob())
 		var werr error
 		switch {
 		case mr == nil || mr.closed:

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -109,6 +112,35 @@ func (o Op) String() string {
 		return fmt.Sprintf("traits r%d group p%d", o.Reg, o.Provider)
 	}
 	return o.Kind.String()
+}
+
+// enableCode is the EVENT_CONTROL_CODE of an enable, disable or capture operation.
+func (o Op) enableCode() regentry.ControlCode {
+	switch o.Kind {
+	case OpDisable:
+		return regentry.ControlDisable
+	case OpCapture:
+		return regentry.ControlCaptureState
+	}
+	return regentry.ControlEnable
+}
+
+// enableParams is what an enable, disable or capture operation passes as
+// ENABLE_TRACE_PARAMETERS: the provider-group property for a group, else nothing.
+func (o Op) enableParams() *emu.EnableParameters {
+	if !o.Group {
+		return nil
+	}
+	return &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+}
+
+// traitsBlob is the provider traits a traits operation sets: a name, and the group
+// trait when it joins a group.
+func (o Op) traitsBlob() []byte {
+	if !o.Group {
+		return regentry.BuildTraits("fuzz")
+	}
+	return regentry.BuildTraits("fuzz", regentry.GroupTrait(providers[o.Provider]))
 }
 
 // Program is a decoded input: the kernel to build and the operations to run on it.

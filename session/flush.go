@@ -114,11 +114,7 @@ func (l *Logger) Stop() bool {
 	// loss or install a buffer; wait for them, so the counters Stop leaves are final.
 	// Writers entering later see collection off and count nothing.
 	for spin := 0; l.slow.Load() != 0; spin++ {
-		if spin < 64 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(10 * time.Microsecond)
-		}
+		backoff(spin)
 	}
 	if l.synchronous {
 		l.syncMu.Lock()
@@ -191,11 +187,7 @@ func (l *Logger) waitClose(b *Buffer) uint32 {
 		if end, ok := b.tryClose(l.bufSize); ok {
 			return end
 		}
-		if spin < 64 {
-			runtime.Gosched()
-		} else {
-			time.Sleep(10 * time.Microsecond)
-		}
+		backoff(spin)
 	}
 }
 
@@ -261,5 +253,15 @@ func (l *Logger) grow() {
 	l.freeMu.Unlock()
 	if n > 0 && l.collecting.Load() {
 		l.allocate(n)
+	}
+}
+
+// backoff waits a little before the spin-th retry of a wait on writers: it yields the
+// processor at first, then sleeps, so a writer descheduled mid-write gets to finish.
+func backoff(spin int) {
+	if spin < 64 {
+		runtime.Gosched()
+	} else {
+		time.Sleep(10 * time.Microsecond)
 	}
 }

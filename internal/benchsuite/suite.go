@@ -27,13 +27,12 @@ type Case struct {
 
 // Sessions describes the sessions an emulator case writes to.
 type Sessions struct {
-	Count      int    // sessions enabling the provider
-	BufferKB   uint32 // BufferSize
-	Min, Max   uint32 // MinimumBuffers, MaximumBuffers
-	Shared     bool   // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
-	Level      uint8  // level the sessions enable; events are written at level 4
-	Disabled   bool   // register the provider but enable nothing
-	BufferDesc string // for the name, e.g. "64KBx64"
+	Count    int    // sessions enabling the provider
+	BufferKB uint32 // BufferSize
+	Min, Max uint32 // MinimumBuffers, MaximumBuffers
+	Shared   bool   // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
+	Level    uint8  // level the sessions enable; events are written at level 4
+	Disabled bool   // register the provider but enable nothing
 }
 
 // standard is the session every case uses unless it varies one setting: 64 KB buffers,
