@@ -84,7 +84,7 @@ func TestAdjustRejects(t *testing.T) {
 		msg  string
 	}{
 		"seq+circ": {winver.V5_0, Properties{LogFileMode: ModeFileSequential | ModeFileCircular}, winerr.ErrInvalidParameter,
-			"ERROR_INVALID_PARAMETER (87): EVENT_TRACE_FILE_MODE_SEQUENTIAL is invalid with EVENT_TRACE_FILE_MODE_CIRCULAR (5.0 and higher)"},
+			"ERROR_INVALID_PARAMETER (87): EVENT_TRACE_FILE_MODE_SEQUENTIAL is invalid with EVENT_TRACE_FILE_MODE_CIRCULAR (5.0 and later)"},
 		"buffering+seq": {winver.V6_0, Properties{LogFileMode: ModeBuffering | ModeFileSequential}, winerr.ErrInvalidParameter, ""},
 		"clock":         {winver.V2004, Properties{ClockType: 9}, winerr.ErrInvalidParameter, ""},
 		"private":       {winver.V2004, Properties{LogFileMode: ModePrivateLogger}, winerr.ErrNotSupported, ""},

@@ -22,11 +22,12 @@ func (r Range) Contains(v Version) bool {
 	return v >= r.From && (r.To == 0 || v <= r.To)
 }
 
-// String writes the range the way the notes do: "6.2 and higher", "6.0 only", "6.1 to 6.2".
+// String writes the range as error messages and the notes do: "6.2 and later" (the
+// notes write "and higher"), "6.0 only", "6.1 to 6.2".
 func (r Range) String() string {
 	switch {
 	case r.To == 0:
-		return r.From.String() + " and higher"
+		return r.From.String() + " and later"
 	case r.From == r.To:
 		return r.From.String() + " only"
 	default:

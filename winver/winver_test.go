@@ -43,7 +43,7 @@ func TestRangeAndSteps(t *testing.T) {
 	if !Since(V1607).Contains(V2004) || Since(V1607).Contains(V1511) {
 		t.Fatal("Since is wrong")
 	}
-	if s := Since(V6_2).String(); s != "6.2 and higher" {
+	if s := Since(V6_2).String(); s != "6.2 and later" {
 		t.Fatal(s)
 	}
 	if s := Only(V6_0).String(); s != "6.0 only" {
