@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 )
@@ -21,8 +22,11 @@ func (v Violation) String() string { return v.Rule + ": " + v.Detail }
 // Checker walks a live kernel and reports every broken invariant: the rules of
 // guidtable.Table.Check and session.Logger.Check, and these of the kernel's own:
 //
-//   - logger-table: a running logger sits at its own id, below the version's table size,
-//     under its own name, with a handle no other running logger has.
+//   - logger-table: a running logger sits at its own id, below the version's table size
+//     (a private logger: in the ids after the kernel's table), under its own name, with a
+//     handle no other running logger has.
+//   - system-logger: a running EVENT_TRACE_SYSTEM_LOGGER_MODE session holds exactly the
+//     system-logger slot it records, and each used slot holds such a session.
 //   - slot-target: every used enable slot names a running (or stopping) logger and
 //     routes to that logger.
 //   - reg-link: an open registration is on exactly one trace list, its GUID entry's, and
@@ -73,8 +77,12 @@ func (c *Checker) Check() []Violation {
 			continue
 		}
 		loggers[uint16(i)] = l
-		if int(l.ID()) != i || i >= limit {
-			report("logger-table", fmt.Sprintf("logger %q has id %d in slot %d (table size %d)", l.Name(), l.ID(), i, limit))
+		private := l.Kind() == logmode.Private
+		if int(l.ID()) != i || (!private && i >= limit) || (private && i < session.MaxLoggers) {
+			report("logger-table", fmt.Sprintf("%v %q has id %d in slot %d (kernel table size %d)", l.Kind(), l.Name(), l.ID(), i, limit))
+		}
+		if si, ok := l.SystemLoggerIndex(); ok && (si < 0 || si >= MaxSystemLoggers || k.sysLoggers[si] != l) {
+			report("system-logger", fmt.Sprintf("system logger %q does not hold its slot %d", l.Name(), si))
 		}
 		if id, ok := k.names[lowerName(l.Name())]; !ok || id != uint16(i) {
 			report("logger-table", fmt.Sprintf("logger %q in slot %d is registered under id %d (found %v)", l.Name(), i, id, ok))
@@ -83,6 +91,14 @@ func (c *Checker) Check() []Violation {
 			report("logger-table", fmt.Sprintf("loggers %d and %d share handle %#x", j, i, uint64(handleOf(l))))
 		}
 		handles[handleOf(l)] = uint16(i)
+	}
+	for i, l := range k.sysLoggers {
+		if l == nil {
+			continue
+		}
+		if si, ok := l.SystemLoggerIndex(); !ok || si != i || loggers[l.ID()] != l {
+			report("system-logger", fmt.Sprintf("system-logger slot %d holds %q, which is not a running system logger of that slot", i, l.Name()))
+		}
 	}
 	for name, id := range k.names {
 		if loggers[id] == nil {

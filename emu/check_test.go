@@ -6,6 +6,7 @@ import (
 
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/fault"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -34,7 +35,7 @@ func TestCheckerCleanKernel(t *testing.T) {
 	defer k.Close()
 	c := NewChecker(k)
 	sink := &session.Counter{}
-	h, err := k.StartTrace("checked", &Properties{BufferSize: 4, Sink: sink})
+	h, err := k.StartTrace("checked", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestCheckerCatchesStaleMaskBit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.Close()
-	h, _ := k.StartTrace("s", &Properties{BufferSize: 4})
+	h, _ := k.StartTrace("s", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4})
 	r, _ := k.EventRegister(provA, nil, nil)
 	k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
 	c := NewChecker(k)

@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
 func TestStartTraceAdjustsAndAssignsIDs(t *testing.T) {
 	k := newKernel(t, winver.V2004)
-	p := &Properties{BufferSize: 1, MinimumBuffers: 1}
+	p := &Properties{LogFileMode: logmode.RealTime, BufferSize: 1, MinimumBuffers: 1}
 	h, err := k.StartTrace("first", p)
 	if err != nil {
 		t.Fatal(err)
@@ -22,22 +23,22 @@ func TestStartTraceAdjustsAndAssignsIDs(t *testing.T) {
 	if p.BufferSize != 4 || p.MinimumBuffers != 4 || p.MaximumBuffers != 26 || p.NumberOfBuffers != 4 {
 		t.Fatalf("adjusted properties not written back: %+v", p)
 	}
-	hk, err := k.StartTrace(KernelLoggerName, &Properties{GUID: SystemTraceControlGUID})
+	hk, err := k.StartTrace(KernelLoggerName, &Properties{LogFileMode: logmode.RealTime, GUID: SystemTraceControlGUID})
 	if err != nil || hk.LoggerID() != 0 {
 		t.Fatalf("NT Kernel Logger: id %d, %v", hk.LoggerID(), err)
 	}
-	hg, err := k.StartTrace(GlobalLoggerName, &Properties{})
+	hg, err := k.StartTrace(GlobalLoggerName, &Properties{LogFileMode: logmode.RealTime})
 	if err != nil || hg.LoggerID() != 1 {
 		t.Fatalf("GlobalLogger: id %d, %v", hg.LoggerID(), err)
 	}
-	if _, err := k.StartTrace("FIRST", &Properties{}); !errors.Is(err, winerr.ErrAlreadyExists) {
+	if _, err := k.StartTrace("FIRST", &Properties{LogFileMode: logmode.RealTime}); !errors.Is(err, winerr.ErrAlreadyExists) {
 		t.Fatalf("duplicate name in other case: %v", err)
 	}
-	if _, err := k.StartTrace("other", &Properties{GUID: SystemTraceControlGUID}); !errors.Is(err, winerr.ErrInvalidParameter) {
+	if _, err := k.StartTrace("other", &Properties{LogFileMode: logmode.RealTime, GUID: SystemTraceControlGUID}); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("SystemTraceControlGuid with another name: %v", err)
 	}
 	for _, name := range []string{"", strings.Repeat("x", 1025)} {
-		if _, err := k.StartTrace(name, &Properties{}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		if _, err := k.StartTrace(name, &Properties{LogFileMode: logmode.RealTime}); !errors.Is(err, winerr.ErrInvalidParameter) {
 			t.Fatalf("name of %d chars: %v", len(name), err)
 		}
 	}
@@ -50,7 +51,7 @@ func TestLoggerTableFullByVersion(t *testing.T) {
 	k := newKernel(t, winver.V5_0) // 32 slots, ids 2..31 for ordinary sessions
 	n := 0
 	for ; n < 40; n++ {
-		if _, err := k.StartTrace("s"+itoa(n), &Properties{BufferSize: 4}); err != nil {
+		if _, err := k.StartTrace("s"+itoa(n), &Properties{LogFileMode: logmode.RealTime, BufferSize: 4}); err != nil {
 			if !errors.Is(err, winerr.ErrNoSystemResources) {
 				t.Fatalf("session %d: %v", n, err)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -15,7 +16,7 @@ func Example() {
 	k, _ := emu.New(emu.Config{Version: winver.V2004, Processors: 4})
 	defer k.Close()
 	sink := &session.MemorySink{}
-	props := &emu.Properties{BufferSize: 64, Sink: sink}
+	props := &emu.Properties{LogFileMode: logmode.RealTime, BufferSize: 64, Sink: sink}
 	h, _ := k.StartTrace("MySession", props)
 	prov := guid.FromName("My.Provider")
 	reg, _ := k.EventRegister(prov, nil, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -23,10 +24,12 @@ func newKernel(t testing.TB, v winver.Version) *Kernel {
 	return k
 }
 
+// startMem starts a real-time session (the memory sink stands for its consumer) with the
+// extra mode bits given.
 func startMem(t testing.TB, k *Kernel, name string, mode uint32) (TraceHandle, *session.MemorySink) {
 	t.Helper()
 	sink := &session.MemorySink{}
-	h, err := k.StartTrace(name, &Properties{BufferSize: 4, LogFileMode: mode, Sink: sink})
+	h, err := k.StartTrace(name, &Properties{BufferSize: 4, LogFileMode: logmode.RealTime | mode, Sink: sink})
 	if err != nil {
 		t.Fatal(err)
 	}

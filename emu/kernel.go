@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/regentry"
@@ -45,7 +46,8 @@ type Kernel struct {
 	sync    bool           // Config.Synchronous; immutable
 
 	// loggers is the logger table. Atomic pointers; written under mu, read by writers.
-	loggers [session.MaxLoggers]atomic.Pointer[session.Logger]
+	// Ids from session.MaxLoggers on are private loggers'.
+	loggers [session.LoggerIDs]atomic.Pointer[session.Logger]
 
 	mu        sync.Mutex
 	names     map[string]uint16            // lower-cased session name -> id; protected by mu
@@ -54,6 +56,11 @@ type Kernel struct {
 	regIndex  uint16                       // last registration index; protected by mu
 	regs      map[*regentry.Entry]struct{} // open registrations; protected by mu
 	closed    bool                         // protected by mu
+	// sysLoggers are the system-logger slots (EtwpSystemLogger[8]); protected by mu.
+	sysLoggers [MaxSystemLoggers]*session.Logger
+	// permits are the SECURE_MODE permission sets by session GUID; the maps are
+	// immutable once stored. Protected by mu.
+	permits map[guid.GUID]session.Permits
 
 	guids  *guidtable.Table
 	traits regentry.TraitsTable
@@ -85,7 +92,7 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	return &Kernel{
 		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency, sync: cfg.Synchronous,
-		names: map[string]uint16{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
+		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
 		guids: guidtable.New(cfg.Version),
 	}, nil
 }
@@ -121,7 +128,9 @@ func (k *Kernel) Close() {
 	}
 	k.mu.Unlock()
 	for _, h := range hs {
-		k.ControlTrace(h, "", nil, ControlStop)
+		if l := k.Session(h); l != nil {
+			k.stop(l) // shutdown stops even EVENT_TRACE_NONSTOPPABLE_MODE sessions
+		}
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
 )
 
 // Properties is EVENT_TRACE_PROPERTIES; see session.Properties.
@@ -26,14 +29,30 @@ func handleOf(l *session.Logger) TraceHandle {
 
 // Well-known sessions (evntrace.h).
 var (
-	SystemTraceControlGUID = guid.MustParse("9e814aad-3204-11d2-9a82-006008a86939") // SystemTraceControlGuid
+	SystemTraceControlGUID = logmode.SystemTraceControlGUID // SystemTraceControlGuid
 )
 
 const (
-	KernelLoggerName = "NT Kernel Logger" // KERNEL_LOGGER_NAME, logger id 0
-	GlobalLoggerName = "GlobalLogger"     // GLOBAL_LOGGER_NAME, logger id 1
+	KernelLoggerName = logmode.KernelLoggerName // KERNEL_LOGGER_NAME, logger id 0
+	GlobalLoggerName = "GlobalLogger"           // GLOBAL_LOGGER_NAME, logger id 1
 	maxNameLength    = 1024
 )
+
+// MaxSystemLoggers is how many sessions may run with EVENT_TRACE_SYSTEM_LOGGER_MODE
+// (ETW_SYSTEM_LOGGER_SETTINGS.EtwpSystemLogger[8]).
+const MaxSystemLoggers = 8
+
+// privateLimit is how many private loggers one process may run: one (MS-PLA: "only one
+// private session per process") until 1703, which documents "a limit of 8 ... private
+// loggers to an individual process". [UNCERTAIN: which release between them raised it
+// is not public; the emulator keeps one until 1703.]
+var privateLimit = winver.Steps[int]{{Since: winver.V5_0, Value: 1}, {Since: winver.V1703, Value: session.MaxPrivateLoggers}}
+
+// privateNeedsProvider: until 1703 a private logger's Wnode.Guid must be the GUID of a
+// provider already registered in the process, unless EVENT_TRACE_PRIVATE_IN_PROC is set;
+// from 1703 "the provider no longer needs to be registered prior to ... starting the
+// private session" (MSDOC configuring-and-starting-a-private-logger-session).
+var privateNeedsProvider = winver.Steps[bool]{{Since: winver.V5_0, Value: true}, {Since: winver.V1703, Value: false}}
 
 // ControlCode is an EVENT_TRACE_CONTROL_* code for ControlTrace.
 type ControlCode uint32
@@ -49,13 +68,21 @@ const (
 )
 
 // StartTrace starts a session named name with the properties p, which it rewrites with
-// the adjusted values the session uses, as Windows does.
+// the adjusted values the session uses, as Windows does: the effective LoggerMode of the
+// version's mode table (package logmode), adjusted buffer counts and sizes, and a
+// session GUID generated from the name when p.GUID is GUID_NULL.
 //
-// Errors: ERROR_INVALID_PARAMETER for a bad name, a nil p, a bad clock type or an invalid
-// LogFileMode combination (the message names the flags and the version rule);
+// With EVENT_TRACE_PRIVATE_LOGGER_MODE the session is a private logger: a user-mode
+// logger in the emulated process, with an id after the kernel's 64 that does not count
+// against them, page-rounded buffer memory, and p.GUID naming a registered provider
+// (before 1703, unless EVENT_TRACE_PRIVATE_IN_PROC).
+//
+// Errors: ERROR_INVALID_PARAMETER for a bad name, a nil p, a bad clock type or a
+// LogFileMode the version refuses (the message names the flags and the version rule);
 // ERROR_ALREADY_EXISTS when a session of that name (case-insensitive) or GUID runs;
-// ERROR_NO_SYSTEM_RESOURCES when the logger table is full; ERROR_NOT_SUPPORTED for
-// private loggers, which are not emulated yet.
+// ERROR_NO_SYSTEM_RESOURCES when the logger table is full, 8 system loggers run, or the
+// process has all the private loggers it may have; ERROR_WMI_GUID_NOT_FOUND for a private
+// logger whose provider is not registered.
 func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	if p == nil {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "StartTrace needs properties")
@@ -68,9 +95,13 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "SystemTraceControlGuid requires the name %q", KernelLoggerName)
 	}
 	adj := *p
-	a, err := session.Adjust(k.version, k.nproc, &adj)
+	a, err := session.Adjust(k.version, k.nproc, name, &adj)
 	if err != nil {
 		return 0, err
+	}
+	private := a.Kind == logmode.Private
+	if adj.GUID.IsZero() && !private {
+		adj.GUID = guid.FromName("etwemu session " + lowerName(name))
 	}
 
 	k.mu.Lock()
@@ -81,16 +112,27 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	if _, dup := k.names[lowerName(name)]; dup {
 		return 0, winerr.New(winerr.ErrAlreadyExists, "a session named %q is already running", name)
 	}
-	if !p.GUID.IsZero() {
-		for i := range k.loggers {
-			if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == p.GUID {
-				return 0, winerr.New(winerr.ErrAlreadyExists, "session %q already uses GUID %s", l.Name(), p.GUID)
+	if !private {
+		for i := range session.MaxLoggers {
+			if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == adj.GUID {
+				return 0, winerr.New(winerr.ErrAlreadyExists, "session %q already uses GUID %s", l.Name(), adj.GUID)
 			}
 		}
 	}
-	id, err := k.freeLoggerIDLocked(name, isKernel)
+	var id uint16
+	if private {
+		id, err = k.privateLoggerIDLocked(name, adj.GUID, adj.LogFileMode)
+	} else {
+		id, err = k.freeLoggerIDLocked(name, isKernel)
+	}
 	if err != nil {
 		return 0, err
+	}
+	sysIndex := -1
+	if adj.LogFileMode&logmode.SystemLogger != 0 {
+		if sysIndex = k.freeSystemLoggerLocked(); sysIndex < 0 {
+			return 0, winerr.New(winerr.ErrNoSystemResources, "%d system loggers (EVENT_TRACE_SYSTEM_LOGGER_MODE) already run", MaxSystemLoggers)
+		}
 	}
 	clk, err := k.clockFor(adj.ClockType)
 	if err != nil {
@@ -100,13 +142,55 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	l := session.Start(session.Config{
 		Version: k.version, ID: id, Instance: k.instances, Name: name, Processors: k.nproc,
 		Clock: clk, Props: adj, Adjusted: a, Synchronous: k.sync,
+		SystemLoggerIndex: sysIndex, Permits: k.permits[adj.GUID],
 	})
+	if sysIndex >= 0 {
+		k.sysLoggers[sysIndex] = l
+	}
 	k.loggers[id].Store(l)
 	k.names[lowerName(name)] = id
 	sink := p.Sink
 	*p = l.Properties()
 	p.Sink = sink
 	return handleOf(l), nil
+}
+
+// privateLoggerIDLocked picks a private logger's id, after the kernel's table, once the
+// process's limit and the provider rule allow it.
+// Preconditions: k.mu is held.
+func (k *Kernel) privateLoggerIDLocked(name string, provider guid.GUID, mode uint32) (uint16, error) {
+	if privateNeedsProvider.At(k.version) && mode&logmode.PrivateInProc == 0 {
+		e := k.guids.Lookup(provider, guidtable.TraceGuid)
+		if e == nil || len(e.Registrations()) == 0 {
+			// [UNCERTAIN] the documentation says the provider "must have already registered
+			// the GUID" without naming the error; the emulator answers as for an unknown GUID.
+			return 0, winerr.New(winerr.ErrWMIGuidNotFound, "private logger %q: Wnode.Guid %s is not a registered provider (required before 1703 without EVENT_TRACE_PRIVATE_IN_PROC)", name, provider)
+		}
+	}
+	limit, used := privateLimit.At(k.version), 0
+	free := -1
+	for id := session.MaxLoggers; id < session.LoggerIDs; id++ {
+		if k.loggers[id].Load() != nil || k.stopping[uint16(id)] {
+			used++
+		} else if free < 0 {
+			free = id
+		}
+	}
+	if used >= limit || free < 0 {
+		return 0, winerr.New(winerr.ErrNoSystemResources, "the process already runs %d private logger(s), the most Windows %s allows", used, k.version)
+	}
+	return uint16(free), nil
+}
+
+// freeSystemLoggerLocked returns a free system-logger slot, or -1.
+// Preconditions: k.mu is held.
+func (k *Kernel) freeSystemLoggerLocked() int {
+	for i, l := range k.sysLoggers {
+		if l == nil {
+			return i
+		}
+	}
+	return -1
 }
 
 // freeLoggerIDLocked picks the logger id: 0 for the NT Kernel Logger, 1 for the Global
@@ -147,7 +231,7 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "neither a trace handle nor a session name was given")
 	}
 	if h != 0 {
-		l := k.loggers[h.LoggerID()%session.MaxLoggers].Load()
+		l := k.loggers[h.LoggerID()%session.LoggerIDs].Load()
 		if l == nil || handleOf(l) != h {
 			return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no running session has handle %#x", uint64(h))
 		}
@@ -173,7 +257,8 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 // (their callbacks run), writes everything accepted and returns the final counters.
 //
 // Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_ACTIVE_CONNECTIONS
-// when another stop of it is in progress; ERROR_INVALID_PARAMETER for an unknown code;
+// when another stop of it is in progress; ERROR_ACCESS_DENIED to stop an
+// EVENT_TRACE_NONSTOPPABLE_MODE session; ERROR_INVALID_PARAMETER for an unknown code;
 // ERROR_NOT_SUPPORTED for INCREMENT_FILE and CONVERT_TO_REALTIME, which need log files.
 func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code ControlCode) error {
 	l, err := k.lookup(h, name)
@@ -200,6 +285,11 @@ func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code Co
 			l.SetFlushTimer(p.FlushTimer)
 		}
 	case ControlStop:
+		if l.NonStoppable() {
+			// [UNCERTAIN] no public source names the code; a refusal to stop reads as a
+			// denied access.
+			return winerr.New(winerr.ErrAccessDenied, "session %q has EVENT_TRACE_NONSTOPPABLE_MODE and refuses to stop", l.Name())
+		}
 		if err := k.stop(l); err != nil {
 			return err
 		}
@@ -224,6 +314,9 @@ func (k *Kernel) stop(l *session.Logger) error {
 		return winerr.New(winerr.ErrActiveConnections, "session %q is already stopping", l.Name())
 	}
 	k.stopping[l.ID()] = true
+	if i, ok := l.SystemLoggerIndex(); ok {
+		k.sysLoggers[i] = nil
+	}
 	changes := k.guids.DisableLogger(l.ID())
 	k.loggers[l.ID()].Store(nil)
 	delete(k.names, lowerName(l.Name()))
@@ -274,4 +367,33 @@ func (k *Kernel) Sessions() []*session.Logger {
 		}
 	}
 	return out
+}
+
+// GrantLogEvent allows provider to log to the EVENT_TRACE_SECURE_MODE sessions whose GUID
+// is session, now and in sessions started later with that GUID: the emulator's form of
+// granting TRACELOG_LOG_EVENT on the session GUID (EventAccessControl), with the provider
+// GUID standing for the account.
+func (k *Kernel) GrantLogEvent(session, provider guid.GUID) { k.setLogEvent(session, provider, true) }
+
+// RevokeLogEvent takes back what GrantLogEvent gave.
+func (k *Kernel) RevokeLogEvent(session, provider guid.GUID) { k.setLogEvent(session, provider, false) }
+
+func (k *Kernel) setLogEvent(sg, provider guid.GUID, allow bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next := session.Permits{}
+	for g, ok := range k.permits[sg] {
+		next[g] = ok
+	}
+	if allow {
+		next[provider] = true
+	} else {
+		delete(next, provider)
+	}
+	k.permits[sg] = next
+	for i := range k.loggers {
+		if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == sg {
+			l.SetPermits(next)
+		}
+	}
 }

@@ -19,11 +19,12 @@ const MaxDataDescriptors = 128
 const AnyProcessor = -1
 
 // Tally counts, per logger id, what happened to the events one writer routed: delivered
-// into a buffer, or lost and counted in that session's EventsLost. A Tally belongs to one
-// goroutine.
+// into a buffer, lost and counted in that session's EventsLost, or refused by a
+// SECURE_MODE session and counted in its EventsDenied. A Tally belongs to one goroutine.
 type Tally struct {
-	Delivered [64]uint64
-	Lost      [64]uint64
+	Delivered [session.LoggerIDs]uint64
+	Lost      [session.LoggerIDs]uint64
+	Denied    [session.LoggerIDs]uint64
 }
 
 // WriteOptions are the optional parts of EventWriteEx.
@@ -51,7 +52,10 @@ type WriteOptions struct {
 // data blocks; ERROR_ARITHMETIC_OVERFLOW for an event over 64 KB; ERROR_MORE_DATA when it
 // does not fit a session's buffer; ERROR_NOT_ENOUGH_MEMORY when a session has no free
 // buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
-// publication to the sessions after it, which count the event as lost.
+// publication to the sessions after it, which count the event as lost. An
+// EVENT_TRACE_SECURE_MODE session that does not permit the provider refuses the event
+// and counts it in EventsDenied; the writer gets ERROR_ACCESS_DENIED if nothing else
+// failed, and the other sessions are not affected.
 func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte) error {
 	// Small enough to inline (.ci/run checks it with -gcflags=-m): the disabled case costs
 	// the caller a nil check, a load and a compare.
@@ -132,7 +136,6 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	tooBig := size > abi.MaxEventSize
 
 	enable, group := regentry.RoutingMasks(w)
-	var seen uint64 // logger ids written, so the group pass does not write a session twice
 	var errIdx uint8
 	for mask := enable; mask != 0; mask &= mask - 1 {
 		info := ge.Slot(bits.TrailingZeros8(mask))
@@ -143,13 +146,10 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		if l == nil {
 			continue
 		}
-		id := info.LoggerID % 64
-		seen |= 1 << id
-		// deliver, written out: the call showed in BenchmarkWrite.
-		if tooBig || (errIdx != 0 && !l.Independent()) {
-			if l.Lose() {
-				tally.count(id, false)
-			}
+		id := info.LoggerID % session.LoggerIDs
+		// deliver's common case, written out: the call showed in BenchmarkWrite.
+		if tooBig || errIdx != 0 || l.Secure() {
+			errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
 			continue
 		}
 		switch err := l.Write(proc, &ev); err {
@@ -164,7 +164,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		}
 	}
 	if group != 0 {
-		errIdx = writeGroup(r.GroupEntry(), group, proc, &ev, tooBig, errIdx, seen, tally)
+		errIdx = writeGroup(r.GroupEntry(), group, ge, enable, proc, &ev, tooBig, errIdx, tally)
 	}
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
@@ -172,14 +172,29 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if errIdx == 0 {
 		return nil
 	}
-	return writeErrors[errIdx]
+	return writeErrors[errIdx&^denied]
 }
+
+// denied marks an error index whose session refused the event for lack of permission:
+// reported to the writer only if nothing else failed, and no failure for the sessions
+// after it.
+const denied = 0x80
 
 // deliver writes ev into one session and returns the error index of the first failure
 // so far (0: none). Once an earlier session failed, a session without
-// EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts the event lost.
+// EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts the event lost. A
+// SECURE_MODE session that does not permit the provider counts the event denied.
 func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
-	if tooBig || (errIdx != 0 && !l.Independent()) {
+	if l.Secure() && !l.Permits(guid.FromBytes(ev.Provider[:])) {
+		if l.Deny() && tally != nil {
+			tally.Denied[id]++
+		}
+		if errIdx == 0 {
+			errIdx = denied | accessDenied
+		}
+		return errIdx
+	}
+	if tooBig || (errIdx != 0 && errIdx&denied == 0 && !l.Independent()) {
 		if l.Lose() {
 			tally.count(id, false)
 		}
@@ -192,7 +207,7 @@ func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig b
 		// A stale slot of a stopped session: not its event, not counted (invariant 2).
 	default:
 		tally.count(id, false)
-		if errIdx == 0 {
+		if errIdx == 0 || errIdx&denied != 0 {
 			errIdx = errIndex(err)
 		}
 	}
@@ -200,8 +215,8 @@ func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig b
 }
 
 // writeGroup routes ev through the provider group's entry (GroupEnableMask), skipping
-// sessions already written through the provider's own entry.
-func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, seen uint64, tally *Tally) uint8 {
+// sessions already written through the provider's own entry ge (slots in enable).
+func writeGroup(g *guidtable.Entry, mask uint8, ge *guidtable.Entry, enable uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
 	if g == nil {
 		return errIdx
 	}
@@ -212,19 +227,30 @@ func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, too
 			continue
 		}
 		l, _ := info.Target.(*session.Logger)
-		id := info.LoggerID % 64
-		if l == nil || seen&(1<<id) != 0 {
+		if l == nil || routedTo(ge, enable, l, d) {
 			continue
 		}
-		seen |= 1 << id
-		errIdx = deliver(l, id, proc, ev, tooBig, errIdx, tally)
+		errIdx = deliver(l, info.LoggerID%session.LoggerIDs, proc, ev, tooBig, errIdx, tally)
 	}
 	return errIdx
 }
 
+// routedTo reports whether the provider's own entry ge already routed an event of d to l
+// through one of the slots in enable.
+func routedTo(ge *guidtable.Entry, enable uint8, l *session.Logger, d *EventDescriptor) bool {
+	for ; enable != 0; enable &= enable - 1 {
+		if info := ge.Slot(bits.TrailingZeros8(enable)); info != nil && info.Target == l && info.Passes(d.Level, d.Keyword) {
+			return true
+		}
+	}
+	return false
+}
+
 // writeErrors are the errors a session's Write can return, by index; write keeps an
 // index, not an error, so that returning it does not make its locals escape.
-var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter}
+var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter, winerr.ErrAccessDenied}
+
+const accessDenied = 4 // index of ERROR_ACCESS_DENIED
 
 func errIndex(err error) uint8 {
 	switch err {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -121,7 +122,7 @@ func TestIndependentSessionMode(t *testing.T) {
 	k := newKernel(t, winver.V2004)
 	r, _ := k.EventRegister(provA, nil, nil)
 	small := &session.MemorySink{}
-	hs, _ := k.StartTrace("small", &Properties{BufferSize: 4, Sink: small})
+	hs, _ := k.StartTrace("small", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, Sink: small})
 	hd, plain := startMem(t, k, "dependent", 0)
 	hi, indep := startMem(t, k, "independent", 0x08000000)
 	for _, h := range []TraceHandle{hs, hd, hi} {
@@ -160,14 +161,14 @@ func TestFailureStopsDependentSessions(t *testing.T) {
 	r, _ := k.EventRegister(provA, nil, nil)
 	gate := make(chan struct{})
 	blocked := &gateSink{gate: gate}
-	hb, err := k.StartTrace("full", &Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: blocked})
+	hb, err := k.StartTrace("full", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: blocked})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The two later sessions have room for all 400 events; only the first runs out.
 	dep, ind := &session.MemorySink{}, &session.MemorySink{}
-	hd, _ := k.StartTrace("dependent", &Properties{BufferSize: 4, MinimumBuffers: 40, Sink: dep})
-	hi, _ := k.StartTrace("independent", &Properties{BufferSize: 4, MinimumBuffers: 40, LogFileMode: 0x08000000, Sink: ind})
+	hd, _ := k.StartTrace("dependent", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 40, Sink: dep})
+	hi, _ := k.StartTrace("independent", &Properties{BufferSize: 4, MinimumBuffers: 40, LogFileMode: logmode.RealTime | logmode.IndependentSession, Sink: ind})
 	for _, h := range []TraceHandle{hb, hd, hi} {
 		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
 	}
@@ -220,9 +221,9 @@ func TestStressConservation(t *testing.T) {
 	sinks := make([]*session.MemorySink, sessions)
 	for i := range handles {
 		sinks[i] = &session.MemorySink{}
-		mode := uint32(0)
+		mode := uint32(logmode.RealTime)
 		if i%2 == 1 {
-			mode = 0x08000000 // independent
+			mode |= logmode.IndependentSession
 		}
 		h, err := k.StartTrace("stress"+itoa(i), &Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, LogFileMode: mode, Sink: sinks[i]})
 		if err != nil {

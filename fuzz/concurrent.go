@@ -9,9 +9,11 @@ import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
 )
 
 // Workers is how many goroutines RunConcurrent splits a program across.
@@ -47,18 +49,17 @@ func runConcurrent(p Program, cov *Coverage) error {
 	sinks := map[emu.TraceHandle]*session.Counter{}
 	var starts []Op
 	for _, o := range p.Ops {
-		if o.Kind == OpStart && o.Mode != modes[4] { // not the invalid SEQUENTIAL|CIRCULAR
+		if o.Kind == OpStart && startable(p.Version, o) {
 			starts = append(starts, o)
 		}
 	}
 	for s := 0; s < 4; s++ {
-		o := Op{BufferKB: 4}
+		o := Op{BufferKB: 4, Mode: logmode.RealTime}
 		if s < len(starts) {
 			o = starts[s]
 		}
 		sink := &session.Counter{}
-		h, err := k.StartTrace(sessionNames[s], &emu.Properties{BufferSize: o.BufferKB, MinimumBuffers: o.MinBufs,
-			MaximumBuffers: o.MaxBufs, LogFileMode: o.Mode, Sink: sink})
+		h, err := k.StartTrace(sessionNames[s], o.properties(sink))
 		if err != nil {
 			return fmt.Errorf("starting %s: %w", sessionNames[s], err)
 		}
@@ -125,6 +126,16 @@ func runConcurrent(p Program, cov *Coverage) error {
 		}
 	}
 	return nil
+}
+
+// startable reports whether the start o is one the sessions of a concurrent run can use:
+// accepted by the version, a kernel logger (the four sessions need four kernel loggers:
+// a version allows one private logger), and stoppable, so that the books can be closed.
+func startable(v winver.Version, o Op) bool {
+	p := o.properties(nil)
+	d := logmode.Decide(logmode.Request{Version: v, Mode: logmode.Mode(p.LogFileMode), LogFileName: p.LogFileName,
+		MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+	return d.Accepted() && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
 }
 
 // finals holds the properties a successful stop returned, by handle: the final counters

@@ -9,6 +9,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -31,7 +32,9 @@ type Coverage struct {
 	Failed    [numKinds]int // operations that returned an error (as the model predicted)
 	Delivered uint64        // events that reached a session
 	Lost      uint64        // events counted lost
+	Denied    uint64        // events a SECURE_MODE session refused
 	Callbacks int           // enable callbacks delivered
+	Refused   int           // session starts the version's mode table refused
 }
 
 // Add adds c2 to c.
@@ -42,7 +45,9 @@ func (c *Coverage) Add(c2 Coverage) {
 	}
 	c.Delivered += c2.Delivered
 	c.Lost += c2.Lost
+	c.Denied += c2.Denied
 	c.Callbacks += c2.Callbacks
+	c.Refused += c2.Refused
 }
 
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
@@ -155,9 +160,12 @@ func (h *harness) step(o Op) error {
 	switch o.Kind {
 	case OpStart:
 		sink := &session.Counter{}
-		p := &emu.Properties{BufferSize: o.BufferKB, MinimumBuffers: o.MinBufs, MaximumBuffers: o.MaxBufs, LogFileMode: o.Mode, Sink: sink}
+		p := o.properties(sink)
 		got, err := k.StartTrace(name, p)
-		want, werr := m.start(name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
+		want, werr := m.start(name, o)
+		if errors.Is(werr, winerr.ErrInvalidParameter) {
+			h.cov.Refused++
+		}
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {
 			return e
 		}
@@ -172,9 +180,12 @@ func (h *harness) step(o Op) error {
 		var p emu.Properties
 		err := k.StopTrace(th, "", &p)
 		var werr error
-		if ms == nil {
+		switch {
+		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound
-		} else {
+		case ms.mode&logmode.NonStoppable != 0:
+			werr = winerr.ErrAccessDenied
+		default:
 			m.stop(ms)
 		}
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {
@@ -267,10 +278,11 @@ func (h *harness) step(o Op) error {
 		}
 		for id := range tally.Delivered {
 			w := want[uint16(id)]
-			if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost {
-				return fmt.Errorf("logger %d: emulator delivered %d lost %d, model expects %d and %d",
-					id, tally.Delivered[id], tally.Lost[id], w.delivered, w.lost)
+			if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
+				return fmt.Errorf("logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
+					id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
 			}
+			h.cov.Denied += tally.Denied[id]
 			h.cov.Delivered += tally.Delivered[id]
 			h.cov.Lost += tally.Lost[id]
 			if tally.Delivered[id] != 0 {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -21,8 +22,6 @@ const (
 	maxEvent     = 0xFFFF // EVENT_HEADER.Size is a USHORT
 	modeIndep    = 0x08000000
 	modeNoPerCPU = 0x10000000
-	modeSeq      = 0x00000001
-	modeCircular = 0x00000002
 )
 
 // groupsSince is the first version with provider groups.
@@ -125,10 +124,12 @@ type mSession struct {
 	mode        uint32
 	bufSize     uint32 // bytes
 	independent bool
+	secure      bool // SECURE_MODE: no provider is granted, so every event is denied
 	min, max    uint32
 	total, free int  // buffers allocated, and on the free list
 	stopping    bool // collection is off: the logger no longer grows the session
 	lost        uint64
+	denied      uint64
 	written     uint64
 	delivered   uint64
 	streams     []mStream
@@ -184,20 +185,37 @@ func notify(e *mEntry, code uint32) {
 }
 
 // start predicts StartTrace: the mode rules first, then the name, then a logger id.
-func (m *model) start(name string, bufKB, minB, maxB, mode uint32) (*mSession, error) {
-	if mode&modeSeq != 0 && mode&modeCircular != 0 {
-		return nil, winerr.ErrInvalidParameter // SEQUENTIAL with CIRCULAR, all versions
+func (m *model) start(name string, o Op) (*mSession, error) {
+	bufKB, minB, maxB := o.BufferKB, o.MinBufs, o.MaxBufs
+	p := o.properties(nil)
+	d := logmode.Decide(logmode.Request{Version: m.version, Mode: logmode.Mode(p.LogFileMode), Name: name,
+		LogFileName: p.LogFileName, MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+	if !d.Accepted() {
+		return nil, winerr.ErrInvalidParameter
 	}
-	if m.version < winver.V6_3 {
-		mode &^= modeIndep // INDEPENDENT_SESSION_MODE is recognised from 6.3
-	}
-	if m.version < winver.V6_1 {
-		mode &^= modeNoPerCPU // NO_PER_PROCESSOR_BUFFERING is recognised from 6.1
-	}
+	mode := uint32(d.Effective)
 	if m.session(name) != nil {
 		return nil, winerr.ErrAlreadyExists
 	}
 	id := uint16(2)
+	if d.Kind == logmode.Private {
+		// Wnode.Guid is GUID_NULL, which no provider can register: before 1703 only
+		// PRIVATE_IN_PROC lets the start through; one private logger until 1703, 8 after.
+		if m.version < winver.V1703 && mode&logmode.PrivateInProc == 0 {
+			return nil, winerr.ErrWMIGuidNotFound
+		}
+		limit := 1
+		if m.version >= winver.V1703 {
+			limit = 8
+		}
+		id = 64
+		for m.byID[id] != nil {
+			id++
+		}
+		if int(id-64) >= limit {
+			return nil, winerr.ErrNoSystemResources
+		}
+	}
 	for m.byID[id] != nil {
 		id++
 	}
@@ -215,7 +233,7 @@ func (m *model) start(name string, bufKB, minB, maxB, mode uint32) (*mSession, e
 	maxB = max(maxB, minB)
 	m.instances++
 	s := &mSession{id: id, handle: m.instances<<16 | uint64(id), name: name, mode: mode, bufSize: bufKB * 1024,
-		independent: mode&modeIndep != 0, min: minB, max: maxB, streams: make([]mStream, streams)}
+		independent: mode&modeIndep != 0, secure: mode&logmode.Secure != 0, min: minB, max: maxB, streams: make([]mStream, streams)}
 	for i := range s.streams {
 		s.streams[i] = mStream{present: true, off: headerSize}
 	}
@@ -422,7 +440,7 @@ func (sl *mSlot) passes(level uint8, kw uint64) bool {
 
 // outcome is what one write did in one session.
 type outcome struct {
-	delivered, lost uint64
+	delivered, lost, denied uint64
 }
 
 // write predicts EventWriteEx: the sessions of the provider's slots in slot order, then
@@ -440,11 +458,16 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 	tooBig := size > maxEvent
 	need := uint32(size+7) &^ 7
 	var failed error
+	anyDenied := false
 	seen := map[uint16]bool{}
 	deliver := func(s *mSession) {
 		seen[s.id] = true
 		o := out[s.id]
 		switch {
+		case s.secure:
+			o.denied++
+			s.denied++
+			anyDenied = true
 		case tooBig || (failed != nil && !s.independent):
 			o.lost++
 			s.lost++
@@ -472,6 +495,9 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 	}
 	if tooBig {
 		return out, winerr.ErrArithmeticOverflow
+	}
+	if failed == nil && anyDenied {
+		return out, winerr.ErrAccessDenied
 	}
 	return out, failed
 }

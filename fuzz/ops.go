@@ -11,7 +11,9 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -57,15 +59,51 @@ var (
 	providers = []guid.GUID{guid.FromName("fuzz-a"), guid.FromName("fuzz-b"), guid.FromName("fuzz-c"),
 		guid.FromName("fuzz-group-1"), guid.FromName("fuzz-group-2")}
 	bufferKB = []uint32{4, 8, 64, 0}
-	// Mode choices: plain, INDEPENDENT_SESSION, NO_PER_PROCESSOR_BUFFERING, both, and the
-	// invalid SEQUENTIAL|CIRCULAR.
-	modes    = []uint32{0, 0x08000000, 0x10000000, 0x18000000, 0x00000003}
+	// Mode choices, each run through the version's mode table (package logmode) by
+	// StartTrace and the model alike: real time with the write-path flags; modes that
+	// some versions refuse, adjust or ignore (no destination at all, SEQUENTIAL|CIRCULAR,
+	// CIRCULAR without a size, NEWFILE, buffering with real time, compression, RELOG, paged
+	// memory for a system logger); and the logger kinds and flags with behaviour of their
+	// own: NONSTOPPABLE (refuses to stop), SYSTEM_LOGGER (8 slots), SECURE and
+	// BUFFER_INTERFACE (refuse providers not granted), private loggers.
+	modes = []uint32{
+		logmode.RealTime, logmode.RealTime | logmode.IndependentSession, logmode.RealTime | logmode.NoPerProcessorBufs,
+		logmode.RealTime | logmode.IndependentSession | logmode.NoPerProcessorBufs,
+		logmode.Sequential | logmode.Circular, 0, logmode.Buffering, logmode.Buffering | logmode.RealTime,
+		logmode.Circular, logmode.Sequential, logmode.NewFile, logmode.Buffering | logmode.Compressed,
+		logmode.RealTime | logmode.Relog, logmode.RealTime | logmode.SystemLogger | logmode.PagedMemory | logmode.KDFilter,
+		logmode.RealTime | logmode.NonStoppable, logmode.Circular | logmode.NonStoppable,
+		logmode.RealTime | logmode.SystemLogger, logmode.RealTime | logmode.Secure,
+		logmode.RealTime | logmode.BufferInterface | logmode.IndependentSession,
+		logmode.PrivateLogger | logmode.RealTime, logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime | logmode.PagedMemory,
+	}
 	levels   = []uint8{0, 1, 2, 3, 4, 5, 255}
 	keywords = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
 	// Payload sizes: small, around a 4 KB buffer's room, past an 8 KB buffer, the largest
 	// event and one byte more.
 	payloads = []int{0, 1, 16, 100, 4096 - 0x48 - 0x50, 4096 - 0x48 - 0x50 + 1, 9000, 0xFFFF - 0x50, 0xFFFF - 0x50 + 1}
 )
+
+// Start properties besides the mode, as bits of Op.StartProp.
+const (
+	startLogFile    = 1 << iota // a LogFileName
+	startMaxSize                // MaximumFileSize 1 MB
+	startAutoLogger             // the AutoLogger bit of WMI_LOGGER_INFORMATION.Flags
+	startProps      = startLogFile | startMaxSize | startAutoLogger
+)
+
+// properties returns the start properties an OpStart asks for.
+func (o Op) properties(sink session.Sink) *emu.Properties {
+	p := &emu.Properties{BufferSize: o.BufferKB, MinimumBuffers: o.MinBufs, MaximumBuffers: o.MaxBufs, LogFileMode: o.Mode,
+		AutoLogger: o.StartProp&startAutoLogger != 0, Sink: sink}
+	if o.StartProp&startLogFile != 0 {
+		p.LogFileName = "fuzz%d.etl"
+	}
+	if o.StartProp&startMaxSize != 0 {
+		p.MaximumFileSize = 1
+	}
+	return p
+}
 
 // Op is one decoded operation. Which fields matter depends on Kind.
 type Op struct {
@@ -80,6 +118,7 @@ type Op struct {
 	MinBufs   uint32
 	MaxBufs   uint32
 	Mode      uint32
+	StartProp uint8 // start: startLogFile, startMaxSize, startAutoLogger bits
 	Payload   int
 	Processor int
 }
@@ -88,7 +127,17 @@ func (o Op) String() string {
 	name := sessionNames[o.Session]
 	switch o.Kind {
 	case OpStart:
-		return fmt.Sprintf("start %s buf=%dKB min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
+		s := fmt.Sprintf("start %s buf=%dKB min=%d max=%d mode=%s", name, o.BufferKB, o.MinBufs, o.MaxBufs, logmode.Mode(o.Mode).Short())
+		if o.StartProp&startLogFile != 0 {
+			s += " logfile"
+		}
+		if o.StartProp&startMaxSize != 0 {
+			s += " maxsize=1"
+		}
+		if o.StartProp&startAutoLogger != 0 {
+			s += " autologger"
+		}
+		return s
 	case OpStop, OpFlush, OpQuery:
 		return fmt.Sprintf("%v %s", o.Kind, name)
 	case OpUpdate:
@@ -209,6 +258,7 @@ func Decode(data []byte) Program {
 			o.MinBufs = uint32(r.pick(12))
 			o.MaxBufs = uint32(r.pick(40))
 			o.Mode = modes[r.pick(len(modes))]
+			o.StartProp = r.byte() & startProps
 		case OpStop, OpFlush, OpQuery:
 			o.Session = r.pick(len(sessionNames))
 		case OpUpdate:
@@ -290,7 +340,7 @@ func Encode(p Program) ([]byte, error) {
 		case OpStart:
 			out = append(out, sess, find(len(bufferKB), func(i int) bool { return bufferKB[i] == o.BufferKB }),
 				idx(int(o.MinBufs), o.MinBufs < 12), idx(int(o.MaxBufs), o.MaxBufs < 40),
-				find(len(modes), func(i int) bool { return modes[i] == o.Mode }))
+				find(len(modes), func(i int) bool { return modes[i] == o.Mode }), o.StartProp)
 		case OpStop, OpFlush, OpQuery:
 			out = append(out, sess)
 		case OpUpdate:

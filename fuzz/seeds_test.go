@@ -1,6 +1,9 @@
 package fuzz
 
-import "github.com/etwemu/etwemu/winver"
+import (
+	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/winver"
+)
 
 type seed struct {
 	name string
@@ -17,8 +20,16 @@ func seeds() []seed {
 		}
 		return seed{name, b}
 	}
+	// start starts a real-time session with the extra mode bits given; mode 3 is the
+	// invalid SEQUENTIAL|CIRCULAR as it stands.
 	start := func(s int, kb, min, max, mode uint32) Op {
+		if mode != logmode.Sequential|logmode.Circular {
+			mode |= logmode.RealTime
+		}
 		return Op{Kind: OpStart, Session: s, BufferKB: kb, MinBufs: min, MaxBufs: max, Mode: mode}
+	}
+	startAs := func(s int, mode uint32, prop uint8) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: 4, Mode: mode, StartProp: prop}
 	}
 	reg := func(p int) Op { return Op{Kind: OpRegister, Provider: p} }
 	enable := func(s, p int, level uint8, any, all uint64) Op {
@@ -77,6 +88,22 @@ func seeds() []seed {
 			start(1, 4, 0, 0, 0), enable(1, 2, 3, 0, ^uint64(0))),
 		// Regression (model): a buffer switch with no spare buffer grows the session by
 		// one before the full buffer is written (found by TestRandomPrograms).
+		// Modes through each version's table: refused, adjusted and ignored flags; a
+		// NONSTOPPABLE AutoLogger that refuses to stop; a SECURE session that denies the
+		// provider; a system logger; private loggers (refused before 1703 without
+		// PRIVATE_IN_PROC).
+		enc("modes-6.1", winver.V6_1, 2,
+			startAs(0, 0, 0), startAs(0, logmode.Circular, startLogFile), startAs(0, logmode.Buffering|logmode.RealTime, 0),
+			startAs(1, logmode.RealTime|logmode.NonStoppable, startAutoLogger), Op{Kind: OpStop, Session: 1},
+			startAs(2, logmode.RealTime|logmode.Secure, 0), reg(0), enable(2, 0, 0, 0, 0), enable(0, 0, 0, 0, 0),
+			write(0, 4, 0, 16, 0), startAs(3, logmode.PrivateLogger|logmode.RealTime, 0),
+			startAs(3, logmode.PrivateLogger|logmode.PrivateInProc|logmode.RealTime|logmode.PagedMemory, 0), enable(3, 0, 0, 0, 0),
+			write(0, 4, 0, 16, 1), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 3}),
+		enc("modes-2004", winver.V2004, 2,
+			startAs(0, logmode.Circular, startLogFile), startAs(0, logmode.Circular, startLogFile|startMaxSize),
+			startAs(1, logmode.RealTime|logmode.SystemLogger, 0), startAs(2, logmode.Buffering|logmode.Compressed, 0),
+			startAs(3, logmode.PrivateLogger|logmode.RealTime, 0), startAs(4, logmode.PrivateLogger|logmode.RealTime, 0),
+			reg(1), enable(3, 1, 0, 0, 0), enable(1, 1, 0, 0, 0), write(0, 4, 0, 100, 0), Op{Kind: OpStop, Session: 3}),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -68,7 +69,7 @@ func (l *Logger) flushInterval() time.Duration {
 	if t == 0 {
 		return 0
 	}
-	if l.mode&ModeUseMSFlushTimer != 0 {
+	if l.mode&logmode.MSFlushTimer != 0 {
 		return t * time.Millisecond
 	}
 	return t * time.Second

@@ -7,11 +7,21 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
 )
 
 // MaxLoggers is the size of the kernel's logger table (MAXLOGGERS) from 5.1 on.
 const MaxLoggers = 64
+
+// MaxPrivateLoggers is how many private loggers one process may run (8 from 1703, MSDOC
+// configuring-and-starting-a-private-logger-session). They do not count against
+// MaxLoggers; the emulator gives them the ids after the kernel's table.
+const MaxPrivateLoggers = 8
+
+// LoggerIDs is the number of logger ids: the kernel table's, then the private loggers'.
+const LoggerIDs = MaxLoggers + MaxPrivateLoggers
 
 // stream is one processor's current-buffer slot (ProcessorBuffers[cpu] in 5.2,
 // ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), alone on a 64-byte cache line.
@@ -37,6 +47,13 @@ type Config struct {
 	Clock      *clock.Clock
 	Props      Properties // adjusted by Adjust
 	Adjusted   Adjusted
+	// SystemLoggerIndex is the session's slot among the system loggers
+	// (WMI_LOGGER_CONTEXT.Flags.SystemLoggerIndex) when its mode has
+	// EVENT_TRACE_SYSTEM_LOGGER_MODE.
+	SystemLoggerIndex int
+	// Permits, for an EVENT_TRACE_SECURE_MODE session, are the providers allowed to log
+	// to it at start; see SetPermits.
+	Permits Permits
 	// Synchronous makes the session deterministic, for fuzzing and replayable tests: no
 	// logger goroutine runs; the writer that fills a buffer seals it and hands it to the
 	// sink before its Write returns; Flush and Stop do their work on the caller; FlushTimer
@@ -47,8 +64,12 @@ type Config struct {
 // Logger is the emulator's model of WMI_LOGGER_CONTEXT, one tracing session. It keeps
 // the members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
 // Minimum/Maximum/NumberOfBuffers, BuffersAvailable, the free and flush lists, the
-// per-processor current buffers and the loss counters. Not modelled: security, file
-// handles (log files come with the ETL writer), stack tracing, real-time consumers.
+// per-processor current buffers and the loss counters. A private logger (Kind Private)
+// stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger of seed 000, which keeps the same
+// members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
+// commits it as buffers are needed. Not modelled: file handles (log files come with the
+// ETL writer), stack tracing, real-time consumers, security descriptors beyond the
+// SECURE_MODE permission set.
 type Logger struct {
 	// Immutable after Start.
 	version    winver.Version
@@ -56,6 +77,10 @@ type Logger struct {
 	instance   uint32
 	name       string
 	mode       uint32
+	kind       logmode.LoggerKind
+	pageBuf    uint32 // private loggers: buffer size rounded up to pages; 0 for kernel loggers
+	sysIndex   int    // system-logger slot; meaningful with EVENT_TRACE_SYSTEM_LOGGER_MODE
+	secure     bool   // EVENT_TRACE_SECURE_MODE: Write checks permits
 	bufSize    uint32 // bytes
 	maxRecord  uint32 // largest aligned record: BufferSize - 0x48
 	minBuffers uint32
@@ -72,7 +97,10 @@ type Logger struct {
 
 	maxBuffers atomic.Uint32 // MaximumBuffers; written by Update under the kernel's control lock
 	flushTimer atomic.Uint32 // FlushTimer; same
-	collecting atomic.Bool   // CollectionOn; cleared once by Stop
+	// permits is the SECURE_MODE permission set. Atomic pointer to an immutable map;
+	// replaced by SetPermits (the kernel, under its control lock), read by writers.
+	permits    atomic.Pointer[Permits]
+	collecting atomic.Bool // CollectionOn; cleared once by Stop
 	// slow counts writers inside the slow path (switching buffers or counting a loss), the
 	// emulator's stand-in for the logger rundown reference the kernel's reserve helpers
 	// take. Atomic; writers add and drop, Stop waits for zero after clearing collecting.
@@ -81,6 +109,7 @@ type Logger struct {
 
 	// Counters. Atomic; EventsLost is added to by writers, the rest by the logger goroutine.
 	eventsLost      atomic.Uint64
+	eventsDenied    atomic.Uint64 // SECURE_MODE refusals; added to by writers
 	buffersWritten  atomic.Uint64
 	logBuffersLost  atomic.Uint64
 	rtBuffersLost   atomic.Uint64
@@ -118,9 +147,10 @@ func Start(cfg Config) *Logger {
 	p := cfg.Props
 	l := &Logger{
 		version: cfg.Version, id: cfg.ID, instance: cfg.Instance, name: cfg.Name,
-		mode: p.LogFileMode, bufSize: p.BufferSize * 1024, minBuffers: p.MinimumBuffers,
+		mode: p.LogFileMode, kind: cfg.Adjusted.Kind, pageBuf: cfg.Adjusted.PageBufferSize,
+		sysIndex: cfg.SystemLoggerIndex, secure: p.LogFileMode&logmode.Secure != 0, bufSize: p.BufferSize * 1024, minBuffers: p.MinimumBuffers,
 		clock: cfg.Clock, tsc: cfg.Clock.ReadsTSC(), streams: make([]stream, cfg.Adjusted.Streams),
-		shared: p.LogFileMode&ModeNoPerProcessorBuffers != 0, sink: p.Sink, props: p,
+		shared: p.LogFileMode&logmode.NoPerProcessorBufs != 0, sink: p.Sink, props: p,
 		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
 		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),
 		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),
@@ -136,6 +166,7 @@ func Start(cfg Config) *Logger {
 	l.maxRecord = l.bufSize - abi.BufferHeaderSize
 	l.startPerf = l.clock.Now()
 	l.maxBuffers.Store(p.MaximumBuffers)
+	l.SetPermits(cfg.Permits)
 	l.flushTimer.Store(p.FlushTimer)
 	l.allocate(int(p.MinimumBuffers))
 	for i := range l.streams {
@@ -183,7 +214,59 @@ func (l *Logger) Name() string { return l.name }
 func (l *Logger) Mode() uint32 { return l.mode }
 
 // Independent reports whether the session has EVENT_TRACE_INDEPENDENT_SESSION_MODE.
-func (l *Logger) Independent() bool { return l.mode&ModeIndependentSession != 0 }
+func (l *Logger) Independent() bool { return l.mode&logmode.IndependentSession != 0 }
+
+// Kind returns whether the session is a kernel logger or a user-mode private logger.
+func (l *Logger) Kind() logmode.LoggerKind { return l.kind }
+
+// SystemLoggerIndex returns the session's system-logger slot, and whether it is a system
+// logger (EVENT_TRACE_SYSTEM_LOGGER_MODE) at all.
+func (l *Logger) SystemLoggerIndex() (int, bool) {
+	return l.sysIndex, l.mode&logmode.SystemLogger != 0
+}
+
+// NonStoppable reports whether the session has EVENT_TRACE_NONSTOPPABLE_MODE.
+func (l *Logger) NonStoppable() bool { return l.mode&logmode.NonStoppable != 0 }
+
+// Secure reports whether the session has EVENT_TRACE_SECURE_MODE.
+func (l *Logger) Secure() bool { return l.secure }
+
+// Permits is the set of providers allowed to log to a SECURE_MODE session: the
+// emulator's stand-in for the TRACELOG_LOG_EVENT right in the session GUID's security
+// descriptor, with provider GUIDs in place of the accounts Windows names (the emulator
+// has one account).
+type Permits map[guid.GUID]bool
+
+// SetPermits replaces the session's permission set. The map must not change afterwards.
+func (l *Logger) SetPermits(p Permits) { l.permits.Store(&p) }
+
+// Permits reports whether provider g may log to the session: always, unless the session
+// has EVENT_TRACE_SECURE_MODE.
+func (l *Logger) Permits(g guid.GUID) bool {
+	return !l.secure || (*l.permits.Load())[g]
+}
+
+// Deny counts an event refused for lack of permission (SECURE_MODE), and reports whether
+// it was counted: a stopped session counts nothing more.
+func (l *Logger) Deny() bool {
+	if !l.collecting.Load() {
+		return false
+	}
+	l.eventsDenied.Add(1)
+	return true
+}
+
+// Memory returns the buffer memory the session holds: reserved and committed bytes. A
+// private logger reserves page-rounded space for MaximumBuffers at start and commits it
+// buffer by buffer (seed 000); a kernel logger allocates whole buffers, so both are what
+// its buffers take.
+func (l *Logger) Memory() (reserved, committed uint64) {
+	n := uint64(l.numberOfBuffers.Load())
+	if l.kind == logmode.Private {
+		return uint64(l.maxBuffers.Load()) * uint64(l.pageBuf), n * uint64(l.pageBuf)
+	}
+	return n * uint64(l.bufSize), n * uint64(l.bufSize)
+}
 
 // BufferSize returns the buffer size in bytes.
 func (l *Logger) BufferSize() uint32 { return l.bufSize }
@@ -209,6 +292,7 @@ type Stats struct {
 	FreeBuffers         int64
 	PeakBuffers         int64
 	EventsLost          uint64
+	EventsDenied        uint64 // refused by SECURE_MODE (an emulator counter; Windows logs an event)
 	BuffersWritten      uint64
 	LogBuffersLost      uint64
 	RealTimeBuffersLost uint64
@@ -219,7 +303,7 @@ type Stats struct {
 func (l *Logger) Stats() Stats {
 	s := Stats{
 		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load(),
-		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(),
+		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -19,10 +20,14 @@ type Properties struct {
 	LogFileMode     uint32     // EVENT_TRACE_* mode bits
 	FlushTimer      uint32     // seconds (ms with EVENT_TRACE_USE_MS_FLUSH_TIMER); 0: no timed flush
 	EnableFlags     uint32     // kernel (system provider) flags; recorded only
-	FlushThreshold  uint32     // recorded only
+	FlushThreshold  uint32     // recorded; EVENT_TRACE_BUFFERING_MODE overrides it from 6.3
 	ClockType       clock.Type // Wnode.ClientContext; 0 means QPC
 	GUID            guid.GUID  // Wnode.Guid, the session GUID
 	LogFileName     string     // recorded; log files come with the ETL writer
+	// AutoLogger models the 0x00000002 bit of WMI_LOGGER_INFORMATION.Flags, which the
+	// kernel sets for the sessions it starts from AutoLogger settings (the documented
+	// StartTrace never sets it). EVENT_TRACE_NONSTOPPABLE_MODE requires it.
+	AutoLogger bool
 
 	// Sink receives sealed buffers. It is an emulator extension: nil means Discard.
 	Sink Sink
@@ -59,21 +64,31 @@ const extraMaximumBuffers = 22
 
 // Adjusted is what Adjust decided, beyond the fields it rewrote in Properties.
 type Adjusted struct {
-	Mode    uint32 // effective LoggerMode: the recognised bits
+	Mode    uint32 // effective LoggerMode: recognised bits, implications added, overrides cleared
 	Ignored uint32 // bits the version does not recognise
 	Streams int    // per-processor buffer streams (1 with NO_PER_PROCESSOR_BUFFERING)
+	// Kind is the logger's implementation: the kernel's, or a user-mode private logger's.
+	Kind logmode.LoggerKind
+	// PageBufferSize is a private logger's buffer size rounded up to whole pages, the unit
+	// in which it reserves and commits buffer memory (seed 000); 0 for kernel loggers.
+	PageBufferSize uint32
+	// Decision is the mode table's answer, with every rule that fired.
+	Decision logmode.Decision
 }
 
-// Adjust validates p for Windows version v and a machine of nproc processors and rewrites
-// it with the values the session will use, as StartTrace writes adjusted properties back:
-// BufferSize in [4 KB, 1 MB or 16 MB], MinimumBuffers at least two per processor (two in
-// all with EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING), MaximumBuffers at least MinimumBuffers.
-// LogFileMode bits the version does not recognise are dropped.
-//
-// The full version-by-version LogFileMode rules come later; this rejects the combinations
-// that would make the model inconsistent, with STATUS_INVALID_PARAMETER's Win32 form
-// ERROR_INVALID_PARAMETER.
-func Adjust(v winver.Version, nproc int, p *Properties) (Adjusted, error) {
+// PageSize is the page size private loggers round their buffers to (x86 and x64).
+const PageSize = 4096
+
+// Adjust validates p for a session named name on Windows version v with nproc processors,
+// and rewrites it with the values the session will use, as StartTrace writes adjusted
+// properties back. The LogFileMode goes through the version's mode table (logmode.Decide):
+// a refusal is STATUS_INVALID_PARAMETER's Win32 form ERROR_INVALID_PARAMETER naming the
+// flags and the version rule; an accepted mode comes back effective (unrecognised bits
+// dropped, implied bits added, overridden bits and properties cleared). Then BufferSize
+// goes into [4 KB, 1 MB or 16 MB], MinimumBuffers to at least two per processor (two in
+// all with EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING), MaximumBuffers to at least
+// MinimumBuffers.
+func Adjust(v winver.Version, nproc int, name string, p *Properties) (Adjusted, error) {
 	var a Adjusted
 	if p.ClockType == 0 {
 		p.ClockType = clock.QPC
@@ -81,16 +96,18 @@ func Adjust(v winver.Version, nproc int, p *Properties) (Adjusted, error) {
 	if !p.ClockType.Valid() {
 		return a, winerr.New(winerr.ErrInvalidParameter, "clock type %d is not 1 (QPC), 2 (system time) or 3 (CPU cycles)", uint32(p.ClockType))
 	}
-	if p.LogFileMode&(ModePrivateLogger|ModePrivateInProc) != 0 {
-		return a, winerr.New(winerr.ErrNotSupported, "%s: user-mode private loggers are not emulated yet",
-			ModeString(p.LogFileMode&(ModePrivateLogger|ModePrivateInProc)))
+	a.Decision = logmode.Decide(logmode.Request{
+		Version: v, Mode: logmode.Mode(p.LogFileMode), Name: name, GUID: p.GUID,
+		LogFileName: p.LogFileName, MaximumFileSize: p.MaximumFileSize,
+		FlushTimer: p.FlushTimer, FlushThreshold: p.FlushThreshold, AutoLogger: p.AutoLogger,
+	})
+	d := &a.Decision
+	a.Kind = d.Kind
+	if d.Err != nil {
+		return a, d.Err
 	}
-	a.Mode = recognised(v, p.LogFileMode)
-	a.Ignored = p.LogFileMode &^ a.Mode
-	if err := checkModeConflicts(v, a.Mode); err != nil {
-		return a, err
-	}
-	p.LogFileMode = a.Mode
+	a.Mode, a.Ignored = uint32(d.Effective), uint32(d.Ignored)
+	p.LogFileMode, p.FlushTimer, p.FlushThreshold = a.Mode, d.FlushTimer, d.FlushThreshold
 
 	maxKB := maxBufferSizeKB.At(v)
 	switch {
@@ -101,9 +118,12 @@ func Adjust(v winver.Version, nproc int, p *Properties) (Adjusted, error) {
 	case p.BufferSize > maxKB:
 		p.BufferSize = maxKB
 	}
+	if a.Kind == logmode.Private {
+		a.PageBufferSize = (p.BufferSize*1024 + PageSize - 1) &^ (PageSize - 1)
+	}
 
 	a.Streams = max(nproc, 1)
-	if a.Mode&ModeNoPerProcessorBuffers != 0 {
+	if a.Mode&logmode.NoPerProcessorBufs != 0 {
 		a.Streams = 1
 	}
 	p.MinimumBuffers = max(p.MinimumBuffers, uint32(2*a.Streams))
@@ -118,33 +138,4 @@ func Adjust(v winver.Version, nproc int, p *Properties) (Adjusted, error) {
 	}
 	p.MaximumBuffers = min(p.MaximumBuffers, limit)
 	return a, nil
-}
-
-// conflict is one invalid pair of LogFileMode bits and the versions that reject it
-// (seed 004).
-type conflict struct {
-	a, b     uint32
-	versions winver.Range
-}
-
-// conflicts lists the pairs this first cut rejects: those that would leave the emulated
-// session with two incompatible ways of treating its buffers.
-var conflicts = []conflict{
-	{ModeFileSequential, ModeFileCircular, winver.Since(winver.V5_0)},
-	{ModeFileCircular, ModeFileAppend, winver.Since(winver.V5_1)},
-	{ModeFileCircular, ModeFileNewFile, winver.Since(winver.V5_1)},
-	{ModeFileSequential, ModeBuffering, winver.Since(winver.V6_0)},
-	{ModeFileCircular, ModeBuffering, winver.Since(winver.V6_0)},
-	{ModeFileAppend, ModeBuffering, winver.Since(winver.V6_0)},
-	{ModeFileNewFile, ModeBuffering, winver.Since(winver.V6_0)},
-	{ModeUseGlobalSequence, ModeUseLocalSequence, winver.Since(winver.V5_1)},
-}
-
-func checkModeConflicts(v winver.Version, mode uint32) error {
-	for _, c := range conflicts {
-		if mode&c.a != 0 && mode&c.b != 0 && c.versions.Contains(v) {
-			return winerr.New(winerr.ErrInvalidParameter, "%s is invalid with %s (%v)", ModeName(c.a), ModeName(c.b), c.versions)
-		}
-	}
-	return nil
 }

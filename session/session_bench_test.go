@@ -6,12 +6,13 @@ import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/internal/benchbase"
 	"github.com/etwemu/etwemu/internal/hw"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
 )
 
 func benchLogger(b *testing.B, nproc int) *Logger {
-	p := Properties{BufferSize: 64, MinimumBuffers: 64, MaximumBuffers: 256}
-	a, err := Adjust(winver.V2004, nproc, &p)
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 64, MinimumBuffers: 64, MaximumBuffers: 256}
+	a, err := Adjust(winver.V2004, nproc, "test", &p)
 	if err != nil {
 		b.Fatal(err)
 	}

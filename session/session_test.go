@@ -13,13 +13,14 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
 func startTest(t testing.TB, v winver.Version, nproc int, p Properties) *Logger {
 	t.Helper()
-	a, err := Adjust(v, nproc, &p)
+	a, err := Adjust(v, nproc, "test", &p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,6 +43,7 @@ func testEvent(n int, tag byte) *Event {
 }
 
 func TestAdjust(t *testing.T) {
+	const rt = logmode.RealTime
 	cases := []struct {
 		v             winver.Version
 		nproc         int
@@ -49,20 +51,20 @@ func TestAdjust(t *testing.T) {
 		size, mn, mx  uint32
 		mode, ignored uint32
 	}{
-		{winver.V2004, 4, Properties{}, 64, 8, 30, 0, 0},
-		{winver.V2004, 4, Properties{BufferSize: 1, MinimumBuffers: 3, MaximumBuffers: 2}, 4, 8, 8, 0, 0},
-		{winver.V6_1, 2, Properties{BufferSize: 4096}, 1024, 4, 26, 0, 0},                        // last version with a 1 MB cap
-		{winver.V6_2, 2, Properties{BufferSize: 4096}, 4096, 4, 26, 0, 0},                        // first with 16 MB
-		{winver.V6_2, 2, Properties{BufferSize: 1 << 20}, 16384, 4, 26, 0, 0},                    // clamped to 16 MB
-		{winver.V6_2, 2, Properties{BufferSize: 16384, MaximumBuffers: 100}, 16384, 4, 64, 0, 0}, // 64 × 16 MB = 1 GiB cap
-		{winver.V2004, 8, Properties{LogFileMode: ModeNoPerProcessorBuffers}, 64, 2, 24, ModeNoPerProcessorBuffers, 0},
-		{winver.V6_0, 8, Properties{LogFileMode: ModeNoPerProcessorBuffers}, 64, 16, 38, 0, ModeNoPerProcessorBuffers},
-		{winver.V6_2, 2, Properties{LogFileMode: ModeIndependentSession}, 64, 4, 26, 0, ModeIndependentSession},
-		{winver.V6_3, 2, Properties{LogFileMode: ModeIndependentSession}, 64, 4, 26, ModeIndependentSession, 0},
+		{winver.V2004, 4, Properties{LogFileMode: logmode.RealTime}, 64, 8, 30, rt, 0},
+		{winver.V2004, 4, Properties{LogFileMode: logmode.RealTime, BufferSize: 1, MinimumBuffers: 3, MaximumBuffers: 2}, 4, 8, 8, rt, 0},
+		{winver.V6_1, 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4096}, 1024, 4, 26, rt, 0},                        // last version with a 1 MB cap
+		{winver.V6_2, 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4096}, 4096, 4, 26, rt, 0},                        // first with 16 MB
+		{winver.V6_2, 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 1 << 20}, 16384, 4, 26, rt, 0},                    // clamped to 16 MB
+		{winver.V6_2, 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 16384, MaximumBuffers: 100}, 16384, 4, 64, rt, 0}, // 64 × 16 MB = 1 GiB cap
+		{winver.V2004, 8, Properties{LogFileMode: logmode.RealTime | logmode.NoPerProcessorBufs}, 64, 2, 24, rt | logmode.NoPerProcessorBufs, 0},
+		{winver.V6_0, 8, Properties{LogFileMode: logmode.RealTime | logmode.NoPerProcessorBufs}, 64, 16, 38, rt, logmode.NoPerProcessorBufs},
+		{winver.V6_2, 2, Properties{LogFileMode: logmode.RealTime | logmode.IndependentSession}, 64, 4, 26, rt, logmode.IndependentSession},
+		{winver.V6_3, 2, Properties{LogFileMode: logmode.RealTime | logmode.IndependentSession}, 64, 4, 26, rt | logmode.IndependentSession, 0},
 	}
 	for i, c := range cases {
 		p := c.in
-		a, err := Adjust(c.v, c.nproc, &p)
+		a, err := Adjust(c.v, c.nproc, "test", &p)
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
@@ -83,15 +85,15 @@ func TestAdjustRejects(t *testing.T) {
 		want *winerr.Errno
 		msg  string
 	}{
-		"seq+circ": {winver.V5_0, Properties{LogFileMode: ModeFileSequential | ModeFileCircular}, winerr.ErrInvalidParameter,
+		"seq+circ": {winver.V5_0, Properties{LogFileMode: logmode.Sequential | logmode.Circular}, winerr.ErrInvalidParameter,
 			"ERROR_INVALID_PARAMETER (87): EVENT_TRACE_FILE_MODE_SEQUENTIAL is invalid with EVENT_TRACE_FILE_MODE_CIRCULAR (5.0 and later)"},
-		"buffering+seq": {winver.V6_0, Properties{LogFileMode: ModeBuffering | ModeFileSequential}, winerr.ErrInvalidParameter, ""},
+		"buffering+seq": {winver.V6_0, Properties{LogFileMode: logmode.Buffering | logmode.Sequential}, winerr.ErrInvalidParameter, ""},
 		"clock":         {winver.V2004, Properties{ClockType: 9}, winerr.ErrInvalidParameter, ""},
-		"private":       {winver.V2004, Properties{LogFileMode: ModePrivateLogger}, winerr.ErrNotSupported, ""},
-		"memory":        {winver.V2004, Properties{BufferSize: 16384, MinimumBuffers: 100}, winerr.ErrNoSystemResources, ""},
+		"nowhere":       {winver.V2004, Properties{}, winerr.ErrInvalidParameter, ""},
+		"memory":        {winver.V2004, Properties{LogFileMode: logmode.RealTime, BufferSize: 16384, MinimumBuffers: 100}, winerr.ErrNoSystemResources, ""},
 	} {
 		p := c.p
-		_, err := Adjust(c.v, 2, &p)
+		_, err := Adjust(c.v, 2, "test", &p)
 		if !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", name, err, c.want)
 		}
@@ -100,8 +102,8 @@ func TestAdjustRejects(t *testing.T) {
 		}
 	}
 	// Buffering is unknown before 6.0, so 5.2 ignores it instead of rejecting the pair.
-	p := Properties{LogFileMode: ModeBuffering | ModeFileSequential}
-	if a, err := Adjust(winver.V5_2, 2, &p); err != nil || a.Ignored != ModeBuffering {
+	p := Properties{LogFileMode: logmode.Buffering | logmode.Sequential, LogFileName: "a.etl"}
+	if a, err := Adjust(winver.V5_2, 2, "test", &p); err != nil || a.Ignored != logmode.Buffering {
 		t.Fatalf("5.2 buffering: %v %+v", err, a)
 	}
 }
@@ -110,7 +112,7 @@ func TestAdjustRejects(t *testing.T) {
 // order and 0xFF after Offset.
 func TestSealedBufferBytes(t *testing.T) {
 	sink := &MemorySink{}
-	l := startTest(t, winver.V2004, 2, Properties{BufferSize: 4, Sink: sink})
+	l := startTest(t, winver.V2004, 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, Sink: sink})
 	for i := 0; i < 3; i++ {
 		if err := l.Write(1, testEvent(5+i, byte(i+1))); err != nil {
 			t.Fatal(err)
@@ -159,8 +161,8 @@ func TestSealedBufferBytes(t *testing.T) {
 
 func TestLoggerZeroWritesKernelBufferID(t *testing.T) {
 	sink := &MemorySink{}
-	p := Properties{BufferSize: 4, Sink: sink}
-	a, _ := Adjust(winver.V6_1, 1, &p)
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, Sink: sink}
+	a, _ := Adjust(winver.V6_1, 1, "test", &p)
 	l := Start(Config{Version: winver.V6_1, ID: 0, Name: "NT Kernel Logger", Processors: 1,
 		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(0, 1), 1), Props: p, Adjusted: a})
 	l.Write(0, testEvent(8, 1))
@@ -179,7 +181,7 @@ func TestLoggerZeroWritesKernelBufferID(t *testing.T) {
 // lost while free buffers remain.
 func TestSwitchOnFull(t *testing.T) {
 	sink := &MemorySink{}
-	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 8, Sink: sink})
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 8, Sink: sink})
 	const n = 200 // 200 × 0x90 bytes is about 7 buffers of 4 KB
 	for i := 0; i < n; i++ {
 		if err := l.Write(0, testEvent(0x40, byte(i))); err != nil {
@@ -215,7 +217,7 @@ func (b *blockingSink) WriteBuffer(buf []byte) error {
 
 func TestNoFreeBufferLosesAndCounts(t *testing.T) {
 	sink := &blockingSink{gate: make(chan struct{})}
-	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink})
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink})
 	accepted, lost := 0, 0
 	for i := 0; i < 500; i++ {
 		switch err := l.Write(0, testEvent(0x40, 1)); {
@@ -253,7 +255,7 @@ func (s *slowSink) WriteBuffer(buf []byte) error {
 
 func TestGrowthOnShortageWithinMaximum(t *testing.T) {
 	sink := &slowSink{}
-	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 5, Sink: sink})
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 5, Sink: sink})
 	if n := l.Stats().NumberOfBuffers; n != 2 {
 		t.Fatalf("started with %d buffers, want MinimumBuffers 2", n)
 	}
@@ -274,7 +276,7 @@ func TestGrowthOnShortageWithinMaximum(t *testing.T) {
 }
 
 func TestOversizeAndStopped(t *testing.T) {
-	l := startTest(t, winver.V2004, 1, Properties{BufferSize: 4})
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4})
 	if err := l.Write(0, testEvent(4096, 1)); !errors.Is(err, winerr.ErrMoreData) {
 		t.Fatalf("event bigger than a buffer: %v", err)
 	}
@@ -297,7 +299,7 @@ func TestOversizeAndStopped(t *testing.T) {
 // once, every lost one is counted, and all buffers end free.
 func TestConcurrentConservation(t *testing.T) {
 	sink := &MemorySink{}
-	l := startTest(t, winver.V2004, 4, Properties{BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 12, Sink: sink})
+	l := startTest(t, winver.V2004, 4, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 8, MaximumBuffers: 12, Sink: sink})
 	var accepted, lost atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
@@ -370,8 +372,8 @@ func TestDescriptorLayout(t *testing.T) {
 // so counters follow the writes exactly, with no goroutine involved.
 func TestSynchronousWritesFullBuffersAtOnce(t *testing.T) {
 	sink := &MemorySink{}
-	p := Properties{BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink}
-	a, err := Adjust(winver.V2004, 1, &p)
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink}
+	a, err := Adjust(winver.V2004, 1, "test", &p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,8 +408,8 @@ func TestSynchronousWritesFullBuffersAtOnce(t *testing.T) {
 func TestCheck(t *testing.T) {
 	for _, synchronous := range []bool{false, true} {
 		sink := &Counter{}
-		p := Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, Sink: sink}
-		a, _ := Adjust(winver.V2004, 2, &p)
+		p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, Sink: sink}
+		a, _ := Adjust(winver.V2004, 2, "test", &p)
 		l := Start(Config{Version: winver.V2004, ID: 3, Name: "chk", Processors: 2, Synchronous: synchronous,
 			Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
 		const n = 100

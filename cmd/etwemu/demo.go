@@ -14,6 +14,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -93,7 +94,8 @@ func demo(cfg demoConfig, out io.Writer) error {
 	defer k.Close()
 
 	props := &emu.Properties{
-		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
+		LogFileMode: logmode.RealTime, // the counting sink stands for a real-time consumer
+		BufferSize:  uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
 		Sink: &slowSink{delay: cfg.slowSink},
 	}
 	h, err := k.StartTrace("etwemu-demo", props)

@@ -11,8 +11,8 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
-	"github.com/etwemu/etwemu/session"
 )
 
 // Case is one benchmark: its name under BenchmarkWrite, the payload and parallelism it
@@ -52,9 +52,9 @@ func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mode := uint32(0)
+	mode := uint32(logmode.RealTime) // no consumer: sealed buffers are discarded
 	if s.Shared {
-		mode = session.ModeNoPerProcessorBuffers
+		mode |= logmode.NoPerProcessorBufs
 	}
 	for i := 0; i < s.Count && !s.Disabled; i++ {
 		h, err := k.StartTrace(fmt.Sprintf("bench-%d", i), &emu.Properties{BufferSize: s.BufferKB,
