@@ -25,6 +25,7 @@ func init() {
 		"bench": {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
 		"demo":  {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
 		"help":  {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+		"modes": {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
 	}
 }
 

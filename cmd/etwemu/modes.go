@@ -1,0 +1,176 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/winver"
+)
+
+const modesAbout = `Usage: etwemu modes check [flags]
+       etwemu modes table [flags]
+
+Answers how a Windows version treats a session's LogFileMode at start, from the rule
+table of package logmode (seed 004 for the kernel, the documented restrictions for
+private loggers).
+
+  check   prints the decision for one session start: accepted or refused, the effective
+          LoggerMode, and every rule that fired with its version range. Exit status 0 if
+          accepted, 1 if refused.
+  table   lists the flags a version recognises and the rules in force for each.
+
+Flags take Windows names (EVENT_TRACE_FILE_MODE_SEQUENTIAL), names without the
+EVENT_TRACE_ prefix, short names (SEQUENTIAL, REAL_TIME) or hex (0x101), joined by
+commas or '|'.
+
+Example: etwemu modes check --version 6.2 --mode SEQUENTIAL,CIRCULAR --logfile a.etl --max-file-size 10`
+
+func runModes(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		w := stderr
+		if len(args) > 0 {
+			w = stdout
+		}
+		fmt.Fprintln(w, modesAbout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	switch args[0] {
+	case "check":
+		return runModesCheck(args[1:], stdout, stderr)
+	case "table":
+		return runModesTable(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "etwemu modes: unknown subcommand %q (want check or table)\n\n%s\n", args[0], modesAbout)
+	return 2
+}
+
+func runModesCheck(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("modes check", flag.ContinueOnError)
+	version := winver.Default
+	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
+	mode := fs.String("mode", "", "LogFileMode flags, e.g. SEQUENTIAL,REAL_TIME or 0x101")
+	logfile := fs.String("logfile", "", "LogFileName (empty: none)")
+	maxSize := fs.Uint("max-file-size", 0, "MaximumFileSize (MB, or KB with USE_KBYTES_FOR_SIZE)")
+	name := fs.String("name", "etwemu-session", "session name (\"NT Kernel Logger\" and \"Circular Kernel Context Logger\" are special)")
+	sessionGUID := fs.String("guid", "", "session GUID (Wnode.Guid), e.g. SystemTraceControlGuid 9e814aad-3204-11d2-9a82-006008a86939")
+	autologger := fs.Bool("autologger", false, "start as an AutoLogger session (the 0x2 bit of WMI_LOGGER_INFORMATION.Flags)")
+	flushTimer := fs.Uint("flush-timer", 0, "FlushTimer")
+	flushThreshold := fs.Uint("flush-threshold", 0, "FlushThreshold")
+	if code := parseFlags(fs, modesAbout, args, stderr); code >= 0 {
+		return code
+	}
+	m, err := logmode.Parse(*mode)
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu modes check: --mode: %v\n", err)
+		return 2
+	}
+	q := logmode.Request{Version: version, Mode: m, Name: *name, LogFileName: *logfile,
+		MaximumFileSize: uint32(*maxSize), FlushTimer: uint32(*flushTimer), FlushThreshold: uint32(*flushThreshold), AutoLogger: *autologger}
+	if *sessionGUID != "" {
+		if q.GUID, err = guid.Parse(*sessionGUID); err != nil {
+			fmt.Fprintf(stderr, "etwemu modes check: --guid: %v\n", err)
+			return 2
+		}
+	}
+	d := logmode.Decide(q)
+	printDecision(stdout, &d)
+	if !d.Accepted() {
+		return 1
+	}
+	return 0
+}
+
+func printDecision(w io.Writer, d *logmode.Decision) {
+	q := &d.Request
+	fmt.Fprintf(w, "Windows %s (%s), %v %q\n", q.Version, q.Version.Marketing(), d.Kind, q.Name)
+	fmt.Fprintf(w, "requested:  %v (0x%08X)\n", q.Mode, uint32(q.Mode))
+	if d.Accepted() {
+		fmt.Fprintln(w, "decision:   accepted")
+		fmt.Fprintf(w, "effective:  %v (0x%08X)\n", d.Effective, uint32(d.Effective))
+		for _, c := range []struct {
+			what string
+			m    logmode.Mode
+		}{{"ignored", d.Ignored}, {"implied", d.Implied}, {"overridden", d.Overridden}} {
+			if c.m != 0 {
+				fmt.Fprintf(w, "%-11s %v\n", c.what+":", c.m)
+			}
+		}
+		if d.FlushTimer != q.FlushTimer {
+			fmt.Fprintf(w, "FlushTimer: %d (requested %d)\n", d.FlushTimer, q.FlushTimer)
+		}
+		if d.FlushThreshold != q.FlushThreshold {
+			fmt.Fprintf(w, "FlushThreshold: %d (requested %d)\n", d.FlushThreshold, q.FlushThreshold)
+		}
+	} else {
+		fmt.Fprintf(w, "decision:   refused: %v\n", d.Err)
+	}
+	if len(d.Fired) == 0 {
+		fmt.Fprintln(w, "no rule fired")
+		return
+	}
+	fmt.Fprintln(w, "rules that fired:")
+	for _, f := range d.Fired {
+		fmt.Fprintf(w, "  %v\n", f)
+	}
+}
+
+func runModesTable(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("modes table", flag.ContinueOnError)
+	version := winver.Default
+	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
+	private := fs.Bool("private", false, "the rules of private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE) instead of the kernel's")
+	if code := parseFlags(fs, modesAbout, args, stderr); code >= 0 {
+		return code
+	}
+	kind := logmode.Kernel
+	if *private {
+		kind = logmode.Private
+	}
+	fmt.Fprintf(stdout, "Windows %s (%s): LogFileMode flags of a %v\n\n", version, version.Marketing(), kind)
+	rules := logmode.RulesFor(version, kind)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VALUE\tFLAG\tRECOGNISED\tRULES")
+	var ignored []string
+	for _, rec := range logmode.Recognitions() {
+		r := rec.Kernel
+		if kind == logmode.Private {
+			r = rec.Private
+		}
+		if !logmode.Recognises(version, kind, rec.Flag) {
+			ignored = append(ignored, logmode.ShortName(rec.Flag))
+			continue
+		}
+		var own []string
+		for i := range rules {
+			if rules[i].Flag == rec.Flag {
+				own = append(own, rules[i].Describe())
+			}
+		}
+		first := "-"
+		if len(own) > 0 {
+			first = own[0]
+		}
+		fmt.Fprintf(tw, "0x%08X\t%s\t%v\t%s\n", uint32(rec.Flag), logmode.Name(rec.Flag), r, first)
+		for _, o := range own[min(1, len(own)):] {
+			fmt.Fprintf(tw, "\t\t\t%s\n", o)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(stdout, "\nEvery session:")
+	for i := range rules {
+		if rules[i].Flag == 0 && rules[i].Effect == logmode.RequiresOneOf {
+			fmt.Fprintf(stdout, "  %s\n", rules[i].Describe())
+		}
+	}
+	if len(ignored) > 0 {
+		fmt.Fprintf(stdout, "\nNot recognised (ignored) by %s: %v\n", version, ignored)
+	}
+	return 0
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestModesCheck(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--version", "6.2", "--mode", "SEQUENTIAL,CIRCULAR", "--logfile", "a.etl", "--max-file-size", "10"}, 1, []string{
+			"decision:   refused: ERROR_INVALID_PARAMETER (87): EVENT_TRACE_FILE_MODE_SEQUENTIAL is invalid with EVENT_TRACE_FILE_MODE_CIRCULAR (5.0 and later)",
+			"refused: EVENT_TRACE_FILE_MODE_CIRCULAR is invalid with EVENT_TRACE_FILE_MODE_SEQUENTIAL (5.0 and later)",
+			"satisfied: EVENT_TRACE_FILE_MODE_CIRCULAR requires MaximumFileSize (6.2 and later)"}},
+		{[]string{"--version", "6.1", "--mode", "CIRCULAR", "--logfile", "a.etl"}, 0, []string{
+			"decision:   accepted", "effective:  EVENT_TRACE_FILE_MODE_CIRCULAR (0x00000002)"}},
+		{[]string{"--version", "6.2", "--mode", "0x400|EVENT_TRACE_REAL_TIME_MODE,kd_filter,paged_memory", "--flush-timer", "5"}, 0, []string{
+			"effective:  EVENT_TRACE_BUFFERING_MODE (0x00000400)", "FlushTimer: 0 (requested 5)",
+			"applied: EVENT_TRACE_KD_FILTER_MODE overrides EVENT_TRACE_USE_PAGED_MEMORY (6.2 and later)"}},
+		{[]string{"--version", "2004", "--mode", "CIRCULAR,NONSTOPPABLE", "--logfile", "c.etl", "--max-file-size", "1", "--autologger"}, 0, []string{
+			"satisfied: EVENT_TRACE_FILE_MODE_CIRCULAR allows EVENT_TRACE_NONSTOPPABLE_MODE (6.0 and later)"}},
+		{[]string{"--version", "5.2", "--mode", "NEWFILE", "--logfile", "k%d.etl", "--max-file-size", "1", "--guid", "9e814aad-3204-11d2-9a82-006008a86939"}, 1, []string{
+			"invalid with SystemTraceControlGuid (5.2 and later, kernel loggers)"}},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"modes", "check"}, c.args...), &out, &errb)
+		if code != c.code {
+			t.Errorf("%v: exit %d, want %d\n%s%s", c.args, code, c.code, out.String(), errb.String())
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out.String())
+			}
+		}
+	}
+	for _, bad := range [][]string{{"check", "--mode", "SEQUENTAL"}, {"check", "--version", "7"}, {"check", "--guid", "x"}, {"frob"}, {}} {
+		var out, errb bytes.Buffer
+		if code := run(append([]string{"modes"}, bad...), &out, &errb); code != 2 || errb.Len() == 0 {
+			t.Errorf("modes %v: exit %d, stderr %q", bad, code, errb.String())
+		}
+	}
+}
+
+func TestModesTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"modes", "table", "--version", "6.1"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, w := range []string{"EVENT_TRACE_BUFFERING_MODE overrides EVENT_TRACE_KD_FILTER_MODE (6.1 to 6.2)",
+		"EVENT_TRACE_BUFFER_INTERFACE_MODE implies EVENT_TRACE_SECURE_MODE (6.1 and later)",
+		"Not recognised (ignored) by 6.1:", "SYSTEM_LOGGER", "a session needs somewhere for its events to go"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("table lacks %q", w)
+		}
+	}
+	if strings.Contains(s, "0x02000000  EVENT_TRACE_SYSTEM_LOGGER_MODE") || strings.Contains(s, "overrides FlushThreshold") {
+		t.Errorf("6.1 table lists a 6.2+ flag or a 6.3+ rule:\n%s", s)
+	}
+	out.Reset()
+	if code := run([]string{"modes", "table", "--version", "6.2", "--private"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "EVENT_TRACE_COMPRESSED_MODE") || strings.Contains(out.String(), "EVENT_TRACE_COMPRESSED_MODE is invalid") {
+		t.Errorf("private 6.2 table: exit %d\n%s", code, out.String())
+	}
+}
