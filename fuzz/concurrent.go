@@ -132,9 +132,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 // accepted by the version, a kernel logger (the four sessions need four kernel loggers:
 // a version allows one private logger), and stoppable, so that the books can be closed.
 func startable(v winver.Version, o Op) bool {
-	p := o.properties(nil)
-	d := logmode.Decide(logmode.Request{Version: v, Mode: logmode.Mode(p.LogFileMode), LogFileName: p.LogFileName,
-		MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+	d := o.decide(v, "")
 	return d.Accepted() && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
 }
 

@@ -187,9 +187,7 @@ func notify(e *mEntry, code uint32) {
 // start predicts StartTrace: the mode rules first, then the name, then a logger id.
 func (m *model) start(name string, o Op) (*mSession, error) {
 	bufKB, minB, maxB := o.BufferKB, o.MinBufs, o.MaxBufs
-	p := o.properties(nil)
-	d := logmode.Decide(logmode.Request{Version: m.version, Mode: logmode.Mode(p.LogFileMode), Name: name,
-		LogFileName: p.LogFileName, MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+	d := o.decide(m.version, name)
 	if !d.Accepted() {
 		return nil, winerr.ErrInvalidParameter
 	}

@@ -105,6 +105,13 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 	return p
 }
 
+// decide is the version's mode-table decision on an OpStart of session name.
+func (o Op) decide(v winver.Version, name string) logmode.Decision {
+	p := o.properties(nil)
+	return logmode.Decide(logmode.Request{Version: v, Mode: logmode.Mode(p.LogFileMode), Name: name,
+		LogFileName: p.LogFileName, MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+}
+
 // Op is one decoded operation. Which fields matter depends on Kind.
 type Op struct {
 	Kind      Kind
