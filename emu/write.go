@@ -136,6 +136,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	tooBig := size > abi.MaxEventSize
 
 	enable, group := regentry.RoutingMasks(w)
+	var seen [(session.LoggerIDs + 63) / 64]uint64 // logger ids written, so the group pass does not write a session twice
 	var errIdx uint8
 	for mask := enable; mask != 0; mask &= mask - 1 {
 		info := ge.Slot(bits.TrailingZeros8(mask))
@@ -147,6 +148,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 			continue
 		}
 		id := info.LoggerID % session.LoggerIDs
+		seen[id>>6] |= 1 << (id & 63)
 		// deliver's common case, written out: the call showed in BenchmarkWrite.
 		if tooBig || errIdx != 0 || l.Secure() {
 			errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
@@ -164,7 +166,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		}
 	}
 	if group != 0 {
-		errIdx = writeGroup(r.GroupEntry(), group, ge, enable, proc, &ev, tooBig, errIdx, tally)
+		errIdx = writeGroup(r.GroupEntry(), group, proc, &ev, tooBig, errIdx, &seen, tally)
 	}
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
@@ -215,8 +217,8 @@ func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig b
 }
 
 // writeGroup routes ev through the provider group's entry (GroupEnableMask), skipping
-// sessions already written through the provider's own entry ge (slots in enable).
-func writeGroup(g *guidtable.Entry, mask uint8, ge *guidtable.Entry, enable uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
+// sessions already written through the provider's own entry (seen).
+func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, seen *[(session.LoggerIDs + 63) / 64]uint64, tally *Tally) uint8 {
 	if g == nil {
 		return errIdx
 	}
@@ -227,23 +229,14 @@ func writeGroup(g *guidtable.Entry, mask uint8, ge *guidtable.Entry, enable uint
 			continue
 		}
 		l, _ := info.Target.(*session.Logger)
-		if l == nil || routedTo(ge, enable, l, d) {
+		id := info.LoggerID % session.LoggerIDs
+		if l == nil || seen[id>>6]&(1<<(id&63)) != 0 {
 			continue
 		}
-		errIdx = deliver(l, info.LoggerID%session.LoggerIDs, proc, ev, tooBig, errIdx, tally)
+		seen[id>>6] |= 1 << (id & 63)
+		errIdx = deliver(l, id, proc, ev, tooBig, errIdx, tally)
 	}
 	return errIdx
-}
-
-// routedTo reports whether the provider's own entry ge already routed an event of d to l
-// through one of the slots in enable.
-func routedTo(ge *guidtable.Entry, enable uint8, l *session.Logger, d *EventDescriptor) bool {
-	for ; enable != 0; enable &= enable - 1 {
-		if info := ge.Slot(bits.TrailingZeros8(enable)); info != nil && info.Target == l && info.Passes(d.Level, d.Keyword) {
-			return true
-		}
-	}
-	return false
 }
 
 // writeErrors are the errors a session's Write can return, by index; write keeps an
