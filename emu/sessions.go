@@ -114,7 +114,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	}
 	if !private {
 		for i := range session.MaxLoggers {
-			if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == adj.GUID {
+			if l := k.loggers[i].Load(); l != nil && l.GUID() == adj.GUID {
 				return 0, winerr.New(winerr.ErrAlreadyExists, "session %q already uses GUID %s", l.Name(), adj.GUID)
 			}
 		}
@@ -392,7 +392,7 @@ func (k *Kernel) setLogEvent(sg, provider guid.GUID, allow bool) {
 	}
 	k.permits[sg] = next
 	for i := range k.loggers {
-		if l := k.loggers[i].Load(); l != nil && l.Properties().GUID == sg {
+		if l := k.loggers[i].Load(); l != nil && l.GUID() == sg {
 			l.SetPermits(next)
 		}
 	}

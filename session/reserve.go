@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/binary"
 	"errors"
+	"sync/atomic"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
@@ -174,12 +175,21 @@ func (l *Logger) streamOf(proc int) int {
 //
 // A loss is counted inside the slow-path guard, so Stop, which waits for the guard to
 // empty after collection stops, returns final counters no writer changes afterwards.
-func (l *Logger) Lose() bool {
+func (l *Logger) Lose() bool { return l.countRefused(&l.eventsLost) }
+
+// Deny counts an event refused for lack of permission (SECURE_MODE) in EventsDenied, by
+// the same rule as Lose: nothing once the session has stopped collecting, and inside the
+// slow-path guard so that Stop's counters are final.
+func (l *Logger) Deny() bool { return l.countRefused(&l.eventsDenied) }
+
+// countRefused adds one to c for an event the caller did not reserve space for, unless
+// collection is off; see Lose.
+func (l *Logger) countRefused(c *atomic.Uint64) bool {
 	l.slow.Add(1)
 	defer l.slow.Add(-1)
 	if !l.collecting.Load() {
 		return false
 	}
-	l.eventsLost.Add(1)
+	c.Add(1)
 	return true
 }

@@ -441,3 +441,31 @@ func TestCheck(t *testing.T) {
 		l.Stop()
 	}
 }
+
+// Lose and Deny count while the session collects and nothing once it has stopped, so the
+// counters Stop returns are final; Permits lets every provider log unless SECURE_MODE.
+func TestRefusedEventCounters(t *testing.T) {
+	prov := guid.FromName("p")
+	open := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4})
+	if !open.Permits(prov) || open.Secure() {
+		t.Fatal("a session without SECURE_MODE refused a provider")
+	}
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime | logmode.Secure, BufferSize: 4})
+	if l.Permits(prov) {
+		t.Fatal("a SECURE_MODE session permits a provider nobody granted")
+	}
+	l.SetPermits(Permits{prov: true})
+	if !l.Permits(prov) || l.Permits(guid.FromName("q")) {
+		t.Fatal("SetPermits not applied")
+	}
+	if !l.Lose() || !l.Deny() || !l.Deny() {
+		t.Fatal("a collecting session did not count")
+	}
+	l.Stop()
+	if l.Lose() || l.Deny() {
+		t.Fatal("a stopped session counted")
+	}
+	if s := l.Stats(); s.EventsLost != 1 || s.EventsDenied != 2 {
+		t.Fatalf("lost %d denied %d, want 1 and 2", s.EventsLost, s.EventsDenied)
+	}
+}
