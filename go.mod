@@ -1,3 +1,5 @@
 module github.com/etwemu/etwemu
 
 go 1.25.0
+
+require github.com/klauspost/compress v1.20.3 // indirect

@@ -55,6 +55,7 @@ var (
 	ErrAlreadyExists       = win32(183, "ERROR_ALREADY_EXISTS")
 	ErrMoreData            = win32(234, "ERROR_MORE_DATA")
 	ErrArithmeticOverflow  = win32(534, "ERROR_ARITHMETIC_OVERFLOW")
+	ErrLogFileFull         = win32(1502, "ERROR_LOG_FILE_FULL")
 	ErrNoSystemResources   = win32(1450, "ERROR_NO_SYSTEM_RESOURCES")
 	ErrTimeout             = win32(1460, "ERROR_TIMEOUT")
 	ErrActiveConnections   = win32(2402, "ERROR_ACTIVE_CONNECTIONS")

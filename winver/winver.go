@@ -59,6 +59,36 @@ var marketing = [...]string{
 	V1903: "Windows 10 1903", V1909: "Windows 10 1909", V2004: "Windows 10 2004",
 }
 
+// builds are the build numbers of the released versions (ProviderVersion in an ETL file's
+// TRACE_LOGFILE_HEADER): the RTM build of each, service packs aside (5.1 is SP0's 2600,
+// 6.0 is SP2's 6002 and 6.1 is SP1's 7601, the builds most traces come from).
+var builds = [...]uint32{
+	V5_0: 2195, V5_1: 2600, V5_2: 3790, V6_0: 6002, V6_1: 7601, V6_2: 9200, V6_3: 9600,
+	V10_0: 10240, V1511: 10586, V1607: 14393, V1703: 15063, V1709: 16299, V1803: 17134,
+	V1809: 17763, V1903: 18362, V1909: 18363, V2004: 19041,
+}
+
+// Build returns the version's build number, or 0 for an invalid version.
+func (v Version) Build() uint32 {
+	if !v.Valid() {
+		return 0
+	}
+	return builds[v]
+}
+
+// Numbers returns the major and minor version numbers Windows reports (10.0 for every
+// Windows 10 release).
+func (v Version) Numbers() (major, minor uint8) {
+	switch {
+	case !v.Valid():
+		return 0, 0
+	case v >= V10_0:
+		return 10, 0
+	}
+	n := names[v] // "6.1"
+	return n[0] - '0', n[2] - '0'
+}
+
 // All returns every emulated version, oldest first.
 func All() []Version {
 	out := make([]Version, 0, int(Newest))

@@ -1,0 +1,178 @@
+package etl
+
+import (
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// compressRule is how a version's logger counts and recovers in compressed mode (seed
+// 000, on the user-mode logger's compression buffer).
+type compressRule struct {
+	// perBuffer: a flush from the compression area counts the trace buffers it completes
+	// (6.3 on, which tracks their number); else it counts one buffer written or lost
+	// whatever it held (6.2).
+	perBuffer bool
+	// resetOnFailure: a failed flush loses every whole trace buffer in the area, keeping
+	// only the overflow of a buffer whose head is already in the file (6.3 on); 6.2 keeps
+	// the area as it was.
+	resetOnFailure bool
+}
+
+var compressionRules = winver.Steps[compressRule]{
+	{Since: winver.V5_0, Value: compressRule{}}, // compression needs 6.2; the mode table refuses it before
+	{Since: winver.V6_3, Value: compressRule{perBuffer: true, resetOnFailure: true}},
+}
+
+// span is one compressed trace buffer's bytes in the area; start < 0 marks the overflow
+// of a buffer whose head is already in the file.
+type span struct{ start, end int }
+
+// compressor is the compression area of seed 000: a buffer the size of two trace buffers
+// into which successive trace buffers are compressed ever deeper. Whenever a trace
+// buffer's worth has accumulated, that much is flushed to the file as one write, and the
+// overflow moves down to become a partial trace buffer at the start of the area. On disk
+// each compressed trace buffer is its WMI_BUFFER_HEADER, with ETW_BUFFER_FLAG_COMPRESSED
+// and BufferSize set to the bytes it takes in the file, then the XPRESS stream of its
+// data; Offset keeps the uncompressed filled bytes. A buffer compression does not shrink
+// is stored whole, as sealed.
+//
+// [UNCERTAIN] the framing: no public source states it. This is the reading under which
+// dissect.etl decodes such files (it reads min(BufferSize, Offset) - 0x48 bytes after the
+// header, decompresses them, and moves on by BufferSize); the kernel logger's compression
+// (1607 on) is modelled the same way.
+type compressor struct {
+	rule    compressRule
+	size    int    // the trace buffer size: one flush
+	area    []byte // the bytes waiting, capacity two trace buffers
+	spans   []span // the trace buffers in the area, oldest first
+	table   [1 << xpHashBits]int32
+	scratch []byte
+
+	bytesIn, bytesOut int64 // data bytes compressed and bytes stored, for the ratio
+}
+
+func newCompressor(bufSize uint32, rule compressRule) *compressor {
+	n := int(bufSize)
+	return &compressor{rule: rule, size: n, area: make([]byte, 0, 2*n), scratch: make([]byte, 0, n+n/8+64)}
+}
+
+// pack returns the on-disk form of one sealed buffer.
+func (c *compressor) pack(buf []byte) []byte {
+	h, _ := abi.DecodeBufferHeader(buf)
+	end := int(h.Offset)
+	out := append(c.scratch[:0], buf[:abi.BufferHeaderSize]...)
+	out = xpressCompress(out, buf[abi.BufferHeaderSize:end], &c.table)
+	c.scratch = out[:0]
+	c.bytesIn += int64(end - abi.BufferHeaderSize)
+	if len(out) >= end {
+		c.bytesOut += int64(len(buf))
+		return buf
+	}
+	h.BufferSize = uint32(len(out))
+	h.BufferFlag |= abi.BufferFlagCompressed
+	h.Encode(out)
+	c.bytesOut += int64(len(out))
+	return out
+}
+
+// add compresses buf into the area and flushes every whole trace buffer's worth.
+func (c *compressor) add(w *Writer, buf []byte) Result {
+	rec := c.pack(buf)
+	var r Result
+	if w.limit > 0 && w.pos+int64(len(c.area)+len(rec)) > w.limit {
+		if w.mode&modeNewFile == 0 {
+			w.full = true
+			return Result{Lost: 1, Err: winerr.New(winerr.ErrLogFileFull, "log file %q reached MaximumFileSize (%d bytes)", w.name, w.limit)}
+		}
+		r = w.NextFile()
+		if w.f == nil {
+			r.Lost++
+			return r
+		}
+	}
+	if len(c.area)+len(rec) > cap(c.area) {
+		// Only after a 6.2 flush failed and kept the area: try again first.
+		r.add(c.flush(w, false))
+		if len(c.area)+len(rec) > cap(c.area) {
+			r.Lost++
+			return r
+		}
+	}
+	start := len(c.area)
+	c.area = append(c.area, rec...)
+	c.spans = append(c.spans, span{start, len(c.area)})
+	r.add(c.flush(w, false))
+	return r
+}
+
+func (r *Result) add(o Result) {
+	r.Written += o.Written
+	r.Lost += o.Lost
+	if r.Err == nil {
+		r.Err = o.Err
+	}
+}
+
+// drain flushes what the area holds, a partial chunk included.
+func (c *compressor) drain(w *Writer) Result { return c.flush(w, true) }
+
+// flush writes the area a trace buffer's worth at a time while it holds that much (and,
+// with all, the rest too).
+func (c *compressor) flush(w *Writer, all bool) Result {
+	var r Result
+	for len(c.area) >= c.size || (all && len(c.area) > 0) {
+		n := min(c.size, len(c.area))
+		if err := w.writeAt(c.area[:n], w.pos); err != nil {
+			r.Err = err
+			if !c.rule.resetOnFailure {
+				r.Lost++
+				return r
+			}
+			keep := 0
+			for _, s := range c.spans {
+				if s.start < 0 {
+					keep = s.end
+				} else {
+					r.Lost++
+				}
+			}
+			c.area = c.area[:keep]
+			c.spans = c.spans[:0]
+			if keep > 0 {
+				c.spans = append(c.spans, span{-1, keep})
+			}
+			return r
+		}
+		w.pos += int64(n)
+		w.hwm = max(w.hwm, w.pos)
+		done := 0
+		for _, s := range c.spans {
+			if s.end <= n {
+				done++
+			}
+		}
+		if c.rule.perBuffer {
+			r.Written += done
+			w.written += done
+		} else {
+			r.Written++
+			w.written++
+		}
+		c.area = c.area[:copy(c.area, c.area[n:])]
+		kept := c.spans[:0]
+		for _, s := range c.spans[done:] {
+			kept = append(kept, span{s.start - n, s.end - n})
+		}
+		c.spans = kept
+	}
+	return r
+}
+
+// Ratio returns the data bytes compressed and the bytes stored for them.
+func (w *Writer) Ratio() (in, out int64) {
+	if w.comp == nil {
+		return 0, 0
+	}
+	return w.comp.bytesIn, w.comp.bytesOut
+}

@@ -1,0 +1,22 @@
+// Package etl writes and reads ETL files, the on-disk form of trace buffers.
+//
+// An ETL file is buffer 0, the header buffer, whose first record is the log-file header
+// event (a SYSTEM_TRACE_HEADER with hook 0x0000 carrying TRACE_LOGFILE_HEADER, 0x118
+// bytes on x64, then the logger and file names in UTF-16), followed by every sealed trace
+// buffer exactly as it was in memory: WMI_BUFFER_HEADER, 8-aligned records, 0xFF tail.
+// Buffers from different processors are interleaved in flush order.
+//
+// Writer applies the file modes (SEQUENTIAL, CIRCULAR, NEWFILE, APPEND, PREALLOCATE,
+// sizes in MB or KB) and EVENT_TRACE_COMPRESSED_MODE's compression area; it finalizes the
+// header (BuffersWritten, EndTime, EventsLost, BuffersLost) when closed. Reader walks the
+// buffers and records of files etwemu writes and of Windows files for the header kinds
+// it knows (EVENT_HEADER with extended items, system, compact, perfinfo, classic,
+// instance, message), decompresses compressed buffers, reports unknown kinds as records
+// of KindUnknown, and names the file offset of whatever it cannot read.
+//
+// Glossary:
+//   - stored size: the bytes a buffer takes in the file, its BufferSize (for a compressed
+//     buffer, the header and the compressed stream).
+//   - filled bytes: a buffer's Offset, the end of its data, header included.
+//   - compression area: the two-buffer staging space of compressed mode (seed 000).
+package etl

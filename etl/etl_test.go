@@ -1,0 +1,536 @@
+package etl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/compress/xpress"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+const testBuf = 4096
+
+var testProvider = guid.MustParse("{3b9f2c4e-8a41-4d6e-9a0f-7c1d2e3f4a5b}")
+
+func testInfo(v winver.Version, mode, maxSize uint32) HeaderInfo {
+	return HeaderInfo{
+		Version: v, LoggerName: "etl test", LoggerID: 3, Processors: 2, ClockType: 1,
+		PerfFreq: 10_000_000, StartTime: 133_000_000_000_000_000, StartPerf: 5000,
+		BootTime: 132_999_000_000_000_000, CPUSpeedMHz: 3000, ThreadID: 0x1010, ProcessID: 0x200,
+		LogFileMode: mode, MaxFileSize: maxSize,
+	}
+}
+
+// sealed builds a sealed buffer holding one EVENT_HEADER record per payload, its event id
+// the payload's index plus first.
+func sealed(seq int64, proc uint8, first int, payloads ...[]byte) []byte {
+	b := make([]byte, testBuf)
+	off := abi.BufferHeaderSize
+	for i, p := range payloads {
+		size := abi.EventHeaderSize + len(p)
+		h := abi.EventHeader{
+			Size: uint16(size), HeaderType: abi.EventHeaderEvent64, Flags: abi.EventFlag64BitHeader,
+			ThreadID: 7, ProcessID: 9, TimeStamp: seq*100 + int64(i), ProviderID: testProvider,
+			Descriptor: abi.EventDescriptor{ID: uint16(first + i), Level: 4},
+		}
+		h.Encode(b[off:])
+		copy(b[off+abi.EventHeaderSize:], p)
+		off += abi.Align(size)
+	}
+	for i := off; i < len(b); i++ {
+		b[i] = 0xFF
+	}
+	h := abi.BufferHeader{
+		BufferSize: testBuf, SavedOffset: uint32(off), CurrentOffset: uint32(off), SequenceNumber: seq,
+		ProcessorNumber: proc, LoggerID: 3, State: abi.BufferStateFlush, Offset: uint32(off),
+		BufferFlag: abi.BufferFlagProcIndex,
+	}
+	h.Encode(b)
+	return b
+}
+
+// text returns n bytes of a compressible, event-like payload.
+func text(r *rand.Rand, n int) []byte {
+	words := []string{"provider ", "session ", "buffer ", "0x48 ", "flush ", "processor ", "lost "}
+	var b []byte
+	for len(b) < n {
+		b = append(b, words[r.IntN(len(words))]...)
+	}
+	return b[:n]
+}
+
+// ids reads a file and returns the event ids of its records, in file order, with the
+// buffers' sequence numbers.
+func ids(t *testing.T, path string) (events []int, seqs []int64, hdr LogfileHeader) {
+	t.Helper()
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = f.Walk(func(b *Buffer, r Record) error {
+		if r.Kind != KindEventHeader {
+			t.Errorf("record at %#x is %v", r.Offset, r.Kind)
+		}
+		if len(seqs) == 0 || seqs[len(seqs)-1] != b.Header.SequenceNumber {
+			seqs = append(seqs, b.Header.SequenceNumber)
+		}
+		events = append(events, int(r.Event.Descriptor.ID))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events, seqs, f.Header()
+}
+
+func TestXpressRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	inputs := map[string][]byte{
+		"empty": {}, "one": {7}, "three": {1, 2, 3},
+		"text":   text(r, 60000),
+		"zeros":  make([]byte, 70000),             // one match past the 16-bit length
+		"run300": bytes.Repeat([]byte{0xAB}, 300), // the byte-length form
+		"run30":  bytes.Repeat([]byte("ab"), 15),
+	}
+	noise := make([]byte, 5000)
+	for i := range noise {
+		noise[i] = byte(r.Uint32())
+	}
+	inputs["noise"] = noise
+	mixed := append(append(append([]byte{}, text(r, 3000)...), noise[:900]...), make([]byte, 20)...)
+	inputs["mixed"] = append(mixed, text(r, 9000)...)
+	var table [1 << xpHashBits]int32
+	for name, in := range inputs {
+		c := xpressCompress(nil, in, &table)
+		out, err := xpress.AppendDecompressed(nil, c)
+		if err != nil || !bytes.Equal(out, in) {
+			t.Errorf("%s: %d bytes -> %d -> %d bytes, err %v", name, len(in), len(c), len(out), err)
+		}
+	}
+	if c := xpressCompress(nil, inputs["text"], &table); len(c)*3 > len(inputs["text"]) {
+		t.Errorf("text compressed only to %d of %d bytes", len(c), len(inputs["text"]))
+	}
+}
+
+func FuzzXpress(f *testing.F) {
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"))
+	f.Add([]byte{1, 2, 3, 1, 2, 3, 1, 2, 3, 4})
+	var table [1 << xpHashBits]int32
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c := xpressCompress(nil, in, &table)
+		out, err := xpress.AppendDecompressed(nil, c)
+		if err != nil || !bytes.Equal(out, in) {
+			t.Fatalf("%x -> %x -> %x, %v", in, c, out, err)
+		}
+	})
+}
+
+// The header buffer carries TRACE_LOGFILE_HEADER where Windows files have it, and reads
+// back field for field.
+func TestHeaderBuffer(t *testing.T) {
+	info := testInfo(winver.V2004, modeSequential|realTimeMode, 0)
+	h := headerFor(&info, testBuf, `C:\trace\x.etl`, false)
+	b, err := HeaderBuffer(&info, &h, testBuf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	if m := le.Uint32(b[0x48:]); m != SystemTraceMarker64 {
+		t.Errorf("marker %#x", m)
+	}
+	if v := b[0x68+4 : 0x68+8]; !bytes.Equal(v, []byte{10, 0, 1, 5}) {
+		t.Errorf("version bytes % x, want 0a 00 01 05 as Windows 10 writes", v)
+	}
+	bh, _ := abi.DecodeBufferHeader(b)
+	if bh.BufferType != abi.BufferTypeHeader || bh.BufferFlag != abi.BufferFlagFlushMarker|abi.BufferFlagProcIndex {
+		t.Errorf("header buffer type %d flag %#x", bh.BufferType, bh.BufferFlag)
+	}
+	rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := rd.Header()
+	want := h
+	want.LogFileMode = modeSequential // REAL_TIME is dropped from the file copy
+	if got != want {
+		t.Errorf("read back\n%+v\nwant\n%+v", got, want)
+	}
+	if got.ProviderVersion != 19041 || got.PointerSize != 8 || got.ReservedFlags != 1 {
+		t.Errorf("build %d pointer %d clock %d", got.ProviderVersion, got.PointerSize, got.ReservedFlags)
+	}
+	info.Version = winver.V5_2
+	h = headerFor(&info, testBuf, "x", false)
+	b, _ = HeaderBuffer(&info, &h, testBuf)
+	if bh, _ := abi.DecodeBufferHeader(b); bh.BufferType != abi.BufferTypeRundown || b[0x68+4] != 5 || b[0x68+5] != 2 {
+		t.Errorf("5.2 header buffer: type %d version %d.%d", bh.BufferType, b[0x68+4], b[0x68+5])
+	}
+}
+
+func writeAll(t *testing.T, w *Writer, bufs [][]byte) (written, lost int) {
+	t.Helper()
+	for _, b := range bufs {
+		r := w.WriteBuffer(b)
+		written += r.Written
+		lost += r.Lost
+	}
+	r := w.Flush()
+	return written + r.Written, lost + r.Lost
+}
+
+func buffers(n int) [][]byte {
+	r := rand.New(rand.NewPCG(3, 4))
+	var out [][]byte
+	for i := range n {
+		out = append(out, sealed(int64(i+1), uint8(i%2), 10*i, text(r, 100+i), text(r, 700), []byte{byte(i)}))
+	}
+	return out
+}
+
+func TestSequentialFillsAndCounts(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "seq.etl")
+	// 20 KB: the header buffer and four trace buffers of 4 KB.
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential|modeKBytes, 20)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, lost := writeAll(t, w, buffers(6))
+	if written != 4 || lost != 2 || !w.Full() {
+		t.Errorf("written %d lost %d full %v; want 4, 2, full", written, lost, w.Full())
+	}
+	r := w.WriteBuffer(buffers(1)[0])
+	if !errors.Is(r.Err, winerr.ErrLogFileFull) {
+		t.Errorf("write to a full file: %v, want ERROR_LOG_FILE_FULL", r.Err)
+	}
+	if err := w.Close(Counters{EventsLost: 5, BuffersLost: 3, EndTime: 42}); err != nil {
+		t.Fatal(err)
+	}
+	events, _, h := ids(t, path)
+	if len(events) != 12 || events[0] != 0 || events[11] != 32 {
+		t.Errorf("events %v", events)
+	}
+	if h.BuffersWritten != 5 || h.EventsLost != 5 || h.BuffersLost != 3 || h.EndTime != 42 {
+		t.Errorf("finalized header %+v", h)
+	}
+	if st, _ := os.Stat(path); st.Size() != 5*testBuf {
+		t.Errorf("file size %d", st.Size())
+	}
+}
+
+func TestCircularWraps(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "circ.etl")
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeCircular|modeKBytes|modePreallocate, 16)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(path); st.Size() != 16<<10 {
+		t.Errorf("preallocated size %d, want %d", st.Size(), 16<<10)
+	}
+	written, lost := writeAll(t, w, buffers(7))
+	if written != 7 || lost != 0 {
+		t.Errorf("written %d lost %d", written, lost)
+	}
+	w.Close(Counters{})
+	// Three data slots: buffers 7, 5, 6 in file order after the wrap; the oldest four gone.
+	_, seqs, _ := ids(t, path)
+	if len(seqs) != 3 || seqs[0] != 7 || seqs[1] != 5 || seqs[2] != 6 {
+		t.Errorf("sequence numbers in file order %v, want [7 5 6]", seqs)
+	}
+}
+
+func TestNewFileRollsOver(t *testing.T) {
+	dir := t.TempDir()
+	pattern := filepath.Join(dir, "roll_%d.etl")
+	if _, err := Create(Options{Path: filepath.Join(dir, "nopattern.etl"), BufferSize: testBuf, Info: testInfo(winver.V2004, modeNewFile, 1)}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("NEWFILE without %%d: %v", err)
+	}
+	w, err := Create(Options{Path: pattern, BufferSize: testBuf, Info: testInfo(winver.V2004, modeNewFile|modeKBytes, 12)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, lost := writeAll(t, w, buffers(5))
+	w.Close(Counters{})
+	// 12 KB: header + 2 buffers per file; 5 buffers make files 1, 2, 3 and two more
+	// header buffers.
+	if written != 5+2 || lost != 0 || w.FileNumber() != 3 {
+		t.Errorf("written %d lost %d file %d", written, lost, w.FileNumber())
+	}
+	var all []int
+	for n, want := range []uint32{3, 3, 2} {
+		events, _, h := ids(t, filepath.Join(dir, "roll_"+string(rune('1'+n))+".etl"))
+		if h.BuffersWritten != want {
+			t.Errorf("file %d: BuffersWritten %d, want %d", n+1, h.BuffersWritten, want)
+		}
+		all = append(all, events...)
+	}
+	if len(all) != 15 {
+		t.Errorf("%d events over the files, want 15", len(all))
+	}
+}
+
+func TestAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "app.etl")
+	info := testInfo(winver.V2004, modeSequential, 0)
+	w, _ := Create(Options{Path: path, BufferSize: testBuf, Info: info})
+	writeAll(t, w, buffers(2))
+	w.Close(Counters{})
+	info.LogFileMode |= modeAppend
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: info})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, w, buffers(3)[2:])
+	w.Close(Counters{})
+	events, seqs, h := ids(t, path)
+	if len(events) != 9 || h.BuffersWritten != 4 || len(seqs) != 3 {
+		t.Errorf("after append: %d events, BuffersWritten %d, seqs %v", len(events), h.BuffersWritten, seqs)
+	}
+	if _, err := Create(Options{Path: path, BufferSize: 2 * testBuf, Info: info}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("append with another buffer size: %v", err)
+	}
+}
+
+// faultFS fails the writes its fail function picks, after writing part of the bytes
+// (a disk filling up mid-buffer).
+type faultFS struct {
+	mu   sync.Mutex
+	n    int
+	fail func(n int, off int64) bool
+}
+
+type faultFile struct {
+	*os.File
+	fs *faultFS
+}
+
+func (fs *faultFS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return faultFile{f, fs}, nil
+}
+
+func (f faultFile) WriteAt(b []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	f.fs.n++
+	fail := f.fs.fail(f.fs.n, off)
+	f.fs.mu.Unlock()
+	if fail {
+		n, _ := f.File.WriteAt(b[:len(b)/3], off)
+		return n, errors.New("injected: no space left on device")
+	}
+	return f.File.WriteAt(b, off)
+}
+
+func TestWriteFaultCostsOnlyTheBuffer(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fault.etl")
+	fs := &faultFS{fail: func(n int, _ int64) bool { return n == 3 || n == 5 }} // write 1 is the header
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bufs := buffers(6)
+	var lostSeq []int64
+	for i, b := range bufs {
+		r := w.WriteBuffer(b)
+		if r.Lost == 1 {
+			lostSeq = append(lostSeq, int64(i+1))
+			if !errors.Is(r.Err, winerr.ErrDiskFull) {
+				t.Errorf("fault error %v, want ERROR_DISK_FULL", r.Err)
+			}
+		}
+	}
+	w.Close(Counters{BuffersLost: 2})
+	_, seqs, h := ids(t, path)
+	if len(lostSeq) != 2 || lostSeq[0] != 2 || lostSeq[1] != 4 {
+		t.Errorf("lost buffers %v, want [2 4]", lostSeq)
+	}
+	if want := []int64{1, 3, 5, 6}; !equal(seqs, want) || h.BuffersWritten != 5 || h.BuffersLost != 2 {
+		t.Errorf("read back seqs %v header %d/%d, want %v, 5 written, 2 lost", seqs, h.BuffersWritten, h.BuffersLost, want)
+	}
+}
+
+func equal[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Every compressed buffer round-trips through klauspost/compress/xpress, and both
+// versions' counting rules hold.
+func TestCompressedRoundTrip(t *testing.T) {
+	for _, v := range []winver.Version{winver.V6_2, winver.V6_3, winver.V2004} {
+		path := filepath.Join(t.TempDir(), "comp.etl")
+		w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(v, modeSequential, 0), Compress: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := buffers(40)
+		written, lost := writeAll(t, w, bufs)
+		in, out := w.Ratio()
+		w.Close(Counters{})
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for {
+			b, err := f.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b.FileOffset == 0 {
+				continue
+			}
+			orig := bufs[n]
+			if !b.Compressed || !bytes.Equal(b.Data[abi.BufferHeaderSize:], orig[abi.BufferHeaderSize:b.End()]) {
+				t.Fatalf("%v: buffer %d compressed %v, data differs from the sealed buffer", v, n, b.Compressed)
+			}
+			n++
+		}
+		f.Close()
+		_, _, h := ids(t, path)
+		wantWritten := 40 // 6.3 on: trace buffers
+		if v == winver.V6_2 {
+			wantWritten = int(h.BuffersWritten) - 1 // 6.2: flushes of the area
+			if wantWritten >= 40 || wantWritten < 1 {
+				t.Errorf("6.2 counted %d flushes for 40 buffers", wantWritten)
+			}
+		}
+		if n != 40 || written != wantWritten || lost != 0 || int(h.BuffersWritten) != wantWritten+1 {
+			t.Errorf("%v: read %d buffers, written %d lost %d header %d", v, n, written, lost, h.BuffersWritten)
+		}
+		if h.SubVersion != 2 || out*2 > in {
+			t.Errorf("%v: format %d.%d, ratio %d/%d", v, h.SubVersion, h.SubMinorVersion, out, in)
+		}
+	}
+}
+
+// A failed flush of the compression area: 6.2 keeps the area and retries; 6.3 loses the
+// whole buffers in it but keeps a partial buffer's overflow, so the file still reads.
+func TestCompressedFlushFailure(t *testing.T) {
+	for _, v := range []winver.Version{winver.V6_2, winver.V6_3} {
+		path := filepath.Join(t.TempDir(), "compfail.etl")
+		fs := &faultFS{fail: func(n int, _ int64) bool { return n == 4 }}
+		w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(v, modeSequential, 0), Compress: true, FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := buffers(60)
+		_, lost := writeAll(t, w, bufs)
+		w.Close(Counters{})
+		f, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []int64
+		err = f.Walk(func(b *Buffer, r Record) error {
+			if len(seqs) == 0 || seqs[len(seqs)-1] != b.Header.SequenceNumber {
+				seqs = append(seqs, b.Header.SequenceNumber)
+			}
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			t.Fatalf("%v: %v", v, err)
+		}
+		switch v {
+		case winver.V6_2:
+			if lost != 1 || len(seqs) != 60 {
+				t.Errorf("6.2: lost %d, read %d buffers; want 1 counted, all 60 read after the retry", lost, len(seqs))
+			}
+		default:
+			if lost < 1 || len(seqs) != 60-lost {
+				t.Errorf("6.3: lost %d, read %d buffers; want the lost ones missing, the rest read", lost, len(seqs))
+			}
+		}
+		for i := 1; i < len(seqs); i++ {
+			if seqs[i] <= seqs[i-1] {
+				t.Errorf("%v: sequence out of order: %v", v, seqs)
+				break
+			}
+		}
+	}
+}
+
+// Truncated and corrupted files give errors naming an offset, never a panic.
+func TestReaderCorruptInput(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ok.etl")
+	w, _ := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0)})
+	writeAll(t, w, buffers(2))
+	w.Close(Counters{})
+	good, _ := os.ReadFile(path)
+	cases := map[string][]byte{
+		"truncated header": good[:0x30],
+		"truncated buffer": good[:testBuf+100],
+		"bad size":         patch(good, testBuf+abi.OffBufferSize, 0x10),
+		"bad offset":       patch(good, testBuf+abi.OffOffset, testBuf+8),
+		"bad record size":  patch(good, testBuf+abi.BufferHeaderSize, 0xC013FFF0),
+	}
+	for name, b := range cases {
+		rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err == nil {
+			err = rd.Walk(func(*Buffer, Record) error { return nil })
+		}
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte("offset 0x")) {
+			t.Errorf("%s: %v, want an error naming the offset", name, err)
+		}
+	}
+	// An unknown marker is reported, not an error.
+	b := patch(good, testBuf+abi.BufferHeaderSize, 0x77AB0000)
+	rd, _ := NewReader(bytes.NewReader(b), int64(len(b)))
+	var kinds []Kind
+	if err := rd.Walk(func(_ *Buffer, r Record) error { kinds = append(kinds, r.Kind); return nil }); err != nil || kinds[0] != KindUnknown {
+		t.Errorf("unknown marker: kinds %v err %v", kinds, err)
+	}
+}
+
+func patch(b []byte, off int, v uint32) []byte {
+	c := append([]byte(nil), b...)
+	binary.LittleEndian.PutUint32(c[off:], v)
+	return c
+}
+
+func FuzzReader(f *testing.F) {
+	path := filepath.Join(f.TempDir(), "seed.etl")
+	w, _ := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), Compress: true})
+	writeAll(&testing.T{}, w, buffers(3))
+	w.Close(Counters{})
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Add(seed[:testBuf+0x60])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		_ = rd.Walk(func(b *Buffer, r Record) error {
+			if r.Offset+r.Size > len(b.Data) {
+				t.Fatalf("record [%#x, +%#x) outside data of %#x", r.Offset, r.Size, len(b.Data))
+			}
+			return nil
+		})
+	})
+}

@@ -1,0 +1,207 @@
+package etl
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+)
+
+// Kind is the header kind of a record.
+type Kind uint8
+
+// Record kinds the reader tells apart (phnt TRACE_HEADER_TYPE_*; the 0x90 marker is
+// MESSAGE).
+const (
+	KindUnknown     Kind = iota // a marker the reader does not know; the buffer's walk ends there
+	KindEventHeader             // EVENT_HEADER (manifest and TraceLogging events)
+	KindSystem                  // SYSTEM_TRACE_HEADER (kernel events, the log-file header)
+	KindCompact                 // the compact system header
+	KindPerfInfo                // PERFINFO_TRACE_HEADER
+	KindFullHeader              // EVENT_TRACE_HEADER (classic TraceEvent)
+	KindInstance                // EVENT_INSTANCE_GUID_HEADER
+	KindMessage                 // MESSAGE_TRACE_HEADER (WPP, TraceMessage)
+	KindError                   // EVENT_HEADER_ERROR
+)
+
+var kindNames = [...]string{"unknown", "event", "system", "compact", "perfinfo", "classic", "instance", "message", "error"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// ExtItem is one extended data item after an EVENT_HEADER.
+type ExtItem struct {
+	Type uint16
+	Data []byte
+}
+
+// Record is one decoded record. Which fields are set depends on Kind; Bytes always holds
+// the record's stored (unpadded) bytes.
+type Record struct {
+	Offset int    // in the buffer's data, header included
+	Kind   Kind   // header kind
+	Marker uint32 // the first ULONG
+	Size   int    // stored size, without the alignment padding
+	Bytes  []byte
+
+	// EVENT_HEADER records.
+	Event abi.EventHeader
+	Ext   []ExtItem
+
+	// System, compact and perfinfo records.
+	HookID uint16 // Group<<8 | Type
+
+	// Every kind that has them.
+	ThreadID, ProcessID uint32
+	TimeStamp           int64
+	Provider            guid.GUID // EVENT_HEADER and classic records with a GUID
+	PMC                 []uint64  // counters after a system header, or the PMC_COUNTERS item
+	Payload             []byte
+}
+
+// maxExtItems bounds the extended items of one event (dissect.etl stops at 13).
+const maxExtItems = 64
+
+// decodeRecord reads the record at off in data, which ends at end. It returns the record
+// and false when the walk must stop there: an end-of-data fill (0xFFFFFFFF) gives no record
+// at all (Size 0); an unknown marker gives a KindUnknown record. Malformed sizes are
+// errors naming the offset.
+func decodeRecord(data []byte, off, end int) (Record, bool, error) {
+	if end-off < 4 {
+		return Record{}, false, fmt.Errorf("offset %#x: %d stray bytes before the end of data", off, end-off)
+	}
+	le := binary.LittleEndian
+	m := le.Uint32(data[off:])
+	r := Record{Offset: off, Marker: m}
+	if m == 0xFFFFFFFF {
+		return r, false, nil
+	}
+	flags, typ := byte(m>>24), byte(m>>16)
+	fixed, sizeAt := 0, 0 // fixed header size; where the USHORT size is
+	switch {
+	case flags == flagsMessage:
+		r.Kind, fixed = KindMessage, messageHeaderSize
+	case flags != flagsHeader:
+		r.Kind = KindUnknown
+	case typ == typeEvent64 || typ == typeEventHeader:
+		r.Kind, fixed = KindEventHeader, abi.EventHeaderSize
+	case typ == typeSystem64 || typ == typeSystem32:
+		r.Kind, fixed, sizeAt = KindSystem, SystemHeaderSize, 4
+	case typ == typeCompact64 || typ == typeCompact32:
+		r.Kind, fixed, sizeAt = KindCompact, compactHeaderSize, 4
+	case typ == typePerfInfo64 || typ == typePerfInfo32:
+		r.Kind, fixed, sizeAt = KindPerfInfo, perfInfoHeaderSize, 4
+	case typ == typeFullHeader64 || typ == typeFullHeader32:
+		r.Kind, fixed = KindFullHeader, fullHeaderSize
+	case typ == typeInstance64 || typ == typeInstance32:
+		r.Kind, fixed = KindInstance, instanceHeaderSize
+	case typ == typeError:
+		r.Kind, fixed = KindError, 4
+	default:
+		r.Kind = KindUnknown
+	}
+	if r.Kind == KindUnknown {
+		r.Bytes = data[off:min(end, off+16)]
+		return r, false, nil
+	}
+	if end-off < 8 {
+		return r, false, fmt.Errorf("offset %#x: %s header needs %#x bytes, %#x left", off, r.Kind, fixed, end-off)
+	}
+	r.Size = int(le.Uint16(data[off+sizeAt:]))
+	if r.Kind == KindSystem || r.Kind == KindCompact || r.Kind == KindPerfInfo {
+		fixed += 8 * int(m&markerPMCMask>>markerPMCShift)
+		if m&markerPEBS != 0 {
+			fixed += 8
+		}
+	}
+	if r.Size < fixed || off+r.Size > end {
+		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
+	}
+	b := data[off : off+r.Size]
+	r.Bytes = b
+	switch r.Kind {
+	case KindEventHeader:
+		r.Event, _ = abi.DecodeEventHeader(b)
+		r.ThreadID, r.ProcessID, r.TimeStamp = r.Event.ThreadID, r.Event.ProcessID, r.Event.TimeStamp
+		r.Provider = r.Event.ProviderID
+		p := abi.EventHeaderSize
+		if r.Event.Flags&abi.EventFlagExtendedInfo != 0 {
+			var err error
+			if p, err = r.decodeExt(b, p); err != nil {
+				return r, false, fmt.Errorf("offset %#x: %w", off, err)
+			}
+		}
+		r.Payload = b[p:]
+	case KindSystem, KindCompact, KindPerfInfo:
+		r.HookID = uint16(b[7])<<8 | uint16(b[6])
+		p := 0x10
+		if r.Kind == KindPerfInfo {
+			r.TimeStamp = int64(le.Uint64(b[8:]))
+		} else {
+			r.ThreadID, r.ProcessID = le.Uint32(b[8:]), le.Uint32(b[12:])
+			r.TimeStamp = int64(le.Uint64(b[16:]))
+			p = SystemHeaderSize
+			if r.Kind == KindCompact {
+				p = compactHeaderSize
+			}
+		}
+		// [UNCERTAIN] order of the items: the PEBS index first, then the counters.
+		if m&markerPEBS != 0 {
+			p += 8
+		}
+		for i := 0; i < int(m&markerPMCMask>>markerPMCShift); i++ {
+			r.PMC = append(r.PMC, le.Uint64(b[p:]))
+			p += 8
+		}
+		r.Payload = b[p:]
+	case KindFullHeader, KindInstance:
+		// EVENT_TRACE_HEADER: Size, HeaderType, MarkerFlags, Class, ThreadId, ProcessId,
+		// TimeStamp, then the GUID (or a pointer to it with WNODE_FLAG_USE_GUID_PTR).
+		r.ThreadID, r.ProcessID = le.Uint32(b[8:]), le.Uint32(b[12:])
+		r.TimeStamp = int64(le.Uint64(b[16:]))
+		r.Provider = guid.FromBytes(b[24:40])
+		r.Payload = b[fixed:]
+	case KindMessage, KindError:
+		r.Payload = b[fixed:]
+	}
+	return r, true, nil
+}
+
+// decodeExt reads the extended items after the EVENT_HEADER of b from p, and returns
+// where the user data starts. Each item is {USHORT size of the item (8-aligned, head
+// included); USHORT ExtType; USHORT Linkage (bit 0: another item follows); USHORT
+// DataSize}, as abi.PutExtItem writes it. [UNCERTAIN] see abi.PutExtItem.
+func (r *Record) decodeExt(b []byte, p int) (int, error) {
+	le := binary.LittleEndian
+	for n := 0; ; n++ {
+		if n == maxExtItems {
+			return 0, fmt.Errorf("more than %d extended items", maxExtItems)
+		}
+		if len(b)-p < abi.ExtItemHeaderSize {
+			return 0, fmt.Errorf("extended item at record offset %#x: head runs past the record's %#x bytes", p, len(b))
+		}
+		size := int(le.Uint16(b[p:]))
+		typ := le.Uint16(b[p+2:])
+		link := le.Uint16(b[p+4:])
+		dsize := int(le.Uint16(b[p+6:]))
+		if size < abi.ExtItemHeaderSize+dsize || size%8 != 0 || p+size > len(b) {
+			return 0, fmt.Errorf("extended item at record offset %#x: size %#x for %#x data bytes does not fit the record's %#x bytes", p, size, dsize, len(b))
+		}
+		item := ExtItem{Type: typ, Data: b[p+abi.ExtItemHeaderSize : p+abi.ExtItemHeaderSize+dsize]}
+		r.Ext = append(r.Ext, item)
+		if typ == abi.ExtTypePMCCounters {
+			for i := 0; i+8 <= len(item.Data); i += 8 {
+				r.PMC = append(r.PMC, le.Uint64(item.Data[i:]))
+			}
+		}
+		p += size
+		if link&1 == 0 {
+			return p, nil
+		}
+	}
+}

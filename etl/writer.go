@@ -1,0 +1,373 @@
+package etl
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// File-mode bits the writer acts on (EVENT_TRACE_FILE_MODE_* and
+// EVENT_TRACE_USE_KBYTES_FOR_SIZE; the same values as package logmode, repeated here so
+// the on-disk format does not depend on the mode table).
+const (
+	modeSequential  = 0x00000001
+	modeCircular    = 0x00000002
+	modeAppend      = 0x00000004
+	modeNewFile     = 0x00000008
+	modePreallocate = 0x00000020
+	modeKBytes      = 0x00002000
+)
+
+// FileSystem opens the files a Writer writes. Tests inject faults through it.
+type FileSystem interface {
+	OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error)
+}
+
+// WriteFile is what a Writer needs of an open file; *os.File has it.
+type WriteFile interface {
+	io.ReaderAt
+	io.WriterAt
+	Truncate(size int64) error
+	Stat() (os.FileInfo, error)
+	Close() error
+}
+
+// OS is the operating system's file system.
+type OS struct{}
+
+// OpenFile implements FileSystem.
+func (OS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// Options configure a Writer.
+type Options struct {
+	// Path is the LogFileName; with EVENT_TRACE_FILE_MODE_NEWFILE a pattern holding one %d,
+	// replaced by 1, 2, ... as files fill.
+	Path        string
+	BufferSize  uint32 // bytes
+	Info        HeaderInfo
+	Compress    bool       // EVENT_TRACE_COMPRESSED_MODE: buffers go through the compression area
+	FS          FileSystem // nil: OS
+	Permissions os.FileMode
+}
+
+// Result is what one WriteBuffer did: trace buffers written to the file (header buffers
+// of new files included) and buffers lost, with the first error met.
+type Result struct {
+	Written, Lost int
+	Err           error
+}
+
+// Writer writes a session's sealed buffers to an ETL file: buffer 0 holds the log-file
+// header, then every buffer exactly as it was sealed (or compressed, with
+// EVENT_TRACE_COMPRESSED_MODE). It applies the file modes (SEQUENTIAL, CIRCULAR, NEWFILE,
+// APPEND, PREALLOCATE) and MaximumFileSize, and patches the header when it is closed. A
+// failed write costs the buffer, never the file: the position does not advance, so what
+// was written before still reads back. Not safe for concurrent use: the session's logger
+// goroutine owns it.
+type Writer struct {
+	o       Options
+	fs      FileSystem
+	mode    uint32
+	bufSize int64
+	limit   int64 // MaximumFileSize in bytes; 0 for no limit
+	header  LogfileHeader
+	name    string // the current file's name
+	f       WriteFile
+	number  int   // NEWFILE: the current file's number
+	pos     int64 // where the next buffer goes
+	hwm     int64 // end of the data written so far (circular files wrap below it)
+	written int   // buffers in the current file, the header buffer included
+	full    bool  // SEQUENTIAL file at MaximumFileSize: refuses buffers
+	comp    *compressor
+}
+
+// Create opens (or, with APPEND, reopens) the log file and writes its header buffer.
+// Errors carry the Windows code: ERROR_INVALID_PARAMETER for options the modes refuse,
+// ERROR_BAD_PATHNAME for a file that cannot be created.
+func Create(o Options) (*Writer, error) {
+	w := &Writer{o: o, fs: o.FS, mode: o.Info.LogFileMode, bufSize: int64(o.BufferSize)}
+	if w.fs == nil {
+		w.fs = OS{}
+	}
+	if o.Permissions == 0 {
+		w.o.Permissions = 0o644
+	}
+	unit := int64(1 << 20)
+	if w.mode&modeKBytes != 0 {
+		unit = 1 << 10
+	}
+	w.limit = int64(o.Info.MaxFileSize) * unit
+	if o.Path == "" {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "a log file needs a name")
+	}
+	if w.mode&modeNewFile != 0 && strings.Count(o.Path, "%d") != 1 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "EVENT_TRACE_FILE_MODE_NEWFILE needs a file name with one %%d, not %q", o.Path)
+	}
+	if w.mode&modeCircular != 0 && w.limit < 2*w.bufSize {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "a circular file of %d bytes has no room for a %d-byte trace buffer after its header buffer", w.limit, w.bufSize)
+	}
+	// Circular files are written buffer by buffer, uncompressed: a compressed stream
+	// cannot wrap. [emulator limitation]
+	if o.Compress && w.mode&modeCircular == 0 {
+		w.comp = newCompressor(o.BufferSize, compressionRules.At(o.Info.Version))
+	}
+	w.header = headerFor(&w.o.Info, o.BufferSize, "", w.comp != nil)
+	if w.mode&modeAppend != 0 {
+		if err := w.reopen(); err != nil {
+			return nil, err
+		}
+		return w, nil
+	}
+	w.number = 1
+	if err := w.open(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// fileName is the name of file number n.
+func (w *Writer) fileName(n int) string {
+	if w.mode&modeNewFile == 0 {
+		return w.o.Path
+	}
+	return strings.Replace(w.o.Path, "%d", fmt.Sprint(n), 1)
+}
+
+// open creates the current file and writes its header buffer.
+func (w *Writer) open() error {
+	w.name = w.fileName(w.number)
+	f, err := w.fs.OpenFile(w.name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, w.o.Permissions)
+	if err != nil {
+		return winerr.New(winerr.ErrBadPathname, "cannot create log file %q: %v", w.name, err)
+	}
+	w.f = f
+	if w.mode&modePreallocate != 0 && w.limit > 0 {
+		if err := f.Truncate(w.limit); err != nil {
+			f.Close()
+			return winerr.New(winerr.ErrDiskFull, "cannot preallocate %d bytes for %q: %v", w.limit, w.name, err)
+		}
+	}
+	w.header.LogFileName = w.name
+	w.header.BuffersWritten = 1
+	w.header.EndTime = 0
+	hb, err := HeaderBuffer(&w.o.Info, &w.header, uint32(w.bufSize))
+	if err != nil {
+		f.Close()
+		return winerr.New(winerr.ErrInvalidParameter, "%v", err)
+	}
+	if _, err := f.WriteAt(hb, 0); err != nil {
+		f.Close()
+		return winerr.New(winerr.ErrDiskFull, "cannot write the header of %q: %v", w.name, err)
+	}
+	w.pos, w.hwm, w.written, w.full = w.bufSize, w.bufSize, 1, false
+	return nil
+}
+
+// reopen opens an existing file for EVENT_TRACE_FILE_MODE_APPEND: same buffer size, the
+// new buffers after the old ones, BuffersWritten counting both. A missing file is
+// created.
+func (w *Writer) reopen() error {
+	w.number = 1
+	w.name = w.o.Path
+	f, err := w.fs.OpenFile(w.name, os.O_RDWR, w.o.Permissions)
+	if errors.Is(err, os.ErrNotExist) {
+		return w.open()
+	}
+	if err != nil {
+		return winerr.New(winerr.ErrBadPathname, "cannot open log file %q to append: %v", w.name, err)
+	}
+	st, err := f.Stat()
+	if err == nil {
+		var rd *Reader
+		if rd, err = NewReader(f, st.Size()); err == nil {
+			h := rd.Header()
+			switch {
+			case h.BufferSize != uint32(w.bufSize):
+				err = fmt.Errorf("its buffers are %d bytes, the session's %d", h.BufferSize, w.bufSize)
+			case h.SubVersion >= 2 || w.comp != nil:
+				err = errors.New("compressed files cannot be appended to")
+			default:
+				n := int64(0)
+				for {
+					b, e := rd.Next()
+					if e != nil {
+						err = e
+						break
+					}
+					n = b.FileOffset + int64(b.Stored)
+				}
+				if err == io.EOF {
+					err = nil
+				}
+				w.header, w.pos, w.hwm, w.written = h, n, n, int(n/w.bufSize)
+			}
+		}
+	}
+	if err != nil {
+		f.Close()
+		return winerr.New(winerr.ErrInvalidParameter, "cannot append to %q: %v", w.name, err)
+	}
+	w.f = f
+	return nil
+}
+
+// Name returns the name of the file being written.
+func (w *Writer) Name() string { return w.name }
+
+// FileNumber returns the number of the file being written (1 unless NEWFILE moved on).
+func (w *Writer) FileNumber() int { return w.number }
+
+// Full reports whether a SEQUENTIAL file reached MaximumFileSize.
+func (w *Writer) Full() bool { return w.full }
+
+// WriteBuffer writes one sealed buffer of BufferSize bytes.
+func (w *Writer) WriteBuffer(buf []byte) Result {
+	if w.f == nil {
+		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
+	}
+	if w.comp != nil {
+		return w.comp.add(w, buf)
+	}
+	var r Result
+	if err := w.place(w.bufSize, &r); err != nil {
+		r.Lost, r.Err = 1, err
+		return r
+	}
+	if err := w.writeAt(buf, w.pos); err != nil {
+		r.Lost, r.Err = 1, err
+		return r
+	}
+	w.advance(w.bufSize)
+	r.Written++
+	return r
+}
+
+// place makes room for n bytes at w.pos: a circular file wraps to its first data buffer,
+// a NEWFILE file moves to the next file (counting its header buffer in r), a full
+// SEQUENTIAL file refuses with ERROR_LOG_FILE_FULL.
+func (w *Writer) place(n int64, r *Result) error {
+	if w.limit == 0 || w.pos+n <= w.limit {
+		return nil
+	}
+	switch {
+	case w.mode&modeCircular != 0:
+		w.pos = w.bufSize
+		return nil
+	case w.mode&modeNewFile != 0:
+		nr := w.NextFile()
+		r.Written += nr.Written
+		r.Lost += nr.Lost
+		return nr.Err
+	}
+	w.full = true
+	return winerr.New(winerr.ErrLogFileFull, "log file %q reached MaximumFileSize (%d bytes)", w.name, w.limit)
+}
+
+func (w *Writer) writeAt(b []byte, off int64) error {
+	if _, err := w.f.WriteAt(b, off); err != nil {
+		return winerr.New(winerr.ErrDiskFull, "writing %d bytes at %#x of %q: %v", len(b), off, w.name, err)
+	}
+	return nil
+}
+
+func (w *Writer) advance(n int64) {
+	w.pos += n
+	w.hwm = max(w.hwm, w.pos)
+	w.written++
+}
+
+// NextFile finalizes the current file and starts the next one (NEWFILE's roll-over, and
+// ControlTrace's EVENT_TRACE_CONTROL_INCREMENT_FILE). Buffers still in the compression
+// area go to the file they were compressed for first. The result counts them and the new
+// file's header buffer. A file that cannot be created leaves the writer refusing buffers
+// until the next roll-over succeeds.
+func (w *Writer) NextFile() Result {
+	if w.mode&modeNewFile == 0 {
+		return Result{Err: winerr.New(winerr.ErrInvalidParameter, "only an EVENT_TRACE_FILE_MODE_NEWFILE file moves to a next file")}
+	}
+	r := w.Flush()
+	if err := w.finalize(); err != nil && r.Err == nil {
+		r.Err = err
+	}
+	w.number++
+	if err := w.open(); err != nil {
+		w.f, w.full = nil, true
+		if r.Err == nil {
+			r.Err = err
+		}
+		return r
+	}
+	r.Written++
+	return r
+}
+
+// Flush writes what the compression area holds (a partial chunk) to the file.
+func (w *Writer) Flush() Result {
+	if w.comp == nil || w.f == nil {
+		return Result{}
+	}
+	return w.comp.drain(w)
+}
+
+// Counters are the session counters a finalized header carries.
+type Counters struct {
+	EventsLost  uint32
+	BuffersLost uint32 // LogBuffersLost
+	EndTime     int64  // FILETIME
+}
+
+// SetCounters sets the counters the next finalize writes.
+func (w *Writer) SetCounters(c Counters) {
+	w.header.EventsLost, w.header.BuffersLost, w.header.EndTime = c.EventsLost, c.BuffersLost, c.EndTime
+}
+
+// Written returns the buffers in the current file, its header buffer included: the
+// BuffersWritten its header will carry.
+func (w *Writer) Written() int { return w.written }
+
+// finalize patches the current file's header with the counters, trims preallocated
+// space and closes it (WmipFinalizeHeader).
+func (w *Writer) finalize() error {
+	if w.f == nil {
+		return nil
+	}
+	var err error
+	var p [4]byte
+	le := binary.LittleEndian
+	patch := func(off int, v uint32) {
+		le.PutUint32(p[:], v)
+		if _, e := w.f.WriteAt(p[:], int64(logfileHeaderOffset+off)); e != nil && err == nil {
+			err = winerr.New(winerr.ErrDiskFull, "finalizing the header of %q: %v", w.name, e)
+		}
+	}
+	patch(offLfhBuffersWritten, uint32(w.written))
+	patch(offLfhEventsLost, w.header.EventsLost)
+	patch(offLfhBuffersLost, w.header.BuffersLost)
+	patch(offLfhEndTime, uint32(w.header.EndTime))
+	patch(offLfhEndTime+4, uint32(uint64(w.header.EndTime)>>32))
+	if w.mode&modePreallocate != 0 {
+		if e := w.f.Truncate(w.hwm); e != nil && err == nil {
+			err = winerr.New(winerr.ErrDiskFull, "trimming %q: %v", w.name, e)
+		}
+	}
+	if e := w.f.Close(); e != nil && err == nil {
+		err = winerr.New(winerr.ErrDiskFull, "closing %q: %v", w.name, e)
+	}
+	return err
+}
+
+// Close finalizes the header with c and closes the file. Call Flush first, so that the
+// counters include what the compression area held.
+func (w *Writer) Close(c Counters) error {
+	w.SetCounters(c)
+	err := w.finalize()
+	w.f = nil
+	return err
+}
