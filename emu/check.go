@@ -154,9 +154,10 @@ func (c *Checker) Check() []Violation {
 		pending, sealed := l.Check(report)
 		c.checkCounters(l, report)
 		if want, told := c.accepted[l]; told && sealed >= 0 {
-			if got := uint64(sealed) + uint64(pending); got != want {
-				report("conservation", fmt.Sprintf("session %q: writers were told %d events were accepted; the sink has %d and unsealed buffers %d",
-					l.Name(), want, sealed, pending))
+			over := l.Stats().EventsOverwritten
+			if got := uint64(sealed) + uint64(pending) + over; got != want {
+				report("conservation", fmt.Sprintf("session %q: writers were told %d events were accepted; the sink has %d, unsealed buffers %d, the ring overwrote %d",
+					l.Name(), want, sealed, pending, over))
 			}
 		}
 	}

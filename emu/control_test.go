@@ -83,8 +83,11 @@ func TestControlTrace(t *testing.T) {
 	if err := k.ControlTrace(h, "", nil, 99); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("unknown code: %v", err)
 	}
-	if err := k.ControlTrace(h, "", nil, ControlIncrementFile); !errors.Is(err, winerr.ErrNotSupported) {
-		t.Fatalf("increment file: %v", err)
+	if err := k.ControlTrace(h, "", nil, ControlIncrementFile); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("increment file without NEWFILE: %v", err)
+	}
+	if err := k.ControlTrace(h, "", nil, ControlConvertToRealtime); !errors.Is(err, winerr.ErrNotSupported) {
+		t.Fatalf("convert to real time: %v", err)
 	}
 	if err := k.ControlTrace(0, "", nil, ControlQuery); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("no handle, no name: %v", err)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/internal/hw"
@@ -34,16 +35,24 @@ type Config struct {
 	// runs (see session.Config.Synchronous). With a manual clock and explicit processors,
 	// a sequence of calls then always has the same outcome, down to the bytes.
 	Synchronous bool
+	// FileSystem is where sessions write log files; nil means the operating system's.
+	// An etl.MemFS keeps them in memory (fuzzing); a faulty one injects write errors.
+	FileSystem etl.FileSystem
+	// RealTimeBacklog bounds the buffers a REAL_TIME session keeps while no consumer is
+	// attached (session.DefaultRealTimeBacklog when 0).
+	RealTimeBacklog int
 }
 
 // Kernel is the emulated kernel side of ETW for one Windows version.
 type Kernel struct {
-	version winver.Version // immutable
-	nproc   int            // immutable
-	pid     uint32         // immutable
-	manual  *clock.Manual  // immutable
-	freq    int64          // immutable
-	sync    bool           // Config.Synchronous; immutable
+	version   winver.Version // immutable
+	nproc     int            // immutable
+	pid       uint32         // immutable
+	manual    *clock.Manual  // immutable
+	freq      int64          // immutable
+	sync      bool           // Config.Synchronous; immutable
+	fs        etl.FileSystem // Config.FileSystem; immutable
+	rtBacklog int            // Config.RealTimeBacklog; immutable
 
 	// loggers is the logger table. Atomic pointers; written under mu, read by writers.
 	// Ids from session.MaxLoggers on are private loggers'.
@@ -93,7 +102,7 @@ func New(cfg Config) (*Kernel, error) {
 	return &Kernel{
 		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency, sync: cfg.Synchronous,
 		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
-		guids: guidtable.New(cfg.Version),
+		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 	}, nil
 }
 

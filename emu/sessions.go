@@ -139,11 +139,16 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "%v", err)
 	}
 	k.instances++
-	l := session.Start(session.Config{
+	l, err := session.Start(session.Config{
 		Version: k.version, ID: id, Instance: k.instances, Name: name, Processors: k.nproc,
 		Clock: clk, Props: adj, Adjusted: a, Synchronous: k.sync,
 		SystemLoggerIndex: sysIndex, Permits: k.permits[adj.GUID],
+		FileSystem: k.fs, ProcessID: k.pid, RealTimeBacklog: k.rtBacklog,
 	})
+	if err != nil {
+		k.instances--
+		return 0, err
+	}
 	if sysIndex >= 0 {
 		k.sysLoggers[sysIndex] = l
 	}
@@ -259,7 +264,8 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 // Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_ACTIVE_CONNECTIONS
 // when another stop of it is in progress; ERROR_ACCESS_DENIED to stop an
 // EVENT_TRACE_NONSTOPPABLE_MODE session; ERROR_INVALID_PARAMETER for an unknown code;
-// ERROR_NOT_SUPPORTED for INCREMENT_FILE and CONVERT_TO_REALTIME, which need log files.
+// ERROR_INVALID_PARAMETER for INCREMENT_FILE on a session without NEWFILE;
+// ERROR_NOT_SUPPORTED for CONVERT_TO_REALTIME.
 func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code ControlCode) error {
 	l, err := k.lookup(h, name)
 	if err != nil {
@@ -293,8 +299,15 @@ func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code Co
 		if err := k.stop(l); err != nil {
 			return err
 		}
-	case ControlIncrementFile, ControlConvertToRealtime:
-		return winerr.New(winerr.ErrNotSupported, "control code %d needs log files, which are not emulated yet", code)
+	case ControlIncrementFile:
+		if l.Mode()&logmode.NewFile == 0 {
+			return winerr.New(winerr.ErrInvalidParameter, "EVENT_TRACE_CONTROL_INCREMENT_FILE needs EVENT_TRACE_FILE_MODE_NEWFILE; session %q has mode %s", l.Name(), logmode.Mode(l.Mode()).Short())
+		}
+		if err := l.NextFile(); err != nil {
+			return err
+		}
+	case ControlConvertToRealtime:
+		return winerr.New(winerr.ErrNotSupported, "EVENT_TRACE_CONTROL_CONVERT_TO_REALTIME is not emulated")
 	default:
 		return winerr.New(winerr.ErrInvalidParameter, "unknown control code %d", code)
 	}

@@ -158,6 +158,10 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		case nil:
 			tally.count(id, true)
 		case session.ErrStopped:
+		case session.ErrCancelled:
+			if errIdx == 0 {
+				errIdx = cancelled // a BLOCKING writer woken by stop: not accepted, not lost
+			}
 		default:
 			tally.count(id, false)
 			if errIdx == 0 {
@@ -207,6 +211,10 @@ func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig b
 		tally.count(id, true)
 	case session.ErrStopped:
 		// A stale slot of a stopped session: not its event, not counted (invariant 2).
+	case session.ErrCancelled:
+		if errIdx == 0 || errIdx&denied != 0 {
+			errIdx = cancelled
+		}
 	default:
 		tally.count(id, false)
 		if errIdx == 0 || errIdx&denied != 0 {
@@ -241,9 +249,15 @@ func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, too
 
 // writeErrors are the errors a session's Write can return, by index; write keeps an
 // index, not an error, so that returning it does not make its locals escape.
-var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter, winerr.ErrAccessDenied}
+var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter, winerr.ErrAccessDenied,
+	winerr.ErrLogFileFull, winerr.ErrCancelled}
 
-const accessDenied = 4 // index of ERROR_ACCESS_DENIED
+// Indices into writeErrors.
+const (
+	accessDenied = 4 // ERROR_ACCESS_DENIED
+	logFileFull  = 5 // ERROR_LOG_FILE_FULL
+	cancelled    = 6 // ERROR_CANCELLED
+)
 
 func errIndex(err error) uint8 {
 	switch err {
@@ -251,6 +265,8 @@ func errIndex(err error) uint8 {
 		return 1
 	case winerr.ErrNotEnoughMemory:
 		return 2
+	case winerr.ErrLogFileFull:
+		return logFileFull
 	}
 	return 3
 }

@@ -85,6 +85,7 @@ type Writer struct {
 	hwm     int64 // end of the data written so far (circular files wrap below it)
 	written int   // buffers in the current file, the header buffer included
 	full    bool  // SEQUENTIAL file at MaximumFileSize: refuses buffers
+	closed  bool  // Close was called
 	comp    *compressor
 }
 
@@ -292,6 +293,9 @@ func (w *Writer) NextFile() Result {
 	if w.mode&modeNewFile == 0 {
 		return Result{Err: winerr.New(winerr.ErrInvalidParameter, "only an EVENT_TRACE_FILE_MODE_NEWFILE file moves to a next file")}
 	}
+	if w.closed {
+		return Result{Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is closed", w.name)}
+	}
 	r := w.Flush()
 	if err := w.finalize(); err != nil && r.Err == nil {
 		r.Err = err
@@ -368,6 +372,6 @@ func (w *Writer) finalize() error {
 func (w *Writer) Close(c Counters) error {
 	w.SetCounters(c)
 	err := w.finalize()
-	w.f = nil
+	w.f, w.closed = nil, true
 	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
@@ -37,7 +38,7 @@ func RunConcurrent(data []byte) (Coverage, error) {
 }
 
 func runConcurrent(p Program, cov *Coverage) error {
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242,
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
 		Clock: clock.NewManualSource(1000, 1)})
 	if err != nil {
 		return err
@@ -133,7 +134,8 @@ func runConcurrent(p Program, cov *Coverage) error {
 // a version allows one private logger), and stoppable, so that the books can be closed.
 func startable(v winver.Version, o Op) bool {
 	d := o.decide(v, "")
-	return d.Accepted() && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
+	_, _, fileOK := o.logFile(uint32(d.Effective), o.BufferKB)
+	return d.Accepted() && fileOK && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
 }
 
 // finals holds the properties a successful stop returned, by handle: the final counters

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
@@ -53,7 +54,7 @@ func (c *Coverage) Add(c2 Coverage) {
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
 func RunProgram(p Program) (Coverage, error) {
 	var cov Coverage
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242,
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
 		Clock: clock.NewManualSource(1000, 1), Synchronous: true})
 	if err != nil {
 		return cov, err
@@ -210,7 +211,7 @@ func (h *harness) step(o Op) error {
 			werr = winerr.ErrWMIInstanceNotFound
 		case o.Kind == OpFlush:
 			ms.flush()
-		case o.Kind == OpUpdate && o.MaxBufs != 0:
+		case o.Kind == OpUpdate && o.MaxBufs != 0 && !ms.buffering:
 			ms.max = max(o.MaxBufs, uint32(ms.total), ms.min) // never below what is allocated
 		}
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {

@@ -115,6 +115,7 @@ type mReg struct {
 type mStream struct {
 	present bool
 	off     uint32
+	n       int // records in the buffer
 }
 
 type mSession struct {
@@ -133,6 +134,16 @@ type mSession struct {
 	written     uint64
 	delivered   uint64
 	streams     []mStream
+	// Log file: buffers per file (0: no limit), buffers in the current file (header
+	// included), and what happens at the limit.
+	file              bool
+	fileCap, filePos  int
+	circular, newFile bool
+	// BUFFERING: full buffers stay in the ring (their record counts, oldest first) until
+	// a writer short of buffers recycles them all.
+	buffering   bool
+	ring        []int
+	overwritten uint64
 }
 
 type entryKey struct {
@@ -229,6 +240,14 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 		maxB = minB + 22
 	}
 	maxB = max(maxB, minB)
+	buffering := mode&logmode.Buffering != 0
+	if buffering {
+		maxB = minB // the ring is MinimumBuffers
+	}
+	file, fileCap, ok := o.logFile(mode, bufKB)
+	if !ok {
+		return nil, winerr.ErrInvalidParameter // a circular file with no room for a trace buffer
+	}
 	m.instances++
 	s := &mSession{id: id, handle: m.instances<<16 | uint64(id), name: name, mode: mode, bufSize: bufKB * 1024,
 		independent: mode&modeIndep != 0, secure: mode&logmode.Secure != 0, min: minB, max: maxB, streams: make([]mStream, streams)}
@@ -236,18 +255,24 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 		s.streams[i] = mStream{present: true, off: headerSize}
 	}
 	s.total, s.free = int(minB), int(minB)-streams
+	s.buffering = buffering
+	if file {
+		s.file, s.fileCap, s.filePos = true, fileCap, 1
+		s.circular, s.newFile = mode&logmode.Circular != 0, mode&logmode.NewFile != 0
+		s.written = 1 // the header buffer
+	}
 	m.sessions[strings.ToLower(name)] = s
 	m.byID[id] = s
 	return s, nil
 }
 
 // grow is the logger's top-up, done before each buffer it writes and after each batch:
-// keep one free buffer per processor stream, within MaximumBuffers, while collecting.
+// keep MinimumBuffers free, within MaximumBuffers, while collecting.
 func (s *mSession) grow() {
 	if s.stopping {
 		return
 	}
-	if n := min(len(s.streams)-s.free, int(s.max)-s.total); n > 0 {
+	if n := min(int(s.min)-s.free, int(s.max)-s.total); n > 0 {
 		s.total += n
 		s.free += n
 	}
@@ -258,14 +283,31 @@ func (s *mSession) grow() {
 func (s *mSession) writeBuffer(hasData, marker bool) {
 	s.grow()
 	if hasData || marker {
-		s.written++
+		s.writeOut()
 	}
 	s.free++
+}
+
+// writeOut counts one sealed buffer: written, unless a full SEQUENTIAL file refuses it; a
+// NEWFILE file at its limit moves on to a new file, whose header buffer counts too.
+func (s *mSession) writeOut() {
+	if !s.file || s.fileCap == 0 || s.circular || s.filePos+1 <= s.fileCap {
+		s.written++
+		s.filePos++
+		return
+	}
+	if s.newFile {
+		s.written += 2
+		s.filePos = 2
+	}
 }
 
 // flush predicts a flush of every stream: the current buffers leave their streams in
 // processor order and are written, the last one even when empty (it carries the marker).
 func (s *mSession) flush() {
+	if s.buffering {
+		return // an in-memory session flushes only to a snapshot
+	}
 	var batch []bool
 	for i := range s.streams {
 		if s.streams[i].present {
@@ -293,7 +335,15 @@ func (m *model) stop(s *mSession) {
 		m.disable(e, s.id)
 	}
 	s.stopping = true
-	s.flush()
+	if s.buffering {
+		s.ring = nil // the ring goes to the observer, nowhere else
+		for i := range s.streams {
+			s.streams[i] = mStream{}
+		}
+		s.free = s.total
+	} else {
+		s.flush()
+	}
 	delete(m.sessions, strings.ToLower(s.name))
 	delete(m.byID, s.id)
 }
@@ -476,8 +526,14 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 				failed = winerr.ErrMoreData
 			}
 		default:
-			s.reserve(proc, need)
-			o.delivered++
+			if s.reserve(proc, need) {
+				o.delivered++
+			} else {
+				o.lost++
+				if failed == nil {
+					failed = winerr.ErrNotEnoughMemory
+				}
+			}
 		}
 		out[s.id] = o
 	}
@@ -503,7 +559,10 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 // reserve puts a record of need bytes in processor proc's buffer. A stream without a
 // buffer (after a flush) takes one from the free list; a record that does not fit sends
 // the buffer to the logger, which writes it at once in a synchronous session.
-func (s *mSession) reserve(proc int, need uint32) {
+func (s *mSession) reserve(proc int, need uint32) bool {
+	if s.buffering {
+		return s.reserveRing(proc, need)
+	}
 	st := &s.streams[proc%len(s.streams)]
 	if !st.present {
 		*st = mStream{present: true, off: headerSize}
@@ -517,4 +576,32 @@ func (s *mSession) reserve(proc int, need uint32) {
 	}
 	st.off += need
 	s.delivered++
+	return true
+}
+
+// reserveRing is reserve in a BUFFERING session: a full buffer joins the ring; with no
+// free buffer the whole ring is recycled and the event is lost (WmipGetFreeBuffer).
+func (s *mSession) reserveRing(proc int, need uint32) bool {
+	st := &s.streams[proc%len(s.streams)]
+	if st.present && st.off+need > s.bufSize {
+		s.ring = append(s.ring, st.n)
+		*st = mStream{}
+	}
+	if !st.present {
+		if s.free == 0 {
+			for _, n := range s.ring {
+				s.overwritten += uint64(n)
+			}
+			s.free += len(s.ring)
+			s.ring = nil
+			s.lost++
+			return false
+		}
+		s.free--
+		*st = mStream{present: true, off: headerSize}
+	}
+	st.off += need
+	st.n++
+	s.delivered++
+	return true
 }

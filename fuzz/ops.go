@@ -105,6 +105,27 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 	return p
 }
 
+// logFile reports whether a start with effective mode and buffers of bufKB KB writes a
+// log file, how many buffers the file holds (0: no limit), and whether the file accepts
+// the settings: a circular file needs room for a trace buffer after its header buffer.
+func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
+	p := o.properties(nil)
+	if p.LogFileName == "" || mode&logmode.Buffering != 0 {
+		return false, 0, true
+	}
+	if bufKB == 0 {
+		bufKB = session.DefaultBufferSizeKB
+	}
+	if p.MaximumFileSize > 0 {
+		unit := 1 << 20
+		if mode&logmode.KBytesForSize != 0 {
+			unit = 1 << 10
+		}
+		capacity = int(p.MaximumFileSize) * unit / int(bufKB*1024)
+	}
+	return true, capacity, mode&logmode.Circular == 0 || capacity >= 2
+}
+
 // decide is the version's mode-table decision on an OpStart of session name.
 func (o Op) decide(v winver.Version, name string) logmode.Decision {
 	p := o.properties(nil)

@@ -39,6 +39,9 @@ type Buffer struct {
 
 	data []byte // BufferSize bytes; immutable slice header
 	id   int    // position in Logger.all; immutable
+	// sealed: the header and tail are written (seal). Set by the logger, cleared by open;
+	// the free and flush lists (under freeMu) order the two.
+	sealed bool
 }
 
 func newBuffer(size uint32, id int) *Buffer {
@@ -51,6 +54,7 @@ func newBuffer(size uint32, id int) *Buffer {
 // open makes a closed buffer current for stream: empty (CurrentOffset 0x48) and accepting
 // reservations. References held by writers that saw it closed are kept.
 func (b *Buffer) open(stream int) {
+	b.sealed = false
 	b.saved.Store(0)
 	b.end.Store(0)
 	b.stream.Store(uint32(stream))

@@ -36,7 +36,11 @@ func (l *Logger) run() {
 	for {
 		select {
 		case <-l.wake:
-			l.drain(false)
+			if l.blocking && l.waiters.Load() > 0 {
+				l.flushAll() // a waiting writer needs a buffer, even one still current
+			} else {
+				l.drain(false)
+			}
 		case r := <-l.reqs:
 			switch r.kind {
 			case reqStop:
@@ -52,7 +56,7 @@ func (l *Logger) run() {
 			lastFlush = time.Now()
 			close(r.reply)
 		case now := <-tick.C:
-			if t := l.flushInterval(); t > 0 && now.Sub(lastFlush) >= t {
+			if t := l.flushInterval(); t > 0 && !l.buffering && now.Sub(lastFlush) >= t {
 				l.flushAll()
 				lastFlush = now
 			}
@@ -85,7 +89,13 @@ func (l *Logger) tickPeriod() time.Duration {
 // Flush swaps out every stream's current buffer and writes everything queued, marking
 // the last buffer of the batch with ETW_BUFFER_FLAG_FLUSH_MARKER. It returns when the
 // buffers have reached the sink (ControlTrace flush is synchronous here).
+//
+// A BUFFERING session keeps its buffers in memory: Flush does nothing (SaveBuffers writes
+// them to a file).
 func (l *Logger) Flush() {
+	if l.buffering {
+		return
+	}
 	if l.synchronous {
 		l.syncMu.Lock()
 		defer l.syncMu.Unlock()
@@ -111,6 +121,11 @@ func (l *Logger) Stop() bool {
 		<-l.done
 		return false
 	}
+	if l.blocking {
+		l.freeMu.Lock()
+		l.freed.Broadcast() // waiting writers see collection off and give up
+		l.freeMu.Unlock()
+	}
 	// Writers that entered the slow path before collection stopped may still count a
 	// loss or install a buffer; wait for them, so the counters Stop leaves are final.
 	// Writers entering later see collection off and count nothing.
@@ -132,11 +147,17 @@ func (l *Logger) Stop() bool {
 }
 
 // finish is the stop sequence: flush everything, again and again, until all buffers are
-// free. A writer that was switching when collection stopped may still install one buffer,
-// which the next round collects.
+// free, then finalize the log file and end real-time delivery. A writer that was switching
+// when collection stopped may still install one buffer, which the next round collects.
 func (l *Logger) finish() {
+	defer l.closeRealtime()
+	defer l.closeFile()
 	for {
-		l.flushAll()
+		if l.buffering {
+			l.dropRing()
+		} else {
+			l.flushAll()
+		}
 		l.freeMu.Lock()
 		idle := len(l.free) == len(l.all) && len(l.flushQ) == 0
 		l.freeMu.Unlock()
@@ -163,6 +184,9 @@ func (l *Logger) flushAll() {
 // drain seals and writes every queued buffer in queue order. With marker, the last one
 // carries ETW_BUFFER_FLAG_FLUSH_MARKER and is written even when empty.
 func (l *Logger) drain(marker bool) {
+	if l.buffering {
+		return // the flush list is the ring
+	}
 	l.freeMu.Lock()
 	q := l.flushQ
 	l.flushQ = nil
@@ -195,12 +219,7 @@ func (l *Logger) waitClose(b *Buffer) uint32 {
 // write seals b and hands it to the sink, counting BuffersWritten or LogBuffersLost.
 func (l *Logger) write(b *Buffer, end uint32, flag uint16) {
 	l.seal(b, end, flag)
-	if err := l.sink.WriteBuffer(b.data); err != nil {
-		l.logBuffersLost.Add(1)
-		return
-	}
-	l.buffersWritten.Add(1)
-	l.perStream[b.stream.Load()%uint32(len(l.perStream))].Add(1)
+	l.writeOut(b.data, int(b.stream.Load()))
 }
 
 // ffBlock is what the unused tail of a sealed buffer is filled with, copied a block at a
@@ -238,15 +257,16 @@ func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
 	}
 	l.seq++
 	h.Encode(b.data)
+	b.sealed = true
 }
 
 // grow tops up the free list: buffers are allocated only here and at start, never by a
-// writer (invariant 4). It keeps one spare buffer per stream, and each time writers ran
-// short it adds one more per stream, so repeated shortages grow the session toward
-// MaximumBuffers.
+// writer (invariant 4). It keeps MinimumBuffers free (WmipAdjustFreeBuffers), and each
+// time writers ran short it adds one more per stream, so repeated shortages grow the
+// session toward MaximumBuffers.
 func (l *Logger) grow() {
 	l.freeMu.Lock()
-	n := len(l.streams) - len(l.free)
+	n := int(l.minBuffers) - len(l.free)
 	if l.shortage {
 		n = max(n, 0) + len(l.streams)
 		l.shortage = false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
@@ -54,6 +55,13 @@ type Config struct {
 	// Permits, for an EVENT_TRACE_SECURE_MODE session, are the providers allowed to log
 	// to it at start; see SetPermits.
 	Permits Permits
+	// FileSystem is where the log file is written; nil means the operating system's.
+	FileSystem etl.FileSystem
+	// ProcessID is the emulated process id written into the log-file header event.
+	ProcessID uint32
+	// RealTimeBacklog bounds the buffers a REAL_TIME session keeps while no consumer is
+	// attached (DefaultRealTimeBacklog when 0).
+	RealTimeBacklog int
 	// Synchronous makes the session deterministic, for fuzzing and replayable tests: no
 	// logger goroutine runs; the writer that fills a buffer seals it and hands it to the
 	// sink before its Write returns; Flush and Stop do their work on the caller; FlushTimer
@@ -67,9 +75,10 @@ type Config struct {
 // per-processor current buffers and the loss counters. A private logger (Kind Private)
 // stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger of seed 000, which keeps the same
 // members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
-// commits it as buffers are needed. Not modelled: file handles (log files come with the
-// ETL writer), stack tracing, real-time consumers, security descriptors beyond the
-// SECURE_MODE permission set.
+// commits it as buffers are needed. The log file is an etl.Writer in place of the file
+// handle; real-time consumers attach through Consume. Not modelled: stack tracing,
+// DELAY_OPEN_FILE_MODE's late open, security descriptors beyond the SECURE_MODE
+// permission set.
 type Logger struct {
 	// Immutable after Start.
 	version    winver.Version
@@ -99,7 +108,13 @@ type Logger struct {
 	flushTimer atomic.Uint32 // FlushTimer; same
 	// permits is the SECURE_MODE permission set. Atomic pointer to an immutable map;
 	// replaced by SetPermits (the kernel, under its control lock), read by writers.
-	permits    atomic.Pointer[Permits]
+	permits atomic.Pointer[Permits]
+	// rtFull is set when a REAL_TIME session with no consumer has filled its backlog:
+	// writers that need a new buffer are refused with ERROR_LOG_FILE_FULL. Atomic; set by
+	// the logger goroutine (deliver), cleared by Consume.
+	rtFull atomic.Bool
+	// fileErr is the first log-file error. Atomic; stored by the logger goroutine.
+	fileErr    atomic.Pointer[error]
 	collecting atomic.Bool // CollectionOn; cleared once by Stop
 	// slow counts writers inside the slow path (switching buffers or counting a loss), the
 	// emulator's stand-in for the logger rundown reference the kernel's reserve helpers
@@ -108,15 +123,20 @@ type Logger struct {
 	slow atomic.Int64
 
 	// Counters. Atomic; EventsLost is added to by writers, the rest by the logger goroutine.
-	eventsLost      atomic.Uint64
-	eventsDenied    atomic.Uint64 // SECURE_MODE refusals; added to by writers (Deny)
-	buffersWritten  atomic.Uint64
-	logBuffersLost  atomic.Uint64
-	rtBuffersLost   atomic.Uint64
-	numberOfBuffers atomic.Int64
-	freeBuffers     atomic.Int64 // BuffersAvailable
-	peakBuffers     atomic.Int64
-	perStream       []atomic.Uint64 // buffers written per stream; logger goroutine writes
+	eventsLost     atomic.Uint64
+	eventsDenied   atomic.Uint64 // SECURE_MODE refusals; added to by writers (Deny)
+	buffersWritten atomic.Uint64
+	// EventsOverwritten and BuffersOverwritten count what a BUFFERING session's ring
+	// recycled: not lost in Windows' terms, but no longer anywhere. Added to by the writer
+	// that recycles, under freeMu.
+	eventsOverwritten  atomic.Uint64
+	buffersOverwritten atomic.Uint64
+	logBuffersLost     atomic.Uint64
+	rtBuffersLost      atomic.Uint64
+	numberOfBuffers    atomic.Int64
+	freeBuffers        atomic.Int64 // BuffersAvailable
+	peakBuffers        atomic.Int64
+	perStream          []atomic.Uint64 // buffers written per stream; logger goroutine writes
 
 	freeMu   sync.Mutex
 	free     []*Buffer // FreeList (LIFO); protected by freeMu
@@ -131,6 +151,20 @@ type Logger struct {
 
 	seq int64 // next buffer SequenceNumber; owned by the logger goroutine (or syncMu)
 
+	file *etl.Writer // the log file, or nil; owned by the logger goroutine (or syncMu)
+	rt   *realtime   // REAL_TIME delivery, or nil; immutable pointer
+	// buffering is EVENT_TRACE_BUFFERING_MODE: full buffers stay on the flush list as a
+	// ring until a snapshot, and a writer short of buffers recycles the oldest. Immutable.
+	buffering bool
+	// blocking is EVENT_TRACE_BLOCKING_MODE on a private logger: a writer short of buffers
+	// waits on freed (with freeMu) instead of losing its event. Immutable.
+	blocking bool
+	freed    *sync.Cond   // broadcast under freeMu when a buffer is freed or collection stops
+	waiters  atomic.Int64 // writers waiting in waitFree; atomic
+	// wakeAt is how many full buffers wait before a writer wakes the logger: FlushThreshold
+	// when set, else flushBatch. Immutable.
+	wakeAt int
+
 	// synchronous is Config.Synchronous; immutable. syncMu then stands in for the logger
 	// goroutine: whoever does the logger's work holds it.
 	synchronous bool
@@ -141,9 +175,11 @@ type Logger struct {
 	done chan struct{} // closed when the logger goroutine exits
 }
 
-// Start creates the logger context, allocates MinimumBuffers buffers, hands one to each
-// processor stream (as the 5.2 kernel does) and starts the logger goroutine.
-func Start(cfg Config) *Logger {
+// Start creates the logger context, opens its log file (writing the header buffer),
+// allocates MinimumBuffers buffers, hands one to each processor stream (as the 5.2 kernel
+// does) and starts the logger goroutine. It fails only when the log file cannot be
+// created; the error carries the Windows code.
+func Start(cfg Config) (*Logger, error) {
 	p := cfg.Props
 	l := &Logger{
 		version: cfg.Version, id: cfg.ID, instance: cfg.Instance, name: cfg.Name,
@@ -156,15 +192,36 @@ func Start(cfg Config) *Logger {
 		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),
 		synchronous: cfg.Synchronous,
 	}
-	if l.sink == nil {
-		l.sink = Discard{}
-	}
 	l.props.Sink = nil
+	l.props.LogFileName = ""
+	l.buffering = l.mode&logmode.Buffering != 0
+	l.blocking = l.mode&logmode.Blocking != 0 && l.kind == logmode.Private
+	l.freed = sync.NewCond(&l.freeMu)
+	l.wakeAt = flushBatch
+	if p.FlushThreshold > 0 {
+		l.wakeAt = int(p.FlushThreshold)
+	}
+	if l.mode&logmode.RealTime != 0 {
+		l.rt = &realtime{limit: cfg.RealTimeBacklog}
+		if l.rt.limit <= 0 {
+			l.rt.limit = DefaultRealTimeBacklog
+		}
+	}
 	if cfg.ID == 0 {
 		l.bufferID = abi.KernelLoggerBufferID
 	}
 	l.maxRecord = l.bufSize - abi.BufferHeaderSize
 	l.startPerf = l.clock.Now()
+	if p.LogFileName != "" && !l.buffering {
+		if err := l.openFile(&cfg); err != nil {
+			return nil, err
+		}
+		l.props.LogFileName = l.file.Name()
+	}
+	if l.buffering {
+		// BUFFERING ignores MaximumBuffers: the ring is MinimumBuffers.
+		p.MaximumBuffers = p.MinimumBuffers
+	}
 	l.maxBuffers.Store(p.MaximumBuffers)
 	l.SetPermits(cfg.Permits)
 	l.flushTimer.Store(p.FlushTimer)
@@ -178,7 +235,7 @@ func Start(cfg Config) *Logger {
 	if !l.synchronous {
 		go l.run()
 	}
-	return l
+	return l, nil
 }
 
 // allocate adds up to n buffers to the free list, never past MaximumBuffers, and returns
@@ -194,6 +251,9 @@ func (l *Logger) allocate(n int) int {
 		l.free = append(l.free, b)
 	}
 	if n > 0 {
+		if l.blocking {
+			l.freed.Broadcast()
+		}
 		l.numberOfBuffers.Store(int64(len(l.all)))
 		l.freeBuffers.Store(int64(len(l.free)))
 		l.peakBuffers.Store(max(l.peakBuffers.Load(), int64(len(l.all))))
@@ -290,6 +350,10 @@ type Stats struct {
 	LogBuffersLost      uint64
 	RealTimeBuffersLost uint64
 	BuffersPerStream    []uint64 // buffers written per processor stream
+	// BUFFERING sessions: what the ring recycled (emulator counters; Windows counts
+	// neither, since the ring is meant to forget).
+	EventsOverwritten  uint64
+	BuffersOverwritten uint64
 }
 
 // Stats returns the session's counters.
@@ -299,6 +363,7 @@ func (l *Logger) Stats() Stats {
 		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
+		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
 	}
 	for i := range l.perStream {
 		s.BuffersPerStream[i] = l.perStream[i].Load()
@@ -327,7 +392,13 @@ func (l *Logger) Properties() Properties {
 // buffers already allocated nor past the buffer-memory limit; it returns the value set.
 func (l *Logger) SetMaximumBuffers(n uint32) uint32 {
 	limit := uint32(MaxBufferMemory / uint64(l.bufSize))
-	n = min(max(n, uint32(l.numberOfBuffers.Load()), l.minBuffers), limit)
+	if l.buffering {
+		return l.maxBuffers.Load() // BUFFERING ignores MaximumBuffers
+	}
+	// Under freeMu, so that the logger cannot allocate past the new bound meanwhile.
+	l.freeMu.Lock()
+	defer l.freeMu.Unlock()
+	n = min(max(n, uint32(len(l.all)), l.minBuffers), limit)
 	l.maxBuffers.Store(n)
 	return n
 }

@@ -149,7 +149,7 @@ func (l *Logger) full(s *stream, idx int, b *Buffer, end, need uint32) error {
 	l.slow.Add(1)
 	defer l.slow.Add(-1)
 	err := l.switchBuffer(s, idx, b)
-	if err != nil && err != ErrStopped {
+	if err != nil && err != ErrStopped && err != ErrCancelled {
 		l.eventsLost.Add(1)
 	}
 	return err

@@ -17,7 +17,7 @@ func benchLogger(b *testing.B, nproc int) *Logger {
 		b.Fatal(err)
 	}
 	clk, _ := clock.New(clock.QPC)
-	l := Start(Config{Version: winver.V2004, ID: 2, Instance: 1, Name: "bench", Processors: nproc, Clock: clk, Props: p, Adjusted: a})
+	l := mustStart(b, Config{Version: winver.V2004, ID: 2, Instance: 1, Name: "bench", Processors: nproc, Clock: clk, Props: p, Adjusted: a})
 	b.Cleanup(func() { l.Stop() })
 	return l
 }

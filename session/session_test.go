@@ -24,7 +24,7 @@ func startTest(t testing.TB, v winver.Version, nproc int, p Properties) *Logger 
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Start(Config{Version: v, ID: 5, Instance: 1, Name: "test", Processors: nproc,
+	l := mustStart(t, Config{Version: v, ID: 5, Instance: 1, Name: "test", Processors: nproc,
 		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1000, 1), 10_000_000), Props: p, Adjusted: a})
 	t.Cleanup(func() { l.Stop() })
 	return l
@@ -163,7 +163,7 @@ func TestLoggerZeroWritesKernelBufferID(t *testing.T) {
 	sink := &MemorySink{}
 	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, Sink: sink}
 	a, _ := Adjust(winver.V6_1, 1, "test", &p)
-	l := Start(Config{Version: winver.V6_1, ID: 0, Name: "NT Kernel Logger", Processors: 1,
+	l := mustStart(t, Config{Version: winver.V6_1, ID: 0, Name: "NT Kernel Logger", Processors: 1,
 		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(0, 1), 1), Props: p, Adjusted: a})
 	l.Write(0, testEvent(8, 1))
 	l.Stop()
@@ -270,8 +270,17 @@ func TestGrowthOnShortageWithinMaximum(t *testing.T) {
 	if n := l.Stats().NumberOfBuffers; n != 5 {
 		t.Fatalf("NumberOfBuffers %d, want growth to MaximumBuffers 5", n)
 	}
+	// At MaximumBuffers the writer outruns the sink and loses events.
+	for l.Stats().EventsLost == 0 && time.Now().Before(deadline) {
+		for i := 0; i < 1000; i++ {
+			l.Write(0, testEvent(0x40, 1))
+		}
+	}
 	if l.Stats().EventsLost == 0 {
 		t.Fatal("a writer outran a 1 ms/buffer sink without losing events")
+	}
+	if n := l.Stats().NumberOfBuffers; n != 5 {
+		t.Fatalf("NumberOfBuffers %d after losses, want MaximumBuffers 5", n)
 	}
 }
 
@@ -377,7 +386,7 @@ func TestSynchronousWritesFullBuffersAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Start(Config{Version: winver.V2004, ID: 3, Name: "sync", Processors: 1, Synchronous: true,
+	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "sync", Processors: 1, Synchronous: true,
 		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
 	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
 	for i := 0; i < 5*per; i++ {
@@ -410,7 +419,7 @@ func TestCheck(t *testing.T) {
 		sink := &Counter{}
 		p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 8, Sink: sink}
 		a, _ := Adjust(winver.V2004, 2, "test", &p)
-		l := Start(Config{Version: winver.V2004, ID: 3, Name: "chk", Processors: 2, Synchronous: synchronous,
+		l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "chk", Processors: 2, Synchronous: synchronous,
 			Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
 		const n = 100
 		for i := 0; i < n; i++ {
@@ -468,4 +477,13 @@ func TestRefusedEventCounters(t *testing.T) {
 	if s := l.Stats(); s.EventsLost != 1 || s.EventsDenied != 2 {
 		t.Fatalf("lost %d denied %d, want 1 and 2", s.EventsLost, s.EventsDenied)
 	}
+}
+
+func mustStart(t testing.TB, cfg Config) *Logger {
+	t.Helper()
+	l, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

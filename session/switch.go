@@ -18,12 +18,24 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 	if !l.collecting.Load() {
 		return ErrStopped
 	}
+	if l.rtFull.Load() {
+		return winerr.ErrLogFileFull // a REAL_TIME session without consumers is full
+	}
 	nb := l.popFree()
 	if nb == nil {
 		if old != nil && s.cur.CompareAndSwap(old, nil) {
 			l.queueFlush(old)
 		}
-		l.noteShortage()
+		switch {
+		case l.buffering:
+			// WmipGetFreeBuffer: the flush list goes back to the free list, the oldest
+			// data is overwritten, and this attempt fails.
+			l.recycle()
+		case l.blocking && !l.synchronous:
+			return l.waitFree()
+		default:
+			l.noteShortage()
+		}
 		return winerr.ErrNotEnoughMemory
 	}
 	nb.open(idx)
@@ -73,6 +85,9 @@ func (l *Logger) pushFree(b *Buffer) {
 	}
 	l.free = append(l.free, b)
 	l.freeBuffers.Store(int64(len(l.free)))
+	if l.blocking {
+		l.freed.Broadcast()
+	}
 	l.freeMu.Unlock()
 }
 
@@ -92,17 +107,21 @@ func (l *Logger) queueFlush(b *Buffer) {
 	l.freeMu.Lock()
 	l.flushQ = append(l.flushQ, b)
 	queued := len(l.flushQ)
+	if l.buffering {
+		l.freeMu.Unlock()
+		return // the ring waits for a snapshot or a recycle
+	}
 	if l.synchronous {
 		l.freeMu.Unlock()
 		l.service()
 		return
 	}
-	wake := queued >= flushBatch || len(l.free) <= len(l.streams)
+	wake := queued >= l.wakeAt || len(l.free) <= len(l.streams)
 	l.freeMu.Unlock()
 	if wake {
 		l.signal()
 	}
-	if queued >= 4*flushBatch {
+	if queued >= 4*l.wakeAt {
 		// The logger was woken batches ago and has not drained: every processor is busy
 		// writing. The kernel's logger thread outranks the writers and would have run, so
 		// give it this processor, as noteShortage does. With a processor to spare the

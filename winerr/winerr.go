@@ -57,6 +57,7 @@ var (
 	ErrArithmeticOverflow  = win32(534, "ERROR_ARITHMETIC_OVERFLOW")
 	ErrLogFileFull         = win32(1502, "ERROR_LOG_FILE_FULL")
 	ErrNoSystemResources   = win32(1450, "ERROR_NO_SYSTEM_RESOURCES")
+	ErrCancelled           = win32(1223, "ERROR_CANCELLED")
 	ErrTimeout             = win32(1460, "ERROR_TIMEOUT")
 	ErrActiveConnections   = win32(2402, "ERROR_ACTIVE_CONNECTIONS")
 	ErrWMIGuidNotFound     = win32(4200, "ERROR_WMI_GUID_NOT_FOUND")

@@ -1,0 +1,309 @@
+package session
+
+import (
+	"time"
+
+	"context"
+	"github.com/etwemu/etwemu/clock"
+	"sync"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// Where sealed buffers go (WmipFlushBuffer): to the real-time consumers of a REAL_TIME
+// session, to its log file, and to the emulator's Sink, an in-process observer that sees
+// every buffer. BUFFERING sessions send nothing anywhere until a snapshot.
+
+// DefaultRealTimeBacklog is how many buffers a REAL_TIME session keeps for consumers
+// while none is attached, standing in for the real-time backing file.
+const DefaultRealTimeBacklog = 64
+
+// DefaultConsumerBacklog is how many delivered buffers a consumer may have unprocessed
+// before further buffers are dropped for it.
+const DefaultConsumerBacklog = 16
+
+// realtime is a REAL_TIME session's delivery state.
+type realtime struct {
+	mu        sync.Mutex
+	consumers []*consumer // protected by mu
+	backlog   [][]byte    // buffers held while no consumer is attached; protected by mu
+	limit     int         // bound on backlog; immutable
+	closed    bool        // the session stopped; protected by mu
+}
+
+// consumer is one attached real-time consumer (OpenTrace/ProcessTrace).
+type consumer struct {
+	ch chan []byte // bounded; sent to by the logger goroutine under realtime.mu, closed at stop
+}
+
+// deliver hands a sealed buffer to the consumers (WmipFlushBuffer's real-time step). A
+// consumer whose backlog is full loses the buffer, and RealTimeBuffersLost counts it (once,
+// however many consumers lost it). With no consumer attached and no Sink the buffer joins
+// the session's backlog; once that is full, buffers are lost and writers are refused with
+// ERROR_LOG_FILE_FULL until a consumer attaches (MSDOC: a real-time session without
+// consumers buffers to a backing file, then refuses new events).
+func (l *Logger) deliver(buf []byte) {
+	rt := l.rt
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if len(rt.consumers) == 0 {
+		if l.sink != nil {
+			return // the Sink is the consumer
+		}
+		if len(rt.backlog) < rt.limit {
+			rt.backlog = append(rt.backlog, append([]byte(nil), buf...))
+			return
+		}
+		l.rtBuffersLost.Add(1)
+		l.rtFull.Store(true)
+		return
+	}
+	cp := append([]byte(nil), buf...)
+	lost := false
+	for _, c := range rt.consumers {
+		select {
+		case c.ch <- cp:
+		default:
+			lost = true
+		}
+	}
+	if lost {
+		l.rtBuffersLost.Add(1)
+	}
+}
+
+// Consume attaches a real-time consumer and calls fn with every buffer the session
+// delivers from then on, in flush order (so in order per processor), starting with the
+// buffers kept while no consumer was attached. backlog bounds the buffers waiting for fn
+// (DefaultConsumerBacklog when 0); past it buffers are dropped and counted in
+// RealTimeBuffersLost. Consume returns nil once the session has stopped and every
+// buffer it delivered was processed, ctx's error when ctx ends first, or fn's error.
+//
+// Errors: ERROR_INVALID_PARAMETER for a session without EVENT_TRACE_REAL_TIME_MODE;
+// ErrStopped for a session that has stopped.
+func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) error) error {
+	if l.rt == nil {
+		return winerr.New(winerr.ErrInvalidParameter, "session %q has no EVENT_TRACE_REAL_TIME_MODE", l.name)
+	}
+	if backlog <= 0 {
+		backlog = DefaultConsumerBacklog
+	}
+	c := &consumer{ch: make(chan []byte, backlog)}
+	rt := l.rt
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return ErrStopped
+	}
+	pending := rt.backlog
+	rt.backlog = nil
+	rt.consumers = append(rt.consumers, c)
+	l.rtFull.Store(false)
+	rt.mu.Unlock()
+	defer l.detach(c)
+	for _, b := range pending {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(b); err != nil {
+			return err
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case b, ok := <-c.ch:
+			if !ok {
+				return nil
+			}
+			if err := fn(b); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (l *Logger) detach(c *consumer) {
+	rt := l.rt
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	for i, x := range rt.consumers {
+		if x == c {
+			rt.consumers = append(rt.consumers[:i], rt.consumers[i+1:]...)
+			break
+		}
+	}
+}
+
+// Consumers returns how many real-time consumers are attached.
+func (l *Logger) Consumers() int {
+	if l.rt == nil {
+		return 0
+	}
+	l.rt.mu.Lock()
+	defer l.rt.mu.Unlock()
+	return len(l.rt.consumers)
+}
+
+// closeRealtime ends delivery at stop: consumers finish what they hold, then return.
+func (l *Logger) closeRealtime() {
+	if l.rt == nil {
+		return
+	}
+	l.rt.mu.Lock()
+	defer l.rt.mu.Unlock()
+	l.rt.closed = true
+	for _, c := range l.rt.consumers {
+		close(c.ch)
+	}
+	l.rt.consumers = nil
+}
+
+// openFile creates the session's log file writer.
+func (l *Logger) openFile(cfg *Config) error {
+	p := &cfg.Props
+	info := etl.HeaderInfo{
+		Version: l.version, LoggerName: l.name, LoggerID: l.bufferID, Processors: uint32(cfg.Processors),
+		ClockType: uint32(l.clock.Type()), PerfFreq: l.clock.Frequency(), StartTime: l.startTime,
+		StartPerf: l.startPerf, CPUSpeedMHz: cpuSpeedMHz(l.clock), ThreadID: uint32(l.threadID),
+		ProcessID: cfg.ProcessID, LogFileMode: l.mode, MaxFileSize: p.MaximumFileSize,
+	}
+	info.BootTime = bootTime(l)
+	w, err := etl.Create(etl.Options{
+		Path: p.LogFileName, BufferSize: l.bufSize, Info: info, FS: cfg.FileSystem,
+		Compress: l.mode&logmode.Compressed != 0,
+	})
+	if err != nil {
+		return err
+	}
+	l.file = w
+	l.buffersWritten.Add(1) // the header buffer
+	return nil
+}
+
+// writeOut sends a sealed buffer everywhere it goes and counts the outcome: the log
+// file's result when there is one, else the Sink's (an error costs the buffer,
+// LogBuffersLost), else written.
+func (l *Logger) writeOut(buf []byte, stream int) {
+	if l.rt != nil {
+		l.deliver(buf)
+	}
+	var sinkErr error
+	if l.sink != nil {
+		sinkErr = l.sink.WriteBuffer(buf)
+	}
+	written, lost := 1, 0
+	if l.file != nil {
+		r := l.file.WriteBuffer(buf)
+		written, lost = r.Written, r.Lost
+		l.noteFileErr(r.Err)
+	} else if sinkErr != nil {
+		written, lost = 0, 1
+	}
+	l.buffersWritten.Add(uint64(written))
+	l.logBuffersLost.Add(uint64(lost))
+	if written > 0 || l.file == nil && lost == 0 {
+		l.perStream[stream%len(l.perStream)].Add(1)
+	}
+}
+
+// noteFileErr keeps the first log-file error for FileErr.
+func (l *Logger) noteFileErr(err error) {
+	if err != nil {
+		l.fileErr.CompareAndSwap(nil, &err)
+	}
+}
+
+// FileErr returns the first error the log file met (a fault, a full SEQUENTIAL file), or
+// nil. The session goes on; the buffers it cost are in LogBuffersLost.
+func (l *Logger) FileErr() error {
+	if p := l.fileErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// LogFileName returns the name of the file being written, or "" for none.
+func (l *Logger) LogFileName() string {
+	if l.file == nil {
+		return ""
+	}
+	return l.file.Name()
+}
+
+// closeFile writes what compression holds and finalizes the header with the session's
+// final counters (WmipFinalizeHeader). Called after the last buffer was written.
+func (l *Logger) closeFile() {
+	if l.file == nil {
+		return
+	}
+	r := l.file.Flush()
+	l.buffersWritten.Add(uint64(r.Written))
+	l.logBuffersLost.Add(uint64(r.Lost))
+	l.noteFileErr(r.Err)
+	err := l.file.Close(etl.Counters{
+		EventsLost: uint32(l.eventsLost.Load()), BuffersLost: uint32(l.logBuffersLost.Load()),
+		EndTime: nowFileTime(),
+	})
+	l.noteFileErr(err)
+}
+
+// NextFile moves a NEWFILE session to its next file (EVENT_TRACE_CONTROL_INCREMENT_FILE),
+// on the logger goroutine.
+func (l *Logger) NextFile() error {
+	if l.file == nil {
+		return winerr.New(winerr.ErrInvalidParameter, "session %q has no log file", l.name)
+	}
+	var r etl.Result
+	l.paused(func() {
+		r = l.file.NextFile()
+		l.buffersWritten.Add(uint64(r.Written))
+		l.logBuffersLost.Add(uint64(r.Lost))
+		l.noteFileErr(r.Err)
+	})
+	return r.Err
+}
+
+// CompressionRatio returns the data bytes compressed and the bytes stored for them, for a
+// session with EVENT_TRACE_COMPRESSED_MODE and a log file.
+func (l *Logger) CompressionRatio() (in, out int64) {
+	if l.file == nil {
+		return 0, 0
+	}
+	var a, b int64
+	l.paused(func() { a, b = l.file.Ratio() })
+	return a, b
+}
+
+// countRecords returns the records in a buffer's data up to end; malformed data counts
+// what walks cleanly.
+func countRecords(data []byte, end int) uint64 {
+	n := uint64(0)
+	_ = abi.RecordsTo(data, end, func(abi.Record) error { n++; return nil })
+	return n
+}
+
+// cpuSpeedMHz is the CpuSpeedInMHz a file header carries: the cycle counter's rate for
+// a CPU-cycle clock (readers scale its timestamps by it), else the time-stamp counter's.
+func cpuSpeedMHz(c *clock.Clock) uint32 {
+	f := c.Frequency()
+	if c.Type() != clock.CPUCycles {
+		f = clock.TSCFrequency()
+	}
+	return uint32(max(f/1_000_000, 1))
+}
+
+// bootTime is the FILETIME at which the session clock read zero, the emulated boot
+// (QPC counts from boot on Windows).
+func bootTime(l *Logger) int64 {
+	if f := l.clock.Frequency(); f > 0 && l.clock.Type() != clock.System {
+		return l.startTime - int64(float64(l.startPerf)*1e7/float64(f))
+	}
+	return l.startTime
+}
+
+func nowFileTime() int64 { return clock.FileTime(time.Now()) }

@@ -1,0 +1,143 @@
+package session
+
+import (
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// ErrCancelled is what a writer waiting for a buffer in EVENT_TRACE_BLOCKING_MODE gets
+// when the session stops under it. The event was never accepted and is not counted.
+// [UNCERTAIN] no public source names the code; ERROR_CANCELLED reads as what happened.
+var ErrCancelled = winerr.ErrCancelled
+
+// waitFree is BLOCKING mode's answer to an empty free list (seed 000: the user-mode
+// logger's condition variable): wake the logger and wait until it frees a buffer, then
+// let the writer try again. Stop wakes every waiter with ErrCancelled.
+func (l *Logger) waitFree() error {
+	l.waiters.Add(1)
+	defer l.waiters.Add(-1)
+	l.signal()
+	l.freeMu.Lock()
+	for len(l.free) == 0 && l.collecting.Load() {
+		l.freed.Wait()
+	}
+	l.freeMu.Unlock()
+	if !l.collecting.Load() {
+		return ErrCancelled
+	}
+	return nil
+}
+
+// recycle moves a BUFFERING session's ring (the flush list) back to the free list, oldest
+// first, counting what it overwrites. A buffer a writer still holds stays in the ring.
+func (l *Logger) recycle() {
+	l.freeMu.Lock()
+	defer l.freeMu.Unlock()
+	kept := l.flushQ[:0]
+	for _, b := range l.flushQ {
+		end, ok := b.tryClose(l.bufSize)
+		if !ok {
+			kept = append(kept, b)
+			continue
+		}
+		l.eventsOverwritten.Add(countRecords(b.data, int(end)))
+		l.buffersOverwritten.Add(1)
+		b.state.Store(uint32(abi.BufferStateFree))
+		l.free = append(l.free, b)
+	}
+	clear(l.flushQ[len(kept):])
+	l.flushQ = kept
+	l.freeBuffers.Store(int64(len(l.free)))
+}
+
+// ring swaps every stream's buffer into a BUFFERING session's ring and returns the ring,
+// oldest first, each buffer closed and sealed (once: a buffer a snapshot sealed keeps its
+// sequence number). The buffers stay in the ring. Logger goroutine (or syncMu) only.
+func (l *Logger) ring() []*Buffer {
+	for i := range l.streams {
+		if b := l.streams[i].cur.Swap(nil); b != nil {
+			b.state.Store(uint32(abi.BufferStateFlush))
+			l.freeMu.Lock()
+			l.flushQ = append(l.flushQ, b)
+			l.freeMu.Unlock()
+		}
+	}
+	l.freeMu.Lock()
+	q := append([]*Buffer(nil), l.flushQ...)
+	l.freeMu.Unlock()
+	out := q[:0]
+	for _, b := range q {
+		end := l.waitClose(b)
+		if end <= abi.BufferHeaderSize {
+			continue
+		}
+		if !b.sealed {
+			l.seal(b, end, 0)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// dropRing ends a BUFFERING session at stop: the ring's buffers go to the Sink, the
+// emulator's observer, and back to the free list; nothing is written or counted, since
+// an in-memory session keeps its events only until a snapshot.
+func (l *Logger) dropRing() {
+	for _, b := range l.ring() {
+		if l.sink != nil {
+			l.sink.WriteBuffer(b.data)
+		}
+	}
+	l.freeMu.Lock()
+	q := l.flushQ
+	l.flushQ = nil
+	l.freeMu.Unlock()
+	for _, b := range q {
+		l.waitClose(b)
+		l.pushFree(b)
+	}
+}
+
+// SaveBuffers writes a BUFFERING session's ring to a new ETL file, oldest buffer first,
+// as xperf -flush or tracelog -flush with a file name do for in-memory loggers. The ring
+// keeps its buffers, so a later snapshot writes them again. It returns how many trace
+// buffers the file holds after its header.
+//
+// Errors: ERROR_INVALID_PARAMETER for a session without EVENT_TRACE_BUFFERING_MODE;
+// the file's errors with their codes.
+func (l *Logger) SaveBuffers(path string, fs etl.FileSystem) (int, error) {
+	if !l.buffering {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "session %q is not an in-memory (EVENT_TRACE_BUFFERING_MODE) session", l.name)
+	}
+	var n int
+	var err error
+	l.paused(func() {
+		if !l.collecting.Load() {
+			err = ErrStopped
+			return
+		}
+		info := etl.HeaderInfo{
+			Version: l.version, LoggerName: l.name, LoggerID: l.bufferID, Processors: uint32(len(l.perStream)),
+			ClockType: uint32(l.clock.Type()), PerfFreq: l.clock.Frequency(), StartTime: l.startTime,
+			StartPerf: l.startPerf, CPUSpeedMHz: cpuSpeedMHz(l.clock), ThreadID: uint32(l.threadID),
+			LogFileMode: l.mode, BootTime: bootTime(l),
+		}
+		var w *etl.Writer
+		if w, err = etl.Create(etl.Options{Path: path, BufferSize: l.bufSize, Info: info, FS: fs}); err != nil {
+			return
+		}
+		for _, b := range l.ring() {
+			r := w.WriteBuffer(b.data)
+			if r.Err != nil {
+				err = r.Err
+				break
+			}
+			n++
+		}
+		if e := w.Close(etl.Counters{EventsLost: uint32(l.eventsLost.Load()), EndTime: nowFileTime()}); err == nil {
+			err = e
+		}
+	})
+	return n, err
+}
