@@ -212,7 +212,10 @@ func TestFileRoundTrip(t *testing.T) {
 			var wg sync.WaitGroup
 			if c.mode&logmode.RealTime != 0 {
 				wg.Add(1)
-				go func() { defer wg.Done(); k.Consume(context.Background(), "file "+c.name, 0, func(*etl.Buffer) error { return nil }) }()
+				go func() {
+					defer wg.Done()
+					k.Consume(context.Background(), "file "+c.name, 0, func(*etl.Buffer) error { return nil })
+				}()
 			}
 			fr.write(t, 3000, sizes...)
 			var q Properties
