@@ -212,6 +212,7 @@ func Start(cfg Config) (*Logger, error) {
 	}
 	l.maxRecord = l.bufSize - abi.BufferHeaderSize
 	l.startPerf = l.clock.Now()
+	l.seq = 1 // a log file's header buffer is number 0
 	if p.LogFileName != "" && !l.buffering {
 		if err := l.openFile(&cfg); err != nil {
 			return nil, err

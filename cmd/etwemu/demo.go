@@ -30,6 +30,10 @@ type demoConfig struct {
 	version    winver.Version
 	slowSink   time.Duration
 	progress   time.Duration
+	logFile    string
+	mode       string
+	compress   bool
+	maxFileMB  uint
 }
 
 // demoProvider is one of the demo's three providers and what the session asks of it.
@@ -57,13 +61,24 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&cfg.version, "version", "Windows version to emulate (5.0 ... 6.3, 10.0, 1511 ... 2004)")
 	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
-	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses."
+	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE)")
+	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES (default: SEQUENTIAL with -logfile, else REAL_TIME)")
+	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the file XPRESS-compressed")
+	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize in MB (KB with the KBYTES flag); with -logfile 64 unless given, 0 for none")
+	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file\n(etwemu demo -logfile out.etl -duration 1s; etwemu dump out.etl)."
 	if code := parseFlags(fs, about, args, stderr); code >= 0 {
 		return code
 	}
 	if cfg.payload < 0 || cfg.payload > 65000 || cfg.procs < 1 || cfg.duration <= 0 {
 		fmt.Fprintln(stderr, "etwemu demo: -payload must be 0..65000, -processors at least 1, -duration positive")
 		return 2
+	}
+	if cfg.logFile != "" && cfg.maxFileMB == 0 {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "max-file-size" })
+		if !set {
+			cfg.maxFileMB = 64 // keep a newcomer's first file small; 0 given explicitly means no limit
+		}
 	}
 	if err := demo(cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
@@ -93,14 +108,35 @@ func demo(cfg demoConfig, out io.Writer) error {
 	}
 	defer k.Close()
 
+	mode := logmode.Mode(logmode.RealTime) // the counting sink stands for a real-time consumer
+	if cfg.logFile != "" {
+		mode = logmode.Sequential
+	}
+	if cfg.mode != "" {
+		if mode, err = logmode.Parse(cfg.mode); err != nil {
+			return err
+		}
+	}
+	if cfg.compress {
+		mode |= logmode.Compressed
+		if mode&logmode.PrivateLogger == 0 {
+			// Compressed files are the user-mode logger's feature (seed 000); for kernel
+			// loggers the mode table wants BUFFERING with it.
+			mode |= logmode.PrivateLogger | logmode.PrivateInProc
+			fmt.Fprintln(out, "-compress: running a private (user-mode) logger, the kind that compresses its log file")
+		}
+	}
 	props := &emu.Properties{
-		LogFileMode: logmode.RealTime, // the counting sink stands for a real-time consumer
-		BufferSize:  uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
+		LogFileMode: uint32(mode), LogFileName: cfg.logFile, MaximumFileSize: uint32(cfg.maxFileMB),
+		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
 		Sink: &slowSink{delay: cfg.slowSink},
 	}
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)
+	}
+	if props.LogFileName != "" {
+		fmt.Fprintf(out, "log file %q, mode %s\n", props.LogFileName, logmode.Mode(props.LogFileMode).Short())
 	}
 	logger := k.Session(h)
 	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.Clock().Source())
@@ -181,6 +217,18 @@ func demo(cfg demoConfig, out io.Writer) error {
 		return fmt.Errorf("StopTrace: %w", err)
 	}
 	report(out, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats())
+	if cfg.logFile != "" {
+		if err := logger.FileErr(); err != nil {
+			fmt.Fprintf(out, "log file: %v\n", err)
+		}
+		if st, err := os.Stat(final.LogFileName); err == nil {
+			fmt.Fprintf(out, "log file %s: %d bytes, %d buffers written", final.LogFileName, st.Size(), final.BuffersWritten)
+			if in, stored := logger.CompressionRatio(); in > 0 {
+				fmt.Fprintf(out, ", compressed %d bytes of data to %d (%.1fx)", in, stored, float64(in)/float64(stored))
+			}
+			fmt.Fprintf(out, "\nread it back with: etwemu dump %s\n", final.LogFileName)
+		}
+	}
 	return nil
 }
 

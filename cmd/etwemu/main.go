@@ -22,10 +22,12 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"bench": {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
-		"demo":  {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
-		"help":  {"list the commands, or show one command's flags: etwemu help demo", runHelp},
-		"modes": {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
+		"bench":   {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
+		"demo":    {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
+		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump},
+		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave},
+		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
 	}
 }
 
@@ -58,7 +60,7 @@ func usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-6s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w, "\nRun 'etwemu help <command>' for a command's flags.")
 }

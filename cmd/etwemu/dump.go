@@ -1,0 +1,236 @@
+package main
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/logmode"
+)
+
+func runDump(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON lines: the file header, then one object per record")
+	limit := fs.Int("limit", 0, "stop after this many records (0: all)")
+	payload := fs.Int("payload", 32, "payload bytes to show in hex per record")
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "etwemu dump: name one ETL file")
+		return 2
+	}
+	if err := dump(fs.Arg(0), *asJSON, *limit, *payload, stdout); err != nil {
+		fmt.Fprintf(stderr, "etwemu dump: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// dumpHeader is the file header as dump prints it.
+type dumpHeader struct {
+	Logger          string `json:"logger"`
+	File            string `json:"file"`
+	OS              string `json:"os"`
+	Build           uint32 `json:"build"`
+	TraceFormat     string `json:"trace_format"`
+	Processors      uint32 `json:"processors"`
+	BufferSize      uint32 `json:"buffer_size"`
+	LogFileMode     string `json:"log_file_mode"`
+	MaximumFileSize uint32 `json:"maximum_file_size"`
+	BuffersWritten  uint32 `json:"buffers_written"`
+	EventsLost      uint32 `json:"events_lost"`
+	BuffersLost     uint32 `json:"buffers_lost"`
+	Clock           string `json:"clock"`
+	PerfFreq        int64  `json:"perf_freq"`
+	Start           string `json:"start"`
+	End             string `json:"end,omitempty"`
+}
+
+// dumpRecord is one record as dump prints it.
+type dumpRecord struct {
+	Buffer     int      `json:"buffer"`
+	Processor  int      `json:"cpu"`
+	Sequence   int64    `json:"buffer_seq"`
+	Offset     int      `json:"offset"`
+	Kind       string   `json:"kind"`
+	Size       int      `json:"size"`
+	Provider   string   `json:"provider,omitempty"`
+	ID         *uint16  `json:"id,omitempty"`
+	Version    uint8    `json:"version,omitempty"`
+	Level      uint8    `json:"level,omitempty"`
+	Opcode     uint8    `json:"opcode,omitempty"`
+	Task       uint16   `json:"task,omitempty"`
+	Keyword    string   `json:"keyword,omitempty"`
+	HookID     string   `json:"hook,omitempty"`
+	ThreadID   uint32   `json:"tid"`
+	ProcessID  uint32   `json:"pid"`
+	TimeStamp  int64    `json:"timestamp"`
+	Time       string   `json:"time,omitempty"`
+	Activity   string   `json:"activity,omitempty"`
+	Ext        []string `json:"ext,omitempty"`
+	PMC        []uint64 `json:"pmc,omitempty"`
+	PayloadLen int      `json:"payload_len"`
+	Payload    string   `json:"payload,omitempty"`
+	Marker     string   `json:"marker,omitempty"`
+}
+
+var extNames = map[uint16]string{
+	1: "RELATED_ACTIVITYID", 2: "SID", 3: "TS_ID", 4: "INSTANCE_INFO", 5: "STACK_TRACE32", 6: "STACK_TRACE64",
+	7: "PEBS_INDEX", 8: "PMC_COUNTERS", 9: "PSM_KEY", 10: "EVENT_KEY", 11: "EVENT_SCHEMA_TL", 12: "PROV_TRAITS",
+	13: "PROCESS_START_KEY", 14: "CONTROL_GUID", 15: "QPC_DELTA", 16: "CONTAINER_ID", 17: "STACK_KEY32", 18: "STACK_KEY64",
+}
+
+func fileTime(ft int64) string {
+	if ft <= 0 {
+		return ""
+	}
+	const epoch = 116444736000000000 // 1601 to 1970 in 100 ns
+	return time.Unix(0, (ft-epoch)*100).UTC().Format(time.RFC3339Nano)
+}
+
+func dump(path string, asJSON bool, limit, payload int, out io.Writer) error {
+	f, err := etl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := f.Header()
+	dh := dumpHeader{
+		Logger: h.LoggerName, File: h.LogFileName, OS: fmt.Sprintf("%d.%d", h.MajorVersion, h.MinorVersion), Build: h.ProviderVersion,
+		TraceFormat: fmt.Sprintf("%d.%d", h.SubVersion, h.SubMinorVersion), Processors: h.NumberOfProcessors, BufferSize: h.BufferSize,
+		LogFileMode: logmode.Mode(h.LogFileMode).Short(), MaximumFileSize: h.MaximumFileSize, BuffersWritten: h.BuffersWritten,
+		EventsLost: h.EventsLost, BuffersLost: h.BuffersLost, Clock: clock.Type(h.ReservedFlags).String(), PerfFreq: h.PerfFreq,
+		Start: fileTime(h.StartTime), End: fileTime(h.EndTime),
+	}
+	enc := json.NewEncoder(out)
+	if asJSON {
+		if err := enc.Encode(dh); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
+		fmt.Fprintf(out, "Windows %s build %d, trace format %s, %d processors, buffers of %d bytes, mode %s\n",
+			dh.OS, dh.Build, dh.TraceFormat, dh.Processors, dh.BufferSize, dh.LogFileMode)
+		fmt.Fprintf(out, "buffers written %d, events lost %d, buffers lost %d, clock %s (%d Hz), start %s, end %s\n\n",
+			dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, dh.End)
+	}
+	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
+	toTime := func(ts int64) string { return "" }
+	if h.PerfFreq > 0 && h.ReservedFlags == uint32(clock.QPC) {
+		var base int64
+		toTime = func(ts int64) string {
+			return fileTime(h.StartTime + int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
+		}
+		b, _ := f.Next() // the header buffer: its first record's clock is the start
+		b.Records(func(r etl.Record) error {
+			if base == 0 {
+				base = r.TimeStamp
+			}
+			return nil
+		})
+	}
+	n, buffers := 0, 0
+	var last *etl.Buffer
+	errStop := errors.New("limit")
+	err = f.Walk(func(b *etl.Buffer, r etl.Record) error {
+		if limit > 0 && n >= limit {
+			return errStop
+		}
+		n++
+		if b != last {
+			last = b
+			buffers++
+		}
+		d := dumpRecord{
+			Buffer: buffers, Processor: (int(b.Header.ProcessorNumber) | int(b.Header.Alignment)<<8) & 0x7FF, Sequence: b.Header.SequenceNumber,
+			Offset: r.Offset, Kind: r.Kind.String(), Size: r.Size, ThreadID: r.ThreadID, ProcessID: r.ProcessID,
+			TimeStamp: r.TimeStamp, Time: toTime(r.TimeStamp), PMC: r.PMC, PayloadLen: len(r.Payload),
+		}
+		if b.Header.BufferFlag&abi.BufferFlagProcIndex == 0 {
+			d.Processor = int(b.Header.ProcessorNumber)
+		}
+		switch r.Kind {
+		case etl.KindEventHeader:
+			e := r.Event
+			d.Provider = e.ProviderID.String()
+			id := e.Descriptor.ID
+			d.ID, d.Version, d.Level, d.Opcode, d.Task = &id, e.Descriptor.Version, e.Descriptor.Level, e.Descriptor.Opcode, e.Descriptor.Task
+			d.Keyword = fmt.Sprintf("%#x", e.Descriptor.Keyword)
+			if !e.ActivityID.IsZero() {
+				d.Activity = e.ActivityID.String()
+			}
+		case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
+			d.HookID = fmt.Sprintf("%#04x", r.HookID)
+		case etl.KindFullHeader, etl.KindInstance:
+			d.Provider = r.Provider.String()
+		case etl.KindUnknown:
+			d.Marker = fmt.Sprintf("%#08x", r.Marker)
+		}
+		for _, x := range r.Ext {
+			name := extNames[x.Type]
+			if name == "" {
+				name = fmt.Sprintf("%#x", x.Type)
+			}
+			d.Ext = append(d.Ext, fmt.Sprintf("%s(%d bytes)", name, len(x.Data)))
+		}
+		p := r.Payload
+		if len(p) > payload {
+			p = p[:payload]
+		}
+		d.Payload = hex.EncodeToString(p)
+		if asJSON {
+			return enc.Encode(d)
+		}
+		fmt.Fprintf(out, "cpu %d seq %d +%#x %s", d.Processor, d.Sequence, d.Offset, d.Kind)
+		if d.Provider != "" {
+			fmt.Fprintf(out, " %s", d.Provider)
+		}
+		if d.ID != nil {
+			fmt.Fprintf(out, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
+		}
+		if d.HookID != "" {
+			fmt.Fprintf(out, " hook %s", d.HookID)
+		}
+		if d.Marker != "" {
+			fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
+		}
+		fmt.Fprintf(out, " tid %d pid %d ts %d", d.ThreadID, d.ProcessID, d.TimeStamp)
+		if d.Time != "" {
+			fmt.Fprintf(out, " %s", d.Time)
+		}
+		if len(d.Ext) > 0 {
+			fmt.Fprintf(out, " ext %v", d.Ext)
+		}
+		if len(d.PMC) > 0 {
+			fmt.Fprintf(out, " pmc %v", d.PMC)
+		}
+		fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
+		return nil
+	})
+	if err == errStop {
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(out, "\n%d records\n", n)
+	}
+	return nil
+}
