@@ -534,3 +534,74 @@ func FuzzReader(f *testing.F) {
 		})
 	})
 }
+
+// BenchmarkCompress measures the compression area on event-like buffers: MB/s of trace
+// buffer data in, and the ratio of data bytes to bytes stored.
+func BenchmarkCompress(b *testing.B) {
+	for _, kind := range []string{"text", "random"} {
+		b.Run(kind, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(5, 6))
+			bufs := make([][]byte, 16)
+			for i := range bufs {
+				var ps [][]byte
+				for range 15 {
+					p := text(r, 150)
+					if kind == "random" {
+						for j := range p {
+							p[j] = byte(r.Uint32())
+						}
+					}
+					ps = append(ps, p)
+				}
+				bufs[i] = sealed(int64(i+1), uint8(i%2), i*15, ps...)
+			}
+			c := newCompressor(testBuf, compressionRules.At(winver.V2004))
+			data := 0
+			for _, buf := range bufs {
+				h, _ := abi.DecodeBufferHeader(buf)
+				data += int(h.Offset) - abi.BufferHeaderSize
+			}
+			b.SetBytes(int64(data / len(bufs)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.pack(bufs[i%len(bufs)])
+			}
+			b.ReportMetric(float64(c.bytesIn)/float64(c.bytesOut), "ratio")
+		})
+	}
+}
+
+// BenchmarkFileWrite measures the writer on sealed buffers, uncompressed and compressed,
+// into memory (the file system is not what is measured).
+func BenchmarkFileWrite(b *testing.B) {
+	for _, compress := range []bool{false, true} {
+		b.Run(map[bool]string{false: "plain", true: "compressed"}[compress], func(b *testing.B) {
+			w, err := Create(Options{Path: "bench.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), Compress: compress, FS: nullFS{}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			bufs := buffers(16)
+			b.SetBytes(testBuf)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if r := w.WriteBuffer(bufs[i%len(bufs)]); r.Err != nil {
+					b.Fatal(r.Err)
+				}
+			}
+		})
+	}
+}
+
+// nullFS's files keep nothing: what is measured is the writer, not a file system.
+type nullFS struct{}
+
+type nullFile struct{ memInfo }
+
+func (nullFS) OpenFile(name string, _ int, _ os.FileMode) (WriteFile, error) {
+	return nullFile{memInfo{name: name}}, nil
+}
+func (nullFile) ReadAt([]byte, int64) (int, error)      { return 0, io.EOF }
+func (nullFile) WriteAt(b []byte, _ int64) (int, error) { return len(b), nil }
+func (nullFile) Truncate(int64) error                   { return nil }
+func (f nullFile) Stat() (os.FileInfo, error)           { return f.memInfo, nil }
+func (nullFile) Close() error                           { return nil }

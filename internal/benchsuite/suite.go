@@ -13,6 +13,7 @@ import (
 	"github.com/etwemu/etwemu/internal/benchbase"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
 )
 
 // Case is one benchmark: its name under BenchmarkWrite, the payload and parallelism it
@@ -52,13 +53,13 @@ func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mode := uint32(logmode.RealTime) // no consumer: sealed buffers are discarded
+	mode := uint32(logmode.RealTime) // the consumer discards what it receives
 	if s.Shared {
 		mode |= logmode.NoPerProcessorBufs
 	}
 	for i := 0; i < s.Count && !s.Disabled; i++ {
 		h, err := k.StartTrace(fmt.Sprintf("bench-%d", i), &emu.Properties{BufferSize: s.BufferKB,
-			MinimumBuffers: s.Min, MaximumBuffers: s.Max, LogFileMode: mode})
+			MinimumBuffers: s.Min, MaximumBuffers: s.Max, LogFileMode: mode, Sink: session.Discard{}})
 		if err != nil {
 			b.Fatal(err)
 		}
