@@ -195,8 +195,8 @@ func (h *harness) step(o Op) error {
 		if err := compareProps(&p, ms); err != nil {
 			return err
 		}
-		if got := h.sinks[th].EventsWritten(); got != ms.delivered {
-			return fmt.Errorf("stopped session %s: sink holds %d events, writers were told %d were accepted", name, got, ms.delivered)
+		if got := h.sinks[th].EventsWritten(); got+ms.overwritten != ms.delivered {
+			return fmt.Errorf("stopped session %s: sink holds %d events and the ring overwrote %d (model), writers were told %d were accepted", name, got, ms.overwritten, ms.delivered)
 		}
 		return h.sinks[th].Err()
 
@@ -288,6 +288,11 @@ func (h *harness) step(o Op) error {
 			h.cov.Lost += tally.Lost[id]
 			if tally.Delivered[id] != 0 {
 				h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
+			}
+		}
+		for _, ms := range m.sessions {
+			if got := k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
+				return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
 			}
 		}
 		return nil
