@@ -170,6 +170,12 @@ func (l *Logger) finish() {
 
 // flushAll swaps every stream's buffer out and drains the queue with a flush marker.
 func (l *Logger) flushAll() {
+	l.swapStreams()
+	l.drain(true)
+}
+
+// swapStreams takes every stream's current buffer out and queues it, in stream order.
+func (l *Logger) swapStreams() {
 	for i := range l.streams {
 		if b := l.streams[i].cur.Swap(nil); b != nil {
 			b.state.Store(uint32(abi.BufferStateFlush))
@@ -178,7 +184,6 @@ func (l *Logger) flushAll() {
 			l.freeMu.Unlock()
 		}
 	}
-	l.drain(true)
 }
 
 // drain seals and writes every queued buffer in queue order. With marker, the last one

@@ -103,6 +103,8 @@ type Logger struct {
 	startPerf  int64      // session clock at start (ETW_REF_CLOCK.StartPerfClock)
 	threadID   uint64     // synthetic LoggerThreadId
 	bufferID   uint16     // LoggerId as written in buffers (0xFFFF for logger 0)
+	nproc      int        // emulated processors (Config.Processors)
+	pid        uint32     // emulated process id (Config.ProcessID), for log-file headers
 
 	maxBuffers atomic.Uint32 // MaximumBuffers; written by Update under the kernel's control lock
 	flushTimer atomic.Uint32 // FlushTimer; same
@@ -190,7 +192,7 @@ func Start(cfg Config) (*Logger, error) {
 		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
 		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),
 		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),
-		synchronous: cfg.Synchronous,
+		synchronous: cfg.Synchronous, nproc: cfg.Processors, pid: cfg.ProcessID,
 	}
 	l.props.Sink = nil
 	l.props.LogFileName = ""

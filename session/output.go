@@ -166,13 +166,8 @@ func (l *Logger) closeRealtime() {
 // openFile creates the session's log file writer.
 func (l *Logger) openFile(cfg *Config) error {
 	p := &cfg.Props
-	info := etl.HeaderInfo{
-		Version: l.version, LoggerName: l.name, LoggerID: l.bufferID, Processors: uint32(cfg.Processors),
-		ClockType: uint32(l.clock.Type()), PerfFreq: l.clock.Frequency(), StartTime: l.startTime,
-		StartPerf: l.startPerf, CPUSpeedMHz: cpuSpeedMHz(l.clock), ThreadID: uint32(l.threadID),
-		ProcessID: cfg.ProcessID, LogFileMode: l.mode, MaxFileSize: p.MaximumFileSize,
-	}
-	info.BootTime = bootTime(l)
+	info := l.headerInfo()
+	info.MaxFileSize = p.MaximumFileSize
 	w, err := etl.Create(etl.Options{
 		Path: p.LogFileName, BufferSize: l.bufSize, Info: info, FS: cfg.FileSystem,
 		Compress: l.mode&logmode.Compressed != 0,
@@ -183,6 +178,16 @@ func (l *Logger) openFile(cfg *Config) error {
 	l.file = w
 	l.buffersWritten.Add(1) // the header buffer
 	return nil
+}
+
+// headerInfo is what a log file's header buffer says of the session.
+func (l *Logger) headerInfo() etl.HeaderInfo {
+	return etl.HeaderInfo{
+		Version: l.version, LoggerName: l.name, LoggerID: l.bufferID, Processors: uint32(l.nproc),
+		ClockType: uint32(l.clock.Type()), PerfFreq: l.clock.Frequency(), StartTime: l.startTime,
+		StartPerf: l.startPerf, CPUSpeedMHz: cpuSpeedMHz(l.clock), ThreadID: uint32(l.threadID),
+		ProcessID: l.pid, LogFileMode: l.mode, BootTime: bootTime(l),
+	}
 }
 
 // writeOut sends a sealed buffer everywhere it goes and counts the outcome: the log
@@ -227,12 +232,15 @@ func (l *Logger) FileErr() error {
 	return nil
 }
 
-// LogFileName returns the name of the file being written, or "" for none.
+// LogFileName returns the name of the file being written (NEWFILE moves it on), or ""
+// for none.
 func (l *Logger) LogFileName() string {
 	if l.file == nil {
 		return ""
 	}
-	return l.file.Name()
+	var name string
+	l.paused(func() { name = l.file.Name() })
+	return name
 }
 
 // closeFile writes what compression holds and finalizes the header with the session's

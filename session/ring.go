@@ -55,14 +55,7 @@ func (l *Logger) recycle() {
 // oldest first, each buffer closed and sealed (once: a buffer a snapshot sealed keeps its
 // sequence number). The buffers stay in the ring. Logger goroutine (or syncMu) only.
 func (l *Logger) ring() []*Buffer {
-	for i := range l.streams {
-		if b := l.streams[i].cur.Swap(nil); b != nil {
-			b.state.Store(uint32(abi.BufferStateFlush))
-			l.freeMu.Lock()
-			l.flushQ = append(l.flushQ, b)
-			l.freeMu.Unlock()
-		}
-	}
+	l.swapStreams()
 	l.freeMu.Lock()
 	q := append([]*Buffer(nil), l.flushQ...)
 	l.freeMu.Unlock()
@@ -117,12 +110,7 @@ func (l *Logger) SaveBuffers(path string, fs etl.FileSystem) (int, error) {
 			err = ErrStopped
 			return
 		}
-		info := etl.HeaderInfo{
-			Version: l.version, LoggerName: l.name, LoggerID: l.bufferID, Processors: uint32(len(l.perStream)),
-			ClockType: uint32(l.clock.Type()), PerfFreq: l.clock.Frequency(), StartTime: l.startTime,
-			StartPerf: l.startPerf, CPUSpeedMHz: cpuSpeedMHz(l.clock), ThreadID: uint32(l.threadID),
-			LogFileMode: l.mode, BootTime: bootTime(l),
-		}
+		info := l.headerInfo()
 		var w *etl.Writer
 		if w, err = etl.Create(etl.Options{Path: path, BufferSize: l.bufSize, Info: info, FS: fs}); err != nil {
 			return
