@@ -17,9 +17,11 @@ var ErrCancelled = winerr.ErrCancelled
 func (l *Logger) waitFree() error {
 	l.waiters.Add(1)
 	defer l.waiters.Add(-1)
-	l.signal()
 	l.freeMu.Lock()
 	for len(l.free) == 0 && l.collecting.Load() {
+		// Ask again each round: another writer may have taken the buffer the logger
+		// freed, and the logger's flush of every stream frees one for certain.
+		l.signal()
 		l.freed.Wait()
 	}
 	l.freeMu.Unlock()
