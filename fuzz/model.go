@@ -580,7 +580,7 @@ func (s *mSession) reserve(proc int, need uint32) bool {
 }
 
 // reserveRing is reserve in a BUFFERING session: a full buffer joins the ring; with no
-// free buffer the whole ring is recycled and the event is lost (WmipGetFreeBuffer).
+// free buffer the oldest buffer of the ring is recycled, its events overwritten.
 func (s *mSession) reserveRing(proc int, need uint32) bool {
 	st := &s.streams[proc%len(s.streams)]
 	if st.present && st.off+need > s.bufSize {
@@ -589,13 +589,13 @@ func (s *mSession) reserveRing(proc int, need uint32) bool {
 	}
 	if !st.present {
 		if s.free == 0 {
-			for _, n := range s.ring {
-				s.overwritten += uint64(n)
+			if len(s.ring) == 0 {
+				s.lost++ // every buffer is some stream's current one
+				return false
 			}
-			s.free += len(s.ring)
-			s.ring = nil
-			s.lost++
-			return false
+			s.overwritten += uint64(s.ring[0])
+			s.ring = s.ring[1:]
+			s.free++
 		}
 		s.free--
 		*st = mStream{present: true, off: headerSize}

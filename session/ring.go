@@ -31,26 +31,30 @@ func (l *Logger) waitFree() error {
 	return nil
 }
 
-// recycle moves a BUFFERING session's ring (the flush list) back to the free list, oldest
-// first, counting what it overwrites. A buffer a writer still holds stays in the ring.
-func (l *Logger) recycle() {
+// recycle moves the oldest buffer of a BUFFERING session's ring (the flush list) back to
+// the free list, counting the events it overwrites, and reports whether there was one
+// (a buffer a writer still holds is passed over).
+//
+// [emulator choice] WRK's WmipGetFreeBuffer (5.2) moved the whole flush list back and
+// failed the attempt, losing the event; the emulator keeps a ring that gives up only its
+// oldest buffer, and the writer goes on.
+func (l *Logger) recycle() bool {
 	l.freeMu.Lock()
 	defer l.freeMu.Unlock()
-	kept := l.flushQ[:0]
-	for _, b := range l.flushQ {
+	for i, b := range l.flushQ {
 		end, ok := b.tryClose(l.bufSize)
 		if !ok {
-			kept = append(kept, b)
 			continue
 		}
 		l.eventsOverwritten.Add(countRecords(b.data, int(end)))
 		l.buffersOverwritten.Add(1)
 		b.state.Store(uint32(abi.BufferStateFree))
 		l.free = append(l.free, b)
+		l.flushQ = append(l.flushQ[:i], l.flushQ[i+1:]...)
+		l.freeBuffers.Store(int64(len(l.free)))
+		return true
 	}
-	clear(l.flushQ[len(kept):])
-	l.flushQ = kept
-	l.freeBuffers.Store(int64(len(l.free)))
+	return false
 }
 
 // ring swaps every stream's buffer into a BUFFERING session's ring and returns the ring,

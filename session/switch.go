@@ -28,9 +28,9 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		}
 		switch {
 		case l.buffering:
-			// WmipGetFreeBuffer: the flush list goes back to the free list, the oldest
-			// data is overwritten, and this attempt fails.
-			l.recycle()
+			if l.recycle() {
+				return nil // the oldest buffer of the ring is free again: try again
+			}
 		case l.blocking && !l.synchronous:
 			return l.waitFree()
 		default:

@@ -221,12 +221,13 @@ func demo(cfg demoConfig, out io.Writer) error {
 		if err := logger.FileErr(); err != nil {
 			fmt.Fprintf(out, "log file: %v\n", err)
 		}
-		if st, err := os.Stat(final.LogFileName); err == nil {
-			fmt.Fprintf(out, "log file %s: %d bytes, %d buffers written", final.LogFileName, st.Size(), final.BuffersWritten)
+		name := logger.LogFileName() // the last file, when NEWFILE moved on
+		if st, err := os.Stat(name); err == nil {
+			fmt.Fprintf(out, "log file %s: %d bytes, %d buffers written", name, st.Size(), final.BuffersWritten)
 			if in, stored := logger.CompressionRatio(); in > 0 {
 				fmt.Fprintf(out, ", compressed %d bytes of data to %d (%.1fx)", in, stored, float64(in)/float64(stored))
 			}
-			fmt.Fprintf(out, "\nread it back with: etwemu dump %s\n", final.LogFileName)
+			fmt.Fprintf(out, "\nread it back with: etwemu dump %s\n", name)
 		}
 	}
 	return nil

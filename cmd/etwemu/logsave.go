@@ -71,7 +71,7 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	}
 	s := k.Session(h).Stats()
 	fmt.Fprintf(out, "in-memory session: a ring of %d buffers of %d KB (MaximumBuffers ignored in BUFFERING mode)\n", p.MinimumBuffers, p.BufferSize)
-	fmt.Fprintf(out, "wrote %d events: %d overwritten in %d recycled buffers, %d lost at a recycle (EventsLost %d)\n",
+	fmt.Fprintf(out, "wrote %d events: %d overwritten in %d recycled buffers, %d refused (EventsLost %d)\n",
 		events, s.EventsOverwritten, s.BuffersOverwritten, refused, s.EventsLost)
 	fmt.Fprintf(out, "saved %d buffers holding the newest %d events to %s\nread it with: etwemu dump %s\n",
 		n, uint64(events-refused)-s.EventsOverwritten, path, path)
