@@ -487,3 +487,31 @@ func mustStart(t testing.TB, cfg Config) *Logger {
 	}
 	return l
 }
+
+// FlushThreshold is how many full buffers wake the logger: with 1, one full buffer is
+// written at once; with the default batch it waits in the flush list (no FlushTimer).
+func TestFlushThresholdWakesLogger(t *testing.T) {
+	for _, threshold := range []uint32{1, 0} {
+		sink := &Counter{}
+		l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4,
+			MinimumBuffers: 32, MaximumBuffers: 32, FlushThreshold: threshold, Sink: sink})
+		per := (4096 - abi.BufferHeaderSize) / 0x90
+		for i := 0; i <= per; i++ { // fill one buffer, and switch to the next
+			if err := l.Write(0, testEvent(0x40, byte(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for sink.BuffersReceived() == 0 && time.Now().Before(deadline) && threshold == 1 {
+			time.Sleep(time.Millisecond)
+		}
+		if threshold == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		got := sink.BuffersReceived()
+		if threshold == 1 && got != 1 || threshold == 0 && got != 0 {
+			t.Errorf("FlushThreshold %d: %d buffers written after one switch", threshold, got)
+		}
+		l.Stop()
+	}
+}
