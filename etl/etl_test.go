@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -358,21 +359,9 @@ func TestWriteFaultCostsOnlyTheBuffer(t *testing.T) {
 	if len(lostSeq) != 2 || lostSeq[0] != 2 || lostSeq[1] != 4 {
 		t.Errorf("lost buffers %v, want [2 4]", lostSeq)
 	}
-	if want := []int64{1, 3, 5, 6}; !equal(seqs, want) || h.BuffersWritten != 5 || h.BuffersLost != 2 {
+	if want := []int64{1, 3, 5, 6}; !slices.Equal(seqs, want) || h.BuffersWritten != 5 || h.BuffersLost != 2 {
 		t.Errorf("read back seqs %v header %d/%d, want %v, 5 written, 2 lost", seqs, h.BuffersWritten, h.BuffersLost, want)
 	}
-}
-
-func equal[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Every compressed buffer round-trips through klauspost/compress/xpress, and both

@@ -21,8 +21,8 @@ const (
 	typeError        = 0x0D
 	typePerfInfo32   = 0x10
 	typePerfInfo64   = 0x11
-	typeEventHeader  = 0x12 // EVENT_HEADER32; 0x13 is EVENT_HEADER64
-	typeEvent64      = 0x13
+	typeEvent32      = 0x12 // EVENT_HEADER32
+	typeEvent64      = 0x13 // EVENT_HEADER64
 	typeFullHeader64 = 0x14
 	typeInstance64   = 0x15
 )

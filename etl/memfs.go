@@ -127,8 +127,8 @@ func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return false }
 func (i memInfo) Sys() any           { return nil }
 
-// ParseBuffer reads one sealed (uncompressed) buffer held in memory, as a real-time
-// consumer receives it.
+// ParseBuffer reads one sealed buffer held in memory, as a real-time consumer receives
+// it. An uncompressed buffer's Data shares data's bytes.
 func ParseBuffer(data []byte) (*Buffer, error) {
 	rd := &Reader{r: bytesReaderAt(data), size: int64(len(data))}
 	return rd.read(0)

@@ -139,6 +139,10 @@ func (rd *Reader) read(off int64) (*Buffer, error) {
 	if end < abi.BufferHeaderSize || end > maxBufferSize || (!b.Compressed && end > h.BufferSize) {
 		return nil, fmt.Errorf("etl: offset %#x: filled bytes (Offset) %#x outside the buffer's [%#x, %#x]", off, end, abi.BufferHeaderSize, h.BufferSize)
 	}
+	if mem, ok := rd.r.(bytesReaderAt); ok && !b.Compressed {
+		b.Data = mem[off : off+int64(end)] // a buffer already in memory (ParseBuffer)
+		return b, nil
+	}
 	if !b.Compressed {
 		b.Data = make([]byte, end)
 		if _, err := rd.r.ReadAt(b.Data, off); err != nil {

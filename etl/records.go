@@ -88,7 +88,7 @@ func decodeRecord(data []byte, off, end int) (Record, bool, error) {
 		r.Kind, fixed = KindMessage, messageHeaderSize
 	case flags != flagsHeader:
 		r.Kind = KindUnknown
-	case typ == typeEvent64 || typ == typeEventHeader:
+	case typ == typeEvent64 || typ == typeEvent32:
 		r.Kind, fixed = KindEventHeader, abi.EventHeaderSize
 	case typ == typeSystem64 || typ == typeSystem32:
 		r.Kind, fixed, sizeAt = KindSystem, SystemHeaderSize, 4

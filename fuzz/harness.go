@@ -3,6 +3,7 @@ package fuzz
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/etwemu/etwemu/clock"
@@ -353,7 +354,7 @@ func (h *harness) compare() error {
 			return fmt.Errorf("registration r%d: EnableMask %08b GroupEnableMask %08b, model expects %08b and %08b",
 				i, r.EnableMask(), r.GroupEnableMask(), wantMask, wantGroup)
 		}
-		if got, want := h.calls[i], mr.calls; !equalCalls(got, want) {
+		if got, want := h.calls[i], mr.calls; !slices.Equal(got, want) {
 			return fmt.Errorf("registration r%d callbacks:\n  emulator %v\n  model    %v", i, got, want)
 		}
 	}
@@ -376,18 +377,6 @@ func (h *harness) compare() error {
 		return errors.New("invariants broken:" + b.String())
 	}
 	return nil
-}
-
-func equalCalls(a, b []mCall) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func compareEntry(e *guidtable.Entry, me *mEntry) error {

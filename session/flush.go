@@ -56,7 +56,7 @@ func (l *Logger) run() {
 			lastFlush = time.Now()
 			close(r.reply)
 		case now := <-tick.C:
-			if t := l.flushInterval(); t > 0 && !l.buffering && now.Sub(lastFlush) >= t {
+			if t := l.flushInterval(); t > 0 && now.Sub(lastFlush) >= t {
 				l.flushAll()
 				lastFlush = now
 			}
@@ -93,9 +93,6 @@ func (l *Logger) tickPeriod() time.Duration {
 // A BUFFERING session keeps its buffers in memory: Flush does nothing (SaveBuffers writes
 // them to a file).
 func (l *Logger) Flush() {
-	if l.buffering {
-		return
-	}
 	if l.synchronous {
 		l.syncMu.Lock()
 		defer l.syncMu.Unlock()
@@ -168,8 +165,13 @@ func (l *Logger) finish() {
 	}
 }
 
-// flushAll swaps every stream's buffer out and drains the queue with a flush marker.
+// flushAll swaps every stream's buffer out and drains the queue with a flush marker. A
+// BUFFERING session's buffers stay where they are: they leave the ring only through
+// SaveBuffers and stop.
 func (l *Logger) flushAll() {
+	if l.buffering {
+		return
+	}
 	l.swapStreams()
 	l.drain(true)
 }

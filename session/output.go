@@ -1,13 +1,12 @@
 package session
 
 import (
+	"context"
+	"sync"
 	"time"
 
-	"context"
-	"github.com/etwemu/etwemu/clock"
-	"sync"
-
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
