@@ -51,6 +51,7 @@ var (
 	ErrNotSupported        = win32(50, "ERROR_NOT_SUPPORTED")
 	ErrInvalidParameter    = win32(87, "ERROR_INVALID_PARAMETER")
 	ErrDiskFull            = win32(112, "ERROR_DISK_FULL")
+	ErrBusy                = win32(170, "ERROR_BUSY")
 	ErrBadPathname         = win32(161, "ERROR_BAD_PATHNAME")
 	ErrAlreadyExists       = win32(183, "ERROR_ALREADY_EXISTS")
 	ErrMoreData            = win32(234, "ERROR_MORE_DATA")
@@ -68,9 +69,14 @@ var (
 
 // NTSTATUS values (ntstatus.h) that the trace APIs pass through.
 var (
-	StatusInvalidParameter = ntstatus(0xC000000D, "STATUS_INVALID_PARAMETER")
-	StatusNoMemory         = ntstatus(0xC0000017, "STATUS_NO_MEMORY")
-	StatusLogFileFull      = ntstatus(0xC0000188, "STATUS_LOG_FILE_FULL")
+	StatusDeviceBusy          = ntstatus(0x80000011, "STATUS_DEVICE_BUSY")
+	StatusInvalidInfoClass    = ntstatus(0xC0000003, "STATUS_INVALID_INFO_CLASS")
+	StatusInfoLengthMismatch  = ntstatus(0xC0000004, "STATUS_INFO_LENGTH_MISMATCH")
+	StatusInvalidParameter    = ntstatus(0xC000000D, "STATUS_INVALID_PARAMETER")
+	StatusNoMemory            = ntstatus(0xC0000017, "STATUS_NO_MEMORY")
+	StatusNotSupported        = ntstatus(0xC00000BB, "STATUS_NOT_SUPPORTED")
+	StatusLogFileFull         = ntstatus(0xC0000188, "STATUS_LOG_FILE_FULL")
+	StatusWMIInstanceNotFound = ntstatus(0xC0000296, "STATUS_WMI_INSTANCE_NOT_FOUND")
 )
 
 // Error is a Windows error code together with the reason the emulator gave it.
