@@ -125,3 +125,29 @@ func TestRecordsWalk(t *testing.T) {
 		t.Fatal("Offset past the buffer accepted")
 	}
 }
+
+// TestRecordsSystemHeader walks a system record with three PMC counters after an
+// EVENT_HEADER record, and refuses one whose size cannot hold the counters its marker
+// announces.
+func TestRecordsSystemHeader(t *testing.T) {
+	buf := make([]byte, 0x200)
+	le := binary.LittleEndian
+	off := BufferHeaderSize
+	le.PutUint16(buf[off:], EventHeaderSize)
+	le.PutUint16(buf[off+2:], EventHeaderEvent64)
+	off += EventHeaderSize
+	le.PutUint32(buf[off:], SystemTraceMarker64|3<<TraceHeaderPMCShift)
+	le.PutUint16(buf[off+OffSystemSize:], SystemHeaderSize+24+5)
+	end := off + Align(SystemHeaderSize+24+5)
+	var sizes []int
+	if err := RecordsTo(buf, end, func(r Record) error { sizes = append(sizes, r.Size); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 2 || sizes[1] != SystemHeaderSize+29 {
+		t.Fatalf("sizes %v", sizes)
+	}
+	le.PutUint16(buf[off+OffSystemSize:], SystemHeaderSize+16) // room for two counters, marker says three
+	if err := RecordsTo(buf, end, func(Record) error { return nil }); err == nil {
+		t.Fatal("a system record too small for its counters walked")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/internal/hw"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -41,18 +42,27 @@ type Config struct {
 	// RealTimeBacklog bounds the buffers a REAL_TIME session keeps while no consumer is
 	// attached (session.DefaultRealTimeBacklog when 0).
 	RealTimeBacklog int
+	// PMCSource supplies processor performance counters; nil means the source pmc.Detect
+	// picks for this machine, chosen when a logger first sets a counter list.
+	// pmc.Synthetic{} makes counter values deterministic.
+	PMCSource pmc.Source
+	// PMCCounters is the counters each emulated processor has (pmc.DefaultPlatformCounters
+	// when 0); loggers share them.
+	PMCCounters int
 }
 
 // Kernel is the emulated kernel side of ETW for one Windows version.
 type Kernel struct {
-	version   winver.Version // immutable
-	nproc     int            // immutable
-	pid       uint32         // immutable
-	manual    *clock.Manual  // immutable
-	freq      int64          // immutable
-	sync      bool           // Config.Synchronous; immutable
-	fs        etl.FileSystem // Config.FileSystem; immutable
-	rtBacklog int            // Config.RealTimeBacklog; immutable
+	version     winver.Version // immutable
+	nproc       int            // immutable
+	pid         uint32         // immutable
+	manual      *clock.Manual  // immutable
+	freq        int64          // immutable
+	sync        bool           // Config.Synchronous; immutable
+	fs          etl.FileSystem // Config.FileSystem; immutable
+	rtBacklog   int            // Config.RealTimeBacklog; immutable
+	pmcSource   pmc.Source     // Config.PMCSource; immutable
+	pmcCounters int            // Config.PMCCounters; immutable
 
 	// loggers is the logger table. Atomic pointers; written under mu, read by writers.
 	// Ids from session.MaxLoggers on are private loggers'.
@@ -70,6 +80,8 @@ type Kernel struct {
 	// permits are the SECURE_MODE permission sets by session GUID; the maps are
 	// immutable once stored. Protected by mu.
 	permits map[guid.GUID]session.Permits
+	// hal is the PMC counter pool, created on first use; protected by mu.
+	hal *pmc.HAL
 
 	guids  *guidtable.Table
 	traits regentry.TraitsTable
@@ -96,6 +108,9 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.ProcessID == 0 {
 		cfg.ProcessID = uint32(os.Getpid())
 	}
+	if cfg.PMCCounters < 0 || cfg.PMCCounters > pmc.MaxPlatformCounters {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "%d PMC counters per processor: the emulated HAL has 1 to %d", cfg.PMCCounters, pmc.MaxPlatformCounters)
+	}
 	if cfg.ClockFrequency == 0 {
 		cfg.ClockFrequency = 10_000_000
 	}
@@ -103,6 +118,7 @@ func New(cfg Config) (*Kernel, error) {
 		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency, sync: cfg.Synchronous,
 		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
+		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}, nil
 }
 

@@ -342,6 +342,9 @@ func (k *Kernel) stop(l *session.Logger) error {
 	l.Stop()
 
 	k.mu.Lock()
+	if s := l.PMC(); s != nil {
+		s.Close() // writers are done: the counters go back to the HAL
+	}
 	delete(k.stopping, l.ID())
 	k.mu.Unlock()
 	return nil

@@ -35,24 +35,24 @@ const (
 
 // Fixed sizes of the header kinds (phnt; dissect.etl's minimal sizes).
 const (
-	SystemHeaderSize   = 0x20 // SYSTEM_TRACE_HEADER
-	compactHeaderSize  = 0x18 // COMPACT_HEADER_SIZE
-	perfInfoHeaderSize = 0x10 // PERFINFO_TRACE_HEADER
-	fullHeaderSize     = 0x30 // EVENT_TRACE_HEADER
-	instanceHeaderSize = 0x48 // EVENT_INSTANCE_GUID_HEADER
-	messageHeaderSize  = 0x08 // MESSAGE_TRACE_HEADER
+	SystemHeaderSize   = abi.SystemHeaderSize // SYSTEM_TRACE_HEADER
+	compactHeaderSize  = 0x18                 // COMPACT_HEADER_SIZE
+	perfInfoHeaderSize = 0x10                 // PERFINFO_TRACE_HEADER
+	fullHeaderSize     = 0x30                 // EVENT_TRACE_HEADER
+	instanceHeaderSize = 0x48                 // EVENT_INSTANCE_GUID_HEADER
+	messageHeaderSize  = 0x08                 // MESSAGE_TRACE_HEADER
 )
 
 // SystemTraceMarker64 is the first ULONG of an x64 SYSTEM_TRACE_HEADER: flags 0xC0, type
 // SYSTEM64, SYSTEM_TRACE_VERSION 2.
-const SystemTraceMarker64 = 0xC0020002
+const SystemTraceMarker64 = abi.SystemTraceMarker64
 
 // Marker bits that add items after a system or perfinfo header (phnt
 // TRACE_HEADER_PEBS_INDEX_FLAG, TRACE_HEADER_PMC_COUNTERS_MASK/SHIFT).
 const (
-	markerPEBS      = 0x8000
-	markerPMCMask   = 0x0700
-	markerPMCShift  = 8
+	markerPEBS      = abi.TraceHeaderPEBS
+	markerPMCMask   = abi.TraceHeaderPMCMask
+	markerPMCShift  = abi.TraceHeaderPMCShift
 	hookLogfileInfo = 0x0000 // WMI_LOG_TYPE_HEADER: EVENT_TRACE_GROUP_HEADER, EVENT_TRACE_TYPE_INFO
 )
 

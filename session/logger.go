@@ -10,6 +10,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -115,6 +116,10 @@ type Logger struct {
 	// writers that need a new buffer are refused with ERROR_LOG_FILE_FULL. Atomic; set by
 	// the logger goroutine (deliver), cleared by Consume.
 	rtFull atomic.Bool
+	// pmcData is PmcData, the PMC configuration (ETW_PMC_SUPPORT) once counters are set.
+	// Atomic pointer; stored once by the kernel under its control lock (SetPMC), loaded
+	// by every writer.
+	pmcData atomic.Pointer[pmc.Support]
 	// fileErr is the first log-file error. Atomic; stored by the logger goroutine.
 	fileErr    atomic.Pointer[error]
 	collecting atomic.Bool // CollectionOn; cleared once by Stop

@@ -53,7 +53,14 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session,
 // ERROR_NOT_ENOUGH_MEMORY when no free buffer is left (both counted in EventsLost), and
 // ErrStopped (not counted) once the session stops.
+//
+// An event whose id the logger's PMC configuration selects goes to writeCounted, which
+// adds the writing processor's counters; the check is one atomic load while no counters
+// are configured.
 func (l *Logger) Write(proc int, ev *Event) error {
+	if p := l.pmcData.Load(); p != nil && p.Selects(ev.Descriptor.ID) {
+		return l.writeCounted(proc, ev, p)
+	}
 	need := (ev.Size + abi.TraceAlignment - 1) &^ (abi.TraceAlignment - 1)
 	if need > l.maxRecord || ev.Size < abi.EventHeaderSize {
 		if !l.Lose() {
