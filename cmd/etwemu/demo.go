@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -34,6 +36,8 @@ type demoConfig struct {
 	mode       string
 	compress   bool
 	maxFileMB  uint
+	pmc        string // profile sources to collect on event id 1, comma-separated
+	pmcSource  string
 }
 
 // demoProvider is one of the demo's three providers and what the session asks of it.
@@ -64,6 +68,8 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE)")
 	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES (default: SEQUENTIAL with -logfile, else REAL_TIME)")
 	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the file XPRESS-compressed")
+	fs.StringVar(&cfg.pmc, "pmc", "", "collect these profile sources (e.g. TotalCycles) on every event with id 1 (TracePmcCounterListInfo, then EventTraceProfileEventListInformation)")
+	fs.StringVar(&cfg.pmcSource, "pmc-source", pmc.NameAuto, "counter source for -pmc: auto (see etwemu pmc), perf-rdpmc, perf-read, tsc, synthetic")
 	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize in MB (KB with the KBYTES flag); with -logfile 64 unless given, 0 for none")
 	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file\n(etwemu demo -logfile out.etl -duration 1s; etwemu dump out.etl)."
 	if code := parseFlags(fs, about, args, stderr); code >= 0 {
@@ -102,7 +108,14 @@ func (s *slowSink) WriteBuffer(b []byte) error {
 }
 
 func demo(cfg demoConfig, out io.Writer) error {
-	k, err := emu.New(emu.Config{Version: cfg.version, Processors: cfg.procs})
+	var src pmc.Source
+	if cfg.pmc != "" {
+		var err error
+		if src, _, err = pmc.Choose(cfg.pmcSource); err != nil {
+			return err
+		}
+	}
+	k, err := emu.New(emu.Config{Version: cfg.version, Processors: cfg.procs, PMCSource: src})
 	if err != nil {
 		return err
 	}
@@ -142,6 +155,12 @@ func demo(cfg demoConfig, out io.Writer) error {
 	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.Clock().Source())
 	fmt.Fprintf(out, "session %q: logger id %d, BufferSize %d KB, MinimumBuffers %d, MaximumBuffers %d (as adjusted by StartTrace)\n",
 		"etwemu-demo", h.LoggerID(), props.BufferSize, props.MinimumBuffers, props.MaximumBuffers)
+
+	if cfg.pmc != "" {
+		if err := demoPMC(k, h, cfg.pmc, out); err != nil {
+			return err
+		}
+	}
 
 	regs := make([]*emu.Registration, len(demoProviders))
 	for i, p := range demoProviders {
@@ -288,4 +307,28 @@ func report(out io.Writer, elapsed time.Duration, delivered, lost, filtered, rec
 	} else {
 		fmt.Fprintln(out, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
 	}
+}
+
+// demoPMC configures the session's counters: the profile sources by TraceSetInformation,
+// event id 1 by NtSetSystemInformation, the two ways in.
+func demoPMC(k *emu.Kernel, h emu.TraceHandle, list string, out io.Writer) error {
+	var ids []byte
+	var names []string
+	for _, name := range strings.Split(list, ",") {
+		s, err := pmc.ParseProfileSource(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		ids = binary.LittleEndian.AppendUint32(ids, uint32(s))
+		names = append(names, s.String())
+	}
+	if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, ids); err != nil {
+		return fmt.Errorf("TraceSetInformation(TracePmcCounterListInfo): %w", err)
+	}
+	if err := k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), 1)); err != nil {
+		return fmt.Errorf("NtSetSystemInformation(EventTraceProfileEventListInformation): %w", err)
+	}
+	fmt.Fprintf(out, "PMC: %s from the %s source on every event with id 1 (ETW_PMC_SUPPORT as %s lays it out)\n",
+		strings.Join(names, ", "), k.Session(h).PMC().SourceName(), k.Version())
+	return nil
 }

@@ -27,6 +27,7 @@ func init() {
 		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump},
 		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave},
 		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC},
 		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
 	}
 }
