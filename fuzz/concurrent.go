@@ -11,6 +11,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -39,7 +40,7 @@ func RunConcurrent(data []byte) (Coverage, error) {
 
 func runConcurrent(p Program, cov *Coverage) error {
 	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
-		Clock: clock.NewManualSource(1000, 1)})
+		Clock: clock.NewManualSource(1000, 1), PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return err
 	}
@@ -191,8 +192,8 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpEnable, OpDisable, OpCapture:
 			err = k.EnableTraceEx2(h, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
 		case OpWrite:
-			d := &emu.EventDescriptor{ID: 2, Level: o.Level, Keyword: o.Any}
-			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
+			d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any} // 1: a hook id OpPMC selects
+			for i := 0; i < 8; i++ {                                         // a burst, so writers meet on buffers
 				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, Tally: tally}, make([]byte, o.Payload))
 				if err != nil {
 					break
@@ -200,6 +201,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 			}
 		case OpTraits:
 			err = k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob())
+		case OpPMC:
+			err = o.setPMC(k, h)
+		case OpSysWrite:
+			err = k.WriteSystemEvent(h, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: tally}, make([]byte, o.Payload))
 		}
 		if _, ok := winerr.Code(err); !ok {
 			return fmt.Errorf("%v returned an error without a Windows code: %v", o, err)

@@ -189,3 +189,24 @@ func randomInput(rng *rand.Rand, max int) []byte {
 	}
 	return data
 }
+
+// The PMC seed reaches every outcome it is written for, and counted events.
+func TestPMCSeed(t *testing.T) {
+	for _, s := range seeds() {
+		if s.name != "pmc-counters-events-writes" {
+			continue
+		}
+		cov, err := RunProgram(Decode(s.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Three lists set (counters on two sessions, events on one); refused: events
+		// before counters, counters past the HAL's eight, five events, a second event
+		// and counter list on s0, a second counter list on s1, a session that is not there.
+		if cov.Succeeded[OpPMC] != 3 || cov.Failed[OpPMC] != 7 || cov.Counted == 0 || cov.Succeeded[OpSysWrite] == 0 || cov.Failed[OpSysWrite] != 1 {
+			t.Errorf("coverage %+v", cov)
+		}
+		return
+	}
+	t.Fatal("no PMC seed")
+}

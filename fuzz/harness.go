@@ -12,6 +12,7 @@ import (
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -37,6 +38,7 @@ type Coverage struct {
 	Denied    uint64        // events a SECURE_MODE session refused
 	Callbacks int           // enable callbacks delivered
 	Refused   int           // session starts the version's mode table refused
+	Counted   uint64        // events delivered with PMC counters
 }
 
 // Add adds c2 to c.
@@ -50,13 +52,14 @@ func (c *Coverage) Add(c2 Coverage) {
 	c.Denied += c2.Denied
 	c.Callbacks += c2.Callbacks
 	c.Refused += c2.Refused
+	c.Counted += c2.Counted
 }
 
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
 func RunProgram(p Program) (Coverage, error) {
 	var cov Coverage
 	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
-		Clock: clock.NewManualSource(1000, 1), Synchronous: true})
+		Clock: clock.NewManualSource(1000, 1), Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return cov, err
 	}
@@ -287,6 +290,9 @@ func (h *harness) step(o Op) error {
 			h.cov.Denied += tally.Denied[id]
 			h.cov.Delivered += tally.Delivered[id]
 			h.cov.Lost += tally.Lost[id]
+			if ms := m.byID[uint16(id)]; ms != nil && ms.pmcExtra(1, false) > 0 {
+				h.cov.Counted += tally.Delivered[id]
+			}
 			if tally.Delivered[id] != 0 {
 				h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
 			}
@@ -295,6 +301,33 @@ func (h *harness) step(o Op) error {
 			if got := k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
 				return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
 			}
+		}
+		return nil
+
+	case OpPMC:
+		err := o.setPMC(k, th)
+		if e := h.sameErr(o, err, m.pmc(ms, o)); e != nil || err != nil {
+			return e
+		}
+		return nil
+
+	case OpSysWrite:
+		var tally emu.Tally
+		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: &tally}, make([]byte, o.Payload))
+		want, werr := m.sysWrite(ms, pmcHooks[o.Count], o.Payload, o.Processor)
+		if e := h.sameErr(o, err, werr); e != nil || ms == nil {
+			return e
+		}
+		if tally.Delivered[ms.id] != want.delivered || tally.Lost[ms.id] != want.lost {
+			return fmt.Errorf("kernel event: emulator delivered %d lost %d, model expects %d and %d", tally.Delivered[ms.id], tally.Lost[ms.id], want.delivered, want.lost)
+		}
+		h.cov.Delivered += want.delivered
+		h.cov.Lost += want.lost
+		if ms.pmcExtra(pmcHooks[o.Count], true) > 0 {
+			h.cov.Counted += want.delivered
+		}
+		if want.delivered != 0 {
+			h.check.Accepted(k.Session(th), want.delivered)
 		}
 		return nil
 

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/etwemu/etwemu/guid"
@@ -19,6 +20,7 @@ import (
 const (
 	headerSize   = 0x48   // WMI_BUFFER_HEADER
 	eventHeader  = 0x50   // EVENT_HEADER
+	systemHeader = 0x20   // SYSTEM_TRACE_HEADER
 	maxEvent     = 0xFFFF // EVENT_HEADER.Size is a USHORT
 	modeIndep    = 0x08000000
 	modeNoPerCPU = 0x10000000
@@ -144,6 +146,22 @@ type mSession struct {
 	buffering   bool
 	ring        []int
 	overwritten uint64
+	// PMC: the sources nominated (0: none) and the hook ids set.
+	pmcSources int
+	pmcHooks   []uint32
+}
+
+// pmcExtra is what the session's PMC configuration adds to an event with id (or hook
+// id) id: the PMC_COUNTERS item for an EVENT_HEADER event, the counters after a system
+// header (at most seven).
+func (s *mSession) pmcExtra(id uint32, system bool) int {
+	if !slices.Contains(s.pmcHooks, id) {
+		return 0
+	}
+	if system {
+		return 8 * min(s.pmcSources, 7)
+	}
+	return 8 + 8*s.pmcSources
 }
 
 type entryKey struct {
@@ -160,7 +178,11 @@ type model struct {
 	regs      []*mReg
 	instances uint64
 	created   int
+	pmcInUse  int // PMC counters the sessions hold, of pmcCounters
 }
+
+// pmcCounters is the emulated HAL's counters per processor in fuzz runs.
+const pmcCounters = 8
 
 func newModel(v winver.Version, nproc int) *model {
 	return &model{version: v, nproc: nproc, sessions: map[string]*mSession{}, byID: map[uint16]*mSession{},
@@ -335,6 +357,7 @@ func (m *model) stop(s *mSession) {
 		m.disable(e, s.id)
 	}
 	s.stopping = true
+	m.pmcInUse -= s.pmcSources
 	if s.buffering {
 		s.ring = nil // the ring goes to the observer, nowhere else
 		for i := range s.streams {
@@ -519,14 +542,14 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 		case tooBig || (failed != nil && !s.independent):
 			o.lost++
 			s.lost++
-		case need > s.bufSize-headerSize:
+		case need+uint32(s.pmcExtra(1, false)) > s.bufSize-headerSize || size+s.pmcExtra(1, false) > maxEvent:
 			o.lost++
 			s.lost++
 			if failed == nil {
 				failed = winerr.ErrMoreData
 			}
 		default:
-			if s.reserve(proc, need) {
+			if s.reserve(proc, need+uint32(s.pmcExtra(1, false))) {
 				o.delivered++
 			} else {
 				o.lost++
@@ -604,4 +627,83 @@ func (s *mSession) reserveRing(proc int, need uint32) bool {
 	st.n++
 	s.delivered++
 	return true
+}
+
+// pmc predicts a PMC list request (OpPMC) on session s (nil: no such session): the
+// checks of both routes in the order the kernel makes them.
+func (m *model) pmc(s *mSession, o Op) error {
+	native, events := o.PMCFlags&pmcNative != 0, o.PMCFlags&pmcEvents != 0
+	if o.Count == 0 {
+		if native {
+			return winerr.StatusInfoLengthMismatch
+		}
+		return winerr.ErrBadLength
+	}
+	code := func(win32, status error) error {
+		if native {
+			return status
+		}
+		return win32
+	}
+	limit := pmcCounters
+	switch {
+	case m.version < winver.V6_2:
+		return code(winerr.ErrNotSupported, winerr.StatusInvalidInfoClass)
+	case m.version <= winver.V1607:
+		limit = 4
+	}
+	if s == nil {
+		return code(winerr.ErrWMIInstanceNotFound, winerr.StatusWMIInstanceNotFound)
+	}
+	if events {
+		switch {
+		case s.pmcSources == 0:
+			return code(winerr.ErrInvalidParameter, winerr.StatusInvalidParameter)
+		case len(s.pmcHooks) > 0:
+			return code(winerr.ErrBusy, winerr.StatusDeviceBusy)
+		case o.Count > 4:
+			return code(winerr.ErrInvalidParameter, winerr.StatusInvalidParameter)
+		}
+		s.pmcHooks = o.hooks()
+		return nil
+	}
+	switch {
+	case s.pmcSources > 0:
+		return code(winerr.ErrBusy, winerr.StatusDeviceBusy)
+	case o.Count > limit:
+		return code(winerr.ErrInvalidParameter, winerr.StatusInvalidParameter)
+	case m.pmcInUse+o.Count > pmcCounters:
+		return code(winerr.ErrBusy, winerr.StatusDeviceBusy)
+	}
+	s.pmcSources = o.Count
+	m.pmcInUse += o.Count
+	return nil
+}
+
+// sysWrite predicts a kernel event (OpSysWrite) written to session s (nil: no such
+// session).
+func (m *model) sysWrite(s *mSession, hook uint32, payload, proc int) (outcome, error) {
+	var o outcome
+	if s == nil {
+		return o, winerr.ErrInvalidHandle
+	}
+	size := systemHeader + payload
+	if size > maxEvent {
+		o.lost++
+		s.lost++
+		return o, winerr.ErrArithmeticOverflow
+	}
+	size += s.pmcExtra(hook, true)
+	need := uint32(size+7) &^ 7
+	if size > maxEvent || need > s.bufSize-headerSize {
+		o.lost++
+		s.lost++
+		return o, winerr.ErrMoreData
+	}
+	if !s.reserve(proc, need) {
+		o.lost++
+		return o, winerr.ErrNotEnoughMemory
+	}
+	o.delivered++
+	return o, nil
 }

@@ -5,6 +5,7 @@
 package fuzz
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -34,11 +36,13 @@ const (
 	OpCapture                // EnableTraceEx2 capture state
 	OpWrite                  // EventWriteEx
 	OpTraits                 // EventSetInformation(EventProviderSetTraits)
+	OpPMC                    // TraceSetInformation or NtSetSystemInformation: a PMC counter or event list
+	OpSysWrite               // WriteSystemEvent: a kernel event with a SYSTEM_TRACE_HEADER
 	numKinds
 )
 
 var kindNames = [numKinds]string{"start", "stop", "flush", "update", "query", "register", "unregister",
-	"enable", "disable", "capture", "write", "traits"}
+	"enable", "disable", "capture", "write", "traits", "pmc", "syswrite"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -52,7 +56,7 @@ func (k Kind) String() string {
 var (
 	// Versions: 5.2 (no EventRegister), 6.x without and with the later mode bits, 10.0
 	// (groups), and the default.
-	versions = []winver.Version{winver.V5_2, winver.V6_0, winver.V6_1, winver.V6_3, winver.V10_0, winver.V1607, winver.V2004}
+	versions = []winver.Version{winver.V5_2, winver.V6_0, winver.V6_1, winver.V6_3, winver.V10_0, winver.V1607, winver.V2004, winver.V1809}
 	// Session names; "S0" is "s0" in another case, which Windows treats as the same name.
 	sessionNames = []string{"s0", "s1", "s2", "s3", "S0"}
 	// Providers; the last two also serve as provider groups.
@@ -77,8 +81,12 @@ var (
 		logmode.RealTime | logmode.BufferInterface | logmode.IndependentSession,
 		logmode.PrivateLogger | logmode.RealTime, logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime | logmode.PagedMemory,
 	}
-	levels   = []uint8{0, 1, 2, 3, 4, 5, 255}
-	keywords = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
+	// PMC lists: an OpPMC takes the first Count entries. The hooks are CLASSIC_EVENT_IDs
+	// ADVAPI can express; hook 0x0001 is also the id every OpWrite event has.
+	pmcSources = []uint32{19, 2, 10, 11, 6, 8, 9, 12, 13}
+	pmcHooks   = []uint32{0x0001, 0x0524, 0x0301, 0x0003, 0x0F2E}
+	levels     = []uint8{0, 1, 2, 3, 4, 5, 255}
+	keywords   = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
 	// Payload sizes: small, around a 4 KB buffer's room, past an 8 KB buffer, the largest
 	// event and one byte more.
 	payloads = []int{0, 1, 16, 100, 4096 - 0x48 - 0x50, 4096 - 0x48 - 0x50 + 1, 9000, 0xFFFF - 0x50, 0xFFFF - 0x50 + 1}
@@ -149,7 +157,25 @@ type Op struct {
 	StartProp uint8 // start: startLogFile, startMaxSize, startAutoLogger bits
 	Payload   int
 	Processor int
+	Count     int   // pmc: entries of the list; syswrite: index into pmcHooks
+	PMCFlags  uint8 // pmc: pmcEvents, pmcNative
 }
+
+// hooks is the hook-id list an OpPMC of the event list sets: Count ids from pmcHooks,
+// wrapping round (so a list can be longer than the four Windows accepts).
+func (o Op) hooks() []uint32 {
+	h := make([]uint32, o.Count)
+	for i := range h {
+		h[i] = pmcHooks[i%len(pmcHooks)]
+	}
+	return h
+}
+
+// OpPMC flags.
+const (
+	pmcEvents = 1 << iota // the event (hook id) list rather than the counter list
+	pmcNative             // NtSetSystemInformation rather than TraceSetInformation
+)
 
 func (o Op) String() string {
 	name := sessionNames[o.Session]
@@ -182,6 +208,17 @@ func (o Op) String() string {
 		return fmt.Sprintf("capture %s p%d", name, o.Provider)
 	case OpWrite:
 		return fmt.Sprintf("write r%d level=%d kw=%#x payload=%d cpu=%d", o.Reg, o.Level, o.Any, o.Payload, o.Processor)
+	case OpPMC:
+		what, route := "counters", "TraceSetInformation"
+		if o.PMCFlags&pmcEvents != 0 {
+			what = "events"
+		}
+		if o.PMCFlags&pmcNative != 0 {
+			route = "NtSetSystemInformation"
+		}
+		return fmt.Sprintf("pmc %s %s %d via %s", name, what, o.Count, route)
+	case OpSysWrite:
+		return fmt.Sprintf("syswrite %s hook %#04x payload=%d cpu=%d", name, pmcHooks[o.Count], o.Payload, o.Processor)
 	case OpTraits:
 		if !o.Group {
 			return fmt.Sprintf("traits r%d no group", o.Reg)
@@ -240,7 +277,7 @@ func (p Program) String() string {
 // up more often than stops, so random bytes reach the write path with sessions enabled.
 var kindTable = []Kind{OpStart, OpStart, OpStop, OpFlush, OpUpdate, OpQuery, OpRegister, OpRegister,
 	OpUnregister, OpEnable, OpEnable, OpEnable, OpDisable, OpCapture, OpWrite, OpWrite, OpWrite, OpWrite,
-	OpWrite, OpWrite, OpTraits}
+	OpWrite, OpWrite, OpTraits, OpPMC, OpPMC, OpSysWrite, OpSysWrite}
 
 // kindIndex is the first index of each kind in kindTable, for Encode.
 func kindIndex(k Kind) int {
@@ -320,6 +357,15 @@ func Decode(data []byte) Program {
 			o.Reg = int(r.byte())
 			c := r.pick(len(providers) + 1)
 			o.Group, o.Provider = c < len(providers), c%len(providers)
+		case OpPMC:
+			o.Session = r.pick(len(sessionNames))
+			o.PMCFlags = r.byte() & (pmcEvents | pmcNative)
+			o.Count = r.pick(len(pmcSources) + 1)
+		case OpSysWrite:
+			o.Session = r.pick(len(sessionNames))
+			o.Count = r.pick(len(pmcHooks))
+			o.Payload = payloads[r.pick(len(payloads))]
+			o.Processor = r.pick(8)
 		}
 		p.Ops = append(p.Ops, o)
 	}
@@ -396,7 +442,48 @@ func Encode(p Program) ([]byte, error) {
 				c = o.Provider
 			}
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256), byte(c))
+		case OpPMC:
+			out = append(out, sess, idx(int(o.PMCFlags), o.PMCFlags <= pmcEvents|pmcNative), idx(o.Count, o.Count >= 0 && o.Count <= len(pmcSources)))
+		case OpSysWrite:
+			out = append(out, sess, idx(o.Count, o.Count >= 0 && o.Count < len(pmcHooks)),
+				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
+				idx(o.Processor, o.Processor >= 0 && o.Processor < 8))
 		}
 	}
 	return out, bad
+}
+
+// setPMC performs an OpPMC on the session with handle th: the counter or the event list,
+// by TraceSetInformation or by NtSetSystemInformation.
+func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
+	switch o.PMCFlags {
+	case 0:
+		return k.TraceSetInformation(th, pmc.TracePmcCounterListInfo, ulongs(pmcSources[:o.Count]))
+	case pmcEvents:
+		ids := make([]pmc.ClassicEventID, o.Count)
+		for i, hk := range o.hooks() {
+			ids[i] = pmc.ClassicEventID{EventGUID: classOf[hk>>8], Type: uint8(hk)}
+		}
+		return k.TraceSetInformation(th, pmc.TracePmcEventListInfo, pmc.ClassicEventIDs(ids...))
+	case pmcNative:
+		srcs := make([]pmc.ProfileSource, o.Count)
+		for i, v := range pmcSources[:o.Count] {
+			srcs[i] = pmc.ProfileSource(v)
+		}
+		return k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.CounterInformation(uint64(th), srcs...))
+	}
+	return k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(th), o.hooks()...))
+}
+
+// classOf names the kernel event class of each group the fuzzer's hook ids use, for
+// CLASSIC_EVENT_IDs.
+var classOf = map[uint32]guid.GUID{0x00: pmc.EventTraceGUID, 0x03: pmc.ProcessGUID, 0x05: pmc.ThreadGUID, 0x0F: pmc.PerfInfoGUID}
+
+// ulongs is a ULONG array's bytes.
+func ulongs(v []uint32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
 }

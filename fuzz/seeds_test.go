@@ -42,7 +42,26 @@ func seeds() []seed {
 	for i := 0; i < 60; i++ {
 		fill = append(fill, write(0, 4, 0, 100, i%3))
 	}
+	pmcOp := func(s int, flags uint8, n int) Op { return Op{Kind: OpPMC, Session: s, PMCFlags: flags, Count: n} }
+	sys := func(s, hook, payload, cpu int) Op {
+		return Op{Kind: OpSysWrite, Session: s, Count: hook, Payload: payload, Processor: cpu}
+	}
+	var pmcFill []Op
+	for i := 0; i < 40; i++ {
+		pmcFill = append(pmcFill, write(0, 4, 0, 100, i%2), sys(0, i%3, 16, i%2))
+	}
 	return []seed{
+		// PMC: the events list before counters is refused; counters (TraceSetInformation),
+		// too many for a second session, events (native), writes selected and not,
+		// a second list refused, stop returns the counters for another session.
+		enc("pmc-counters-events-writes", winver.V2004, 2,
+			append(append([]Op{start(0, 4, 0, 0, 0), start(1, 4, 0, 0, 0), reg(0), enable(0, 0, 5, 0, 0),
+				pmcOp(0, pmcEvents, 2), pmcOp(0, 0, 5), pmcOp(1, pmcNative, 4), pmcOp(1, pmcNative, 3),
+				pmcOp(0, pmcEvents|pmcNative, 5), pmcOp(0, pmcEvents|pmcNative, 2)}, pmcFill...),
+				pmcOp(0, pmcEvents, 1), pmcOp(0, 0, 1), sys(0, 1, 0xFFFF-0x50+1, 0), Op{Kind: OpStop, Session: 0},
+				pmcOp(1, 0, 5), pmcOp(2, 0, 1))...),
+		enc("pmc-versions", winver.V1607, 1,
+			start(0, 4, 0, 0, 0), pmcOp(0, pmcNative, 5), pmcOp(0, 0, 4), pmcOp(0, pmcEvents, 4), sys(0, 0, 16, 0), sys(0, 4, 16, 0)),
 		enc("start-register-enable-write", winver.V2004, 2,
 			start(0, 4, 0, 0, 0), reg(0), enable(0, 0, 5, 0, 0), write(0, 4, 1, 16, 0),
 			Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0}),

@@ -11,7 +11,9 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 )
@@ -34,6 +36,11 @@ type Sessions struct {
 	Shared   bool   // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
 	Level    uint8  // level the sessions enable; events are written at level 4
 	Disabled bool   // register the provider but enable nothing
+	// PMC, if not nil, is the counter source of a TotalCycles counter list set on every
+	// session; PMCSelect selects the written events' id (else another id is selected,
+	// and what is measured is the check alone).
+	PMC       pmc.Source
+	PMCSelect bool
 }
 
 // standard is the session every case uses unless it varies one setting: 64 KB buffers,
@@ -43,7 +50,7 @@ var standard = Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5}
 // setup builds a kernel with the sessions s and returns it with the provider's
 // registration.
 func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
-	k, err := emu.New(emu.Config{})
+	k, err := emu.New(emu.Config{PMCSource: s.PMC, PMCCounters: pmc.MaxPlatformCounters})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,6 +72,18 @@ func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
 		}
 		if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, s.Level, 0, 0, nil); err != nil {
 			b.Fatal(err)
+		}
+		if s.PMC != nil {
+			id := uint32(2) // not the events' id
+			if s.PMCSelect {
+				id = 1
+			}
+			if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, []byte{byte(pmc.ProfileTotalCycles), 0, 0, 0}); err != nil {
+				b.Fatal(err)
+			}
+			if err := k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), id)); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	runtime.GC() // start each measurement without the previous benchmark's garbage
@@ -155,6 +174,16 @@ func Full() []Case {
 		{"payload=64/sessions=1/buffers=4KBx16", Sessions{Count: 1, BufferKB: 4, Min: 16, Max: 16, Level: 5}},
 		{"payload=64/sessions=1/buffers=1MBx8", Sessions{Count: 1, BufferKB: 1024, Min: 8, Max: 8, Level: 5}},
 		{"payload=64/sessions=1/shared", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5, Shared: true}},
+		// PMC capture: configured but not selecting the event (the check alone), and
+		// selecting it with the synthetic and the TSC source. Off is sessions=1 itself.
+		{"payload=64/sessions=1/pmc=unselected", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5, PMC: pmc.Synthetic{}}},
+		{"payload=64/sessions=1/pmc=synthetic", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5, PMC: pmc.Synthetic{}, PMCSelect: true}},
+	}
+	if hw.HasTSC() {
+		variants = append(variants, struct {
+			name string
+			s    Sessions
+		}{"payload=64/sessions=1/pmc=tsc", Sessions{Count: 1, BufferKB: 64, Min: 64, Max: 256, Level: 5, PMC: pmc.TSC{}, PMCSelect: true}})
 	}
 	for _, v := range variants {
 		both(func(p bool) []Case { return []Case{Emulator(v.name, 64, p, v.s)} })
