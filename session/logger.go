@@ -98,14 +98,19 @@ type Logger struct {
 	tsc        bool // clock.ReadsTSC: Write reads the counter inline
 	streams    []stream
 	shared     bool // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING: every processor uses stream 0
-	sink       Sink
-	props      Properties // settings as adjusted at start
-	startTime  int64      // FILETIME at start (ETW_REF_CLOCK.StartTime)
-	startPerf  int64      // session clock at start (ETW_REF_CLOCK.StartPerfClock)
-	threadID   uint64     // synthetic LoggerThreadId
-	bufferID   uint16     // LoggerId as written in buffers (0xFFFF for logger 0)
-	nproc      int        // emulated processors (Config.Processors)
-	pid        uint32     // emulated process id (Config.ProcessID), for log-file headers
+	// pmcData is PmcData, the PMC configuration (ETW_PMC_SUPPORT) once counters are set:
+	// beside the fields Write reads, so its check shares their cache line. Atomic
+	// pointer; stored once by the kernel under its control lock (SetPMC), loaded by
+	// every writer.
+	pmcData   atomic.Pointer[pmc.Support]
+	sink      Sink
+	props     Properties // settings as adjusted at start
+	startTime int64      // FILETIME at start (ETW_REF_CLOCK.StartTime)
+	startPerf int64      // session clock at start (ETW_REF_CLOCK.StartPerfClock)
+	threadID  uint64     // synthetic LoggerThreadId
+	bufferID  uint16     // LoggerId as written in buffers (0xFFFF for logger 0)
+	nproc     int        // emulated processors (Config.Processors)
+	pid       uint32     // emulated process id (Config.ProcessID), for log-file headers
 
 	maxBuffers atomic.Uint32 // MaximumBuffers; written by Update under the kernel's control lock
 	flushTimer atomic.Uint32 // FlushTimer; same
@@ -116,10 +121,6 @@ type Logger struct {
 	// writers that need a new buffer are refused with ERROR_LOG_FILE_FULL. Atomic; set by
 	// the logger goroutine (deliver), cleared by Consume.
 	rtFull atomic.Bool
-	// pmcData is PmcData, the PMC configuration (ETW_PMC_SUPPORT) once counters are set.
-	// Atomic pointer; stored once by the kernel under its control lock (SetPMC), loaded
-	// by every writer.
-	pmcData atomic.Pointer[pmc.Support]
 	// fileErr is the first log-file error. Atomic; stored by the logger goroutine.
 	fileErr    atomic.Pointer[error]
 	collecting atomic.Bool // CollectionOn; cleared once by Stop
