@@ -259,7 +259,20 @@ func (s *Support) Read(proc int, dst []uint64) int {
 		proc %= len(s.ctrs)
 	}
 	seq := s.ctrs[proc].reads.Add(1)
-	s.set.Read(proc, seq, dst[:n])
+	// The emulator's own sources are called by their types, so dst (on the writer's
+	// stack) does not escape; a slice handed to an interface method would be allocated
+	// on every event. Other sources (perf events, whose read(2) costs microseconds) get a
+	// copy.
+	switch set := s.set.(type) {
+	case syntheticSet:
+		set.Read(proc, seq, dst[:n])
+	case tscSet:
+		set.Read(proc, seq, dst[:n])
+	default:
+		tmp := make([]uint64, n)
+		s.set.Read(proc, seq, tmp)
+		copy(dst, tmp)
+	}
 	return n
 }
 
