@@ -109,13 +109,19 @@ func (l *Logger) writeCounted(proc int, ev *Event, p *pmc.Support) error {
 		binary.LittleEndian.PutUint64(data[8*i:], ctr[i])
 	}
 	body = body[abi.PutExtItem(body, abi.ExtTypePMCCounters, false, data[:8*n]):]
-	p0 := 0
-	for _, d := range ev.Data {
-		p0 += copy(body[p0:], d)
-	}
-	clear(body[p0:])
-	b.word.Add(refRelease)
+	complete(b, body, ev.Data)
 	return nil
+}
+
+// complete copies the data blocks into body, zeroes the alignment padding after them,
+// and drops the writer's reference on b: the record is done.
+func complete(b *Buffer, body []byte, data [][]byte) {
+	p := 0
+	for _, d := range data {
+		p += copy(body[p:], d)
+	}
+	clear(body[p:])
+	b.word.Add(refRelease)
 }
 
 // WriteSystem writes a kernel event with a SYSTEM_TRACE_HEADER into processor proc's
@@ -156,12 +162,6 @@ func (l *Logger) WriteSystem(proc int, ev *SystemEvent) error {
 	for i := 0; i < n; i++ {
 		le.PutUint64(body[8*i:], ctr[i])
 	}
-	body = body[8*n:]
-	p0 := 0
-	for _, d := range ev.Data {
-		p0 += copy(body[p0:], d)
-	}
-	clear(body[p0:])
-	b.word.Add(refRelease)
+	complete(b, body[8*n:], ev.Data)
 	return nil
 }
