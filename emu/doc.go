@@ -1,7 +1,9 @@
 // Package emu is the emulated kernel: the facade over the GUID table, registrations and
 // logger contexts, with the Win32-shaped control surface users know (StartTrace,
 // ControlTrace, EnableTraceEx2, EventRegister, EventUnregister, EventEnabled,
-// EventProviderEnabled, EventWrite, EventWriteTransfer).
+// EventProviderEnabled, EventWrite, EventWriteTransfer), the two ways PMC counters are
+// configured (SetSystemInformation, TraceSetInformation) and WriteSystemEvent for kernel
+// events.
 //
 // # Model
 //
@@ -29,8 +31,9 @@
 // # Lock order
 //
 //	Kernel.mu (control lock)
-//	└── guidtable bucket locks
-//	    └── regentry reply locks
+//	├── guidtable bucket locks
+//	│   └── regentry reply locks
+//	└── pmc.HAL.mu (the counters loggers hold)
 //	Kernel.notify.qmu (queue of pending callbacks; a leaf)
 //
 // Callbacks run with no kernel lock held. A callback may call control functions: its
