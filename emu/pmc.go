@@ -113,19 +113,18 @@ func (k *Kernel) setPMC(h TraceHandle, counters bool, list []uint32) error {
 	if _, ok := pmc.LayoutFor(k.version); !ok {
 		return pmc.Refuse(pmc.RuleUnsupported, "Windows %s has no PMC support for loggers (6.2 and later)", k.version)
 	}
-	l := k.loggers[h.LoggerID()%session.LoggerIDs].Load()
-	if l == nil || handleOf(l) != h {
+	l := k.byHandle(h)
+	if l == nil {
 		return pmc.Refuse(pmc.RuleNoLogger, "no running session has handle %#x", uint64(h))
 	}
 	s := l.PMC()
-	if !counters {
-		if s == nil {
-			return pmc.Refuse(pmc.RuleInvalid, "session %q has no counters; set the counter list before the event list", l.Name())
-		}
+	switch {
+	case !counters && s == nil:
+		return pmc.Refuse(pmc.RuleInvalid, "session %q has no counters; set the counter list before the event list", l.Name())
+	case !counters:
 		return s.SetHooks(list)
-	}
-	if s != nil {
-		return s.SetCounters(nil) // refused: set once
+	case s != nil:
+		return pmc.Refuse(pmc.RuleBusy, "session %q's counters are already set (%d); the list is set once per logger", l.Name(), s.CountersCount())
 	}
 	hal, err := k.halLocked()
 	if err != nil {
@@ -156,8 +155,8 @@ func (k *Kernel) setPMC(h TraceHandle, counters bool, list []uint32) error {
 // for more than 128 data blocks; ERROR_ARITHMETIC_OVERFLOW over 64 KB; then as EventWrite
 // (ERROR_MORE_DATA, ERROR_NOT_ENOUGH_MEMORY, ERROR_LOG_FILE_FULL, ERROR_CANCELLED).
 func (k *Kernel) WriteSystemEvent(h TraceHandle, hook uint16, o *WriteOptions, data ...[]byte) error {
-	l := k.loggers[h.LoggerID()%session.LoggerIDs].Load()
-	if l == nil || handleOf(l) != h {
+	l := k.byHandle(h)
+	if l == nil {
 		return winerr.New(winerr.ErrInvalidHandle, "no running session has handle %#x", uint64(h))
 	}
 	if len(data) > MaxDataDescriptors {

@@ -230,14 +230,23 @@ func (k *Kernel) clockFor(t clock.Type) (*clock.Clock, error) {
 	return clock.New(t)
 }
 
+// byHandle returns the running session with handle h, or nil. It takes no lock.
+func (k *Kernel) byHandle(h TraceHandle) *session.Logger {
+	l := k.loggers[h.LoggerID()%session.LoggerIDs].Load()
+	if l == nil || handleOf(l) != h {
+		return nil
+	}
+	return l
+}
+
 // lookup finds a running session by handle, or by name when the handle is 0.
 func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 	if h == 0 && name == "" {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "neither a trace handle nor a session name was given")
 	}
 	if h != 0 {
-		l := k.loggers[h.LoggerID()%session.LoggerIDs].Load()
-		if l == nil || handleOf(l) != h {
+		l := k.byHandle(h)
+		if l == nil {
 			return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no running session has handle %#x", uint64(h))
 		}
 		return l, nil

@@ -50,9 +50,6 @@ const SystemTraceMarker64 = abi.SystemTraceMarker64
 // Marker bits that add items after a system or perfinfo header (phnt
 // TRACE_HEADER_PEBS_INDEX_FLAG, TRACE_HEADER_PMC_COUNTERS_MASK/SHIFT).
 const (
-	markerPEBS      = abi.TraceHeaderPEBS
-	markerPMCMask   = abi.TraceHeaderPMCMask
-	markerPMCShift  = abi.TraceHeaderPMCShift
 	hookLogfileInfo = 0x0000 // WMI_LOG_TYPE_HEADER: EVENT_TRACE_GROUP_HEADER, EVENT_TRACE_TYPE_INFO
 )
 
@@ -186,31 +183,8 @@ func readUTF16z(b []byte) (string, []byte) {
 	return string(utf16.Decode(u)), nil
 }
 
-// SystemHeader is SYSTEM_TRACE_HEADER, the fixed header of kernel (system) events and of
-// the log-file header event, x64 form.
-type SystemHeader struct {
-	Marker     uint32 // SystemTraceMarker64, plus PMC/PEBS item bits
-	Size       uint16 // Packet.Size: the whole record, unpadded
-	HookID     uint16 // Packet.Group<<8 | Packet.Type
-	ThreadID   uint32
-	ProcessID  uint32
-	SystemTime int64 // the session clock
-	KernelTime uint32
-	UserTime   uint32
-}
-
-func (h *SystemHeader) encode(b []byte) {
-	le := binary.LittleEndian
-	le.PutUint32(b[0x00:], h.Marker)
-	le.PutUint16(b[0x04:], h.Size)
-	b[0x06] = byte(h.HookID)      // Packet.Type
-	b[0x07] = byte(h.HookID >> 8) // Packet.Group
-	le.PutUint32(b[0x08:], h.ThreadID)
-	le.PutUint32(b[0x0C:], h.ProcessID)
-	le.PutUint64(b[0x10:], uint64(h.SystemTime))
-	le.PutUint32(b[0x18:], h.KernelTime)
-	le.PutUint32(b[0x1C:], h.UserTime)
-}
+// SystemHeader is SYSTEM_TRACE_HEADER; see abi.SystemHeader.
+type SystemHeader = abi.SystemHeader
 
 // traceFormat is the trace-log format version a version's files carry in SubVersion and
 // SubMinorVersion. phnt's history: 1.4 added the header stream, 1.5 (Windows 7) the QPC
@@ -296,7 +270,7 @@ func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, e
 		Marker: SystemTraceMarker64, Size: uint16(size), HookID: hookLogfileInfo,
 		ThreadID: info.ThreadID, ProcessID: info.ProcessID, SystemTime: info.StartPerf,
 	}
-	sh.encode(b[abi.BufferHeaderSize:])
+	sh.Encode(b[abi.BufferHeaderSize:])
 	copy(b[abi.BufferHeaderSize+SystemHeaderSize:], payload)
 	flag := uint16(abi.BufferFlagFlushMarker)
 	if info.Version >= procIndexSince {

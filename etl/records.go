@@ -114,10 +114,7 @@ func decodeRecord(data []byte, off, end int) (Record, bool, error) {
 	}
 	r.Size = int(le.Uint16(data[off+sizeAt:]))
 	if r.Kind == KindSystem || r.Kind == KindCompact || r.Kind == KindPerfInfo {
-		fixed += 8 * int(m&markerPMCMask>>markerPMCShift)
-		if m&markerPEBS != 0 {
-			fixed += 8
-		}
+		fixed += abi.SystemItemsSize(m)
 	}
 	if r.Size < fixed || off+r.Size > end {
 		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
@@ -151,10 +148,10 @@ func decodeRecord(data []byte, off, end int) (Record, bool, error) {
 			}
 		}
 		// [UNCERTAIN] order of the items: the PEBS index first, then the counters.
-		if m&markerPEBS != 0 {
+		if m&abi.TraceHeaderPEBS != 0 {
 			p += 8
 		}
-		for i := 0; i < int(m&markerPMCMask>>markerPMCShift); i++ {
+		for i := 0; i < int(m&abi.TraceHeaderPMCMask>>abi.TraceHeaderPMCShift); i++ {
 			r.PMC = append(r.PMC, le.Uint64(b[p:]))
 			p += 8
 		}

@@ -256,7 +256,7 @@ func (s *Support) Selects(id uint16) bool {
 func (s *Support) Read(proc int, dst []uint64) int {
 	n := min(len(s.sources), len(dst))
 	if uint(proc) >= uint(len(s.ctrs)) {
-		proc %= len(s.ctrs)
+		proc = int(uint(proc) % uint(len(s.ctrs)))
 	}
 	seq := s.ctrs[proc].reads.Add(1)
 	// The emulator's own sources are called by their types, so dst (on the writer's

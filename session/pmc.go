@@ -150,17 +150,14 @@ func (l *Logger) WriteSystem(proc int, ev *SystemEvent) error {
 	if n > 0 {
 		p.Read(proc, ctr[:n])
 	}
-	le := binary.LittleEndian
-	le.PutUint32(rec, abi.SystemTraceMarker64|uint32(n)<<abi.TraceHeaderPMCShift)
-	le.PutUint16(rec[abi.OffSystemSize:], uint16(size))
-	le.PutUint16(rec[abi.OffSystemHookID:], ev.HookID)
-	le.PutUint32(rec[abi.OffSystemThreadID:], ev.ThreadID)
-	le.PutUint32(rec[abi.OffSystemProcessID:], ev.ProcessID)
-	le.PutUint64(rec[abi.OffSystemTimeStamp:], uint64(l.now()))
-	le.PutUint64(rec[0x18:], 0) // KernelTime, UserTime: not modelled
+	h := abi.SystemHeader{ // KernelTime, UserTime: not modelled
+		Marker: abi.SystemTraceMarker64 | uint32(n)<<abi.TraceHeaderPMCShift, Size: uint16(size),
+		HookID: ev.HookID, ThreadID: ev.ThreadID, ProcessID: ev.ProcessID, SystemTime: l.now(),
+	}
+	h.Encode(rec)
 	body := rec[abi.SystemHeaderSize:]
 	for i := 0; i < n; i++ {
-		le.PutUint64(body[8*i:], ctr[i])
+		binary.LittleEndian.PutUint64(body[8*i:], ctr[i])
 	}
 	complete(b, body[8*n:], ev.Data)
 	return nil

@@ -36,8 +36,12 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	hal, err := pmc.NewHAL(pmc.Synthetic{}, *counters)
-	if err != nil || *reads < 1 {
-		fmt.Fprintf(stderr, "etwemu pmc: %v\n", or(err, fmt.Errorf("-reads %d: at least 1", *reads)))
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu pmc: %v\n", err)
+		return 2
+	}
+	if *reads < 1 {
+		fmt.Fprintf(stderr, "etwemu pmc: -reads %d: at least 1\n", *reads)
 		return 2
 	}
 
@@ -100,10 +104,3 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 }
 
 func pair(v [2]uint32) string { return fmt.Sprintf("%#x/%#x", v[0], v[1]) }
-
-func or(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
