@@ -77,16 +77,7 @@ func TestRandomPrograms(t *testing.T) {
 	if testing.Short() {
 		n = 200
 	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	var total Coverage
-	for i := 0; i < n; i++ {
-		data := randomInput(rng, 400)
-		cov, err := RunProgram(Decode(data))
-		if err != nil {
-			t.Fatalf("input %d (%x): %v", i, data, err)
-		}
-		total.Add(cov)
-	}
+	total := sample(t, n, rand.NewPCG(3, 4), func(data []byte) (Coverage, error) { return RunProgram(Decode(data)) })
 	// The sample must have exercised every operation both ways, and events both ways.
 	for k := Kind(0); k < numKinds; k++ {
 		if total.Succeeded[k] == 0 || (total.Failed[k] == 0 && k != OpRegister) {
@@ -153,16 +144,7 @@ func TestConcurrentPrograms(t *testing.T) {
 	if testing.Short() {
 		n = 30
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	var total Coverage
-	for i := 0; i < n; i++ {
-		data := randomInput(rng, 400)
-		cov, err := RunConcurrent(data)
-		if err != nil {
-			t.Fatalf("input %d (%x): %v", i, data, err)
-		}
-		total.Add(cov)
-	}
+	total := sample(t, n, rand.NewPCG(5, 6), RunConcurrent)
 	if total.Delivered == 0 || total.Lost == 0 {
 		t.Fatalf("delivered %d, lost %d: the sample does not exercise the write path", total.Delivered, total.Lost)
 	}
@@ -179,6 +161,23 @@ func watchdog(data []byte) (stop func()) {
 		panic(fmt.Sprintf("input %x ran for 20 s; goroutines:\n%s", data, buf[:n]))
 	})
 	return func() { t.Stop() }
+}
+
+// sample runs n random inputs of up to 400 bytes from src through run, failing on the
+// first error, and returns the summed coverage.
+func sample(t *testing.T, n int, src rand.Source, run func([]byte) (Coverage, error)) Coverage {
+	t.Helper()
+	rng := rand.New(src)
+	var total Coverage
+	for i := 0; i < n; i++ {
+		data := randomInput(rng, 400)
+		cov, err := run(data)
+		if err != nil {
+			t.Fatalf("input %d (%x): %v", i, data, err)
+		}
+		total.Add(cov)
+	}
+	return total
 }
 
 // randomInput returns 2 to max+1 random bytes.
