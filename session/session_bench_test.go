@@ -11,7 +11,7 @@ import (
 )
 
 func benchLogger(b *testing.B, nproc int) *Logger {
-	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 64, MinimumBuffers: 64, MaximumBuffers: 256}
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 64, MinimumBuffers: 64, MaximumBuffers: 256, Sink: Discard{}}
 	a, err := Adjust(winver.V2004, nproc, "test", &p)
 	if err != nil {
 		b.Fatal(err)

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"strings"
@@ -514,4 +515,83 @@ func TestFlushThresholdWakesLogger(t *testing.T) {
 		}
 		l.Stop()
 	}
+}
+
+// A REAL_TIME session without consumers whose backlog is full refuses writers with
+// ERROR_LOG_FILE_FULL and counts each refusal in EventsLost. The refused writers must
+// not pile their reservations onto a buffer left in its slot: 4 GB of refusals would
+// carry the offset into the reference count and hand a later writer a record outside
+// the buffer. A consumer attaching later makes writes succeed again.
+func TestRealTimeFullLeavesNoGrowingBuffer(t *testing.T) {
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4}
+	a, err := Adjust(winver.V2004, 1, "test", &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "rt", Processors: 1, Synchronous: true, RealTimeBacklog: 2,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	defer l.Stop()
+	ev := testEvent(0x40, 1)
+	accepted := 0
+	for ; ; accepted++ {
+		err := l.Write(0, ev)
+		if errors.Is(err, winerr.ErrLogFileFull) {
+			break
+		}
+		if err != nil || accepted > 1000 {
+			t.Fatalf("write %d: %v (want success until the backlog of 2 buffers is full)", accepted, err)
+		}
+	}
+	per := (4096 - abi.BufferHeaderSize) / 0x90
+	if accepted < 3*per {
+		t.Fatalf("refused after %d events; two backlog buffers and one dropped hold %d", accepted, 3*per)
+	}
+	const refusals = 20000 // 2.9 MB of records: far past any buffer's end
+	for i := 0; i < refusals; i++ {
+		if err := l.Write(0, ev); !errors.Is(err, winerr.ErrLogFileFull) {
+			t.Fatalf("refusal %d: %v, want ERROR_LOG_FILE_FULL", i, err)
+		}
+	}
+	if b := l.streams[0].cur.Load(); b != nil {
+		if off := uint32(b.word.Load() & offMask); off&^closedOff > l.bufSize {
+			t.Fatalf("after %d refusals the current buffer's CurrentOffset is %#x, past BufferSize %#x", refusals, off, l.bufSize)
+		}
+	}
+	st := l.Stats()
+	if st.EventsLost != refusals+1 || st.RealTimeBuffersLost == 0 {
+		t.Fatalf("EventsLost %d, RealTimeBuffersLost %d; want %d and at least 1", st.EventsLost, st.RealTimeBuffersLost, refusals+1)
+	}
+
+	got := make(chan int, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		n := 0
+		l.Consume(ctx, 0, func(buf []byte) error {
+			n += recordsIn(t, buf)
+			return nil
+		})
+		got <- n
+	}()
+	for l.Consumers() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for i := 0; i < per; i++ {
+		if err := l.Write(0, ev); err != nil {
+			t.Fatalf("write %d after a consumer attached: %v", i, err)
+		}
+	}
+	l.Stop()
+	if n := <-got; n < 2*per+per {
+		t.Fatalf("the consumer received %d events: want the 2-buffer backlog and the %d written since (%d)", n, per, 3*per)
+	}
+}
+
+// recordsIn counts the records of one sealed buffer.
+func recordsIn(t *testing.T, buf []byte) int {
+	n := 0
+	if err := abi.Records(buf, func(abi.Record) error { n++; return nil }); err != nil {
+		t.Errorf("buffer does not parse: %v", err)
+	}
+	return n
 }

@@ -11,21 +11,26 @@ import (
 // stream's slot and queue old for the logger. It returns nil when the writer should try
 // again, which includes losing the race to another writer that switched first.
 //
-// With no free buffer it takes old out of the slot (so CurrentOffset stops growing),
-// queues it, asks the logger goroutine for more buffers and returns
-// ERROR_NOT_ENOUGH_MEMORY: the event is lost. Writers never allocate (invariant 4).
+// With no free buffer it takes old out of the slot, queues it, asks the logger goroutine
+// for more buffers and returns ERROR_NOT_ENOUGH_MEMORY: the event is lost. Writers never
+// allocate (invariant 4). A REAL_TIME session without consumers whose backlog is full
+// refuses the writer with ERROR_LOG_FILE_FULL, and it too takes old out of the slot.
+//
+// Every refusal takes old out because every writer that finds a full buffer has already
+// added its record's size to CurrentOffset: a buffer left in its slot while writers are
+// refused grows by one record per refusal, and once 4 GB have been refused the offset
+// carries into the reference count in the high half of the word.
 func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 	if !l.collecting.Load() {
-		return ErrStopped
+		return ErrStopped // Stop takes every buffer out of its slot
 	}
 	if l.rtFull.Load() {
-		return winerr.ErrLogFileFull // a REAL_TIME session without consumers is full
+		l.unhook(s, old) // the logger drops it, counting it in RealTimeBuffersLost
+		return winerr.ErrLogFileFull
 	}
 	nb := l.popFree()
 	if nb == nil {
-		if old != nil && s.cur.CompareAndSwap(old, nil) {
-			l.queueFlush(old)
-		}
+		l.unhook(s, old)
 		switch {
 		case l.buffering:
 			if l.recycle() {
@@ -48,6 +53,14 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		l.queueFlush(old)
 	}
 	return nil
+}
+
+// unhook takes old, if still stream s's current buffer, out of the slot and queues it
+// for the logger.
+func (l *Logger) unhook(s *stream, old *Buffer) {
+	if old != nil && s.cur.CompareAndSwap(old, nil) {
+		l.queueFlush(old)
+	}
 }
 
 // retire takes back a buffer that was opened but never installed. A writer holding a
