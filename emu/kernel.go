@@ -57,6 +57,7 @@ type Kernel struct {
 	nproc       int            // immutable
 	pid         uint32         // immutable
 	manual      *clock.Manual  // immutable
+	tsc         bool           // sessions' clocks may read the TSC (no manual clock); immutable
 	freq        int64          // immutable
 	sync        bool           // Config.Synchronous; immutable
 	fs          etl.FileSystem // Config.FileSystem; immutable
@@ -115,7 +116,7 @@ func New(cfg Config) (*Kernel, error) {
 		cfg.ClockFrequency = 10_000_000
 	}
 	return &Kernel{
-		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, freq: cfg.ClockFrequency, sync: cfg.Synchronous,
+		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, tsc: cfg.Clock == nil && hw.HasTSC(), freq: cfg.ClockFrequency, sync: cfg.Synchronous,
 		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,

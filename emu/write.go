@@ -6,6 +6,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -128,7 +129,17 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		}
 	}
 	if proc < 0 {
-		proc = k.CurrentProcessor()
+		// CurrentProcessor, and where sessions may stamp with the time-stamp counter a
+		// reading of it from the same assembly call: the registers are spilled around one
+		// call instead of two, and the sessions of an event share one RDTSC.
+		if k.tsc {
+			proc, ev.TSC = hw.CPUAndTSC()
+		} else {
+			proc = hw.CPU()
+		}
+		if proc >= k.nproc {
+			proc %= k.nproc
+		}
 	}
 	ge := r.GuidEntry()
 	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data

@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
@@ -326,5 +328,50 @@ func TestStressConservation(t *testing.T) {
 		if delivered == 0 {
 			t.Errorf("session %d received nothing; the test exercised nothing", i)
 		}
+	}
+}
+
+// The sessions an event goes to through EventWrite share one reading of the time-stamp
+// counter when their clocks read it (QPC and CPU cycles), taken with the processor; a
+// system-time session stamps its own clock.
+func TestWriteSharesTSCReading(t *testing.T) {
+	if !hw.HasTSC() {
+		t.Skip("no invariant TSC on this machine")
+	}
+	k, err := New(Config{Version: winver.V2004, Processors: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	r, _ := k.EventRegister(provA, nil, nil)
+	var sinks []*session.MemorySink
+	for _, ct := range []clock.Type{clock.QPC, clock.CPUCycles, clock.System} {
+		sink := &session.MemorySink{}
+		h, err := k.StartTrace("clock-"+ct.String(), &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, ClockType: ct, Sink: sink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 0, 0, 0, nil)
+		sinks = append(sinks, sink)
+	}
+	if err := k.EventWrite(r, &EventDescriptor{ID: 1, Level: 4}, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	var stamps []int64
+	for _, sink := range sinks {
+		sink.Events(func(_ []byte, rec abi.Record) error {
+			stamps = append(stamps, int64(binary.LittleEndian.Uint64(rec.Bytes[abi.OffEventTimeStamp:])))
+			return nil
+		})
+	}
+	if len(stamps) != 3 {
+		t.Fatalf("%d records, want one per session", len(stamps))
+	}
+	if stamps[0] != stamps[1] {
+		t.Errorf("QPC and CPU-cycle sessions stamped %d and %d: want the one reading taken with the processor", stamps[0], stamps[1])
+	}
+	if stamps[2] == stamps[0] || stamps[2] < 116444736000000000 { // FILETIME of 1970
+		t.Errorf("system-time session stamped %d, want its own FILETIME", stamps[2])
 	}
 }

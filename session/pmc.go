@@ -52,6 +52,16 @@ func (l *Logger) reserve(proc int, need uint32) (*Buffer, []byte, error) {
 	}
 }
 
+// stamp returns ev's timestamp on the session clock. A clock that reads the time-stamp
+// counter takes the reading the kernel made with the processor number (Event.TSC), so
+// the sessions an event goes to share one RDTSC; without one it reads the counter itself.
+func (l *Logger) stamp(ev *Event) int64 {
+	if l.tsc && ev.TSC != 0 {
+		return ev.TSC
+	}
+	return l.now()
+}
+
 // now reads the session clock.
 func (l *Logger) now() int64 {
 	if l.tsc {
@@ -89,7 +99,7 @@ func (l *Logger) writeCounted(proc int, ev *Event, p *pmc.Support) error {
 	h := abi.EventHeader{
 		Size: uint16(size), HeaderType: abi.EventHeaderEvent64,
 		Flags:    abi.EventFlag64BitHeader | abi.EventFlagExtendedInfo,
-		ThreadID: ev.ThreadID, ProcessID: ev.ProcessID, TimeStamp: l.now(),
+		ThreadID: ev.ThreadID, ProcessID: ev.ProcessID, TimeStamp: l.stamp(ev),
 		Descriptor: *ev.Descriptor,
 	}
 	h.ProviderID = guid.FromBytes(ev.Provider[:])

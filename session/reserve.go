@@ -7,14 +7,14 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/winerr"
 )
 
 // Event is one record to be written into buffers: the EVENT_HEADER fields, the encoded
 // extended data items and the user data blocks. Size is the record's unaligned size. The
 // same Event is written to every session a provider routes it to; each session encodes
-// the header straight into its reserved space and stamps its own clock.
+// the header straight into its reserved space and stamps it on its own clock (sessions
+// whose clock is the time-stamp counter share the kernel's reading, Event.TSC).
 type Event struct {
 	Descriptor *abi.EventDescriptor
 	Provider   *[16]byte // provider GUID in Windows byte order
@@ -23,6 +23,9 @@ type Event struct {
 	ThreadID   uint32
 	ProcessID  uint32
 	Extra      *EventExtra // nil for a plain event: no activity ids
+	// TSC, if not 0, is the time-stamp counter read when the writer's processor was, for
+	// the sessions whose clock reads that counter; see Logger.stamp.
+	TSC int64
 }
 
 // EventExtra holds the parts of an event that plain EventWrite calls do not have, kept
@@ -90,12 +93,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			return err
 		}
 	}
-	var ts int64
-	if l.tsc {
-		ts = hw.TSC()
-	} else {
-		ts = l.clock.Now()
-	}
+	ts := l.stamp(ev)
 	rec := b.data[int(end)-int(need) : int(end)]
 	// One conversion checks the bounds of the whole header; the stores below need none.
 	h := (*[abi.EventHeaderSize]byte)(rec)

@@ -14,6 +14,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
@@ -594,4 +595,55 @@ func recordsIn(t *testing.T, buf []byte) int {
 		t.Errorf("buffer does not parse: %v", err)
 	}
 	return n
+}
+
+// A session whose clock reads the time-stamp counter stamps an event with the reading
+// the kernel took with the processor (Event.TSC), or reads the counter itself when there
+// is none; a session with another clock always reads its own.
+func TestStampSharedTSC(t *testing.T) {
+	if !hw.HasTSC() {
+		t.Skip("no invariant TSC on this machine")
+	}
+	qpc, err := clock.New(clock.QPC)
+	if err != nil || !qpc.ReadsTSC() {
+		t.Skipf("the QPC clock does not read the TSC here (%v)", err)
+	}
+	manual := clock.NewManual(clock.QPC, clock.NewManualSource(1000, 1), 10_000_000)
+	for _, c := range []struct {
+		name  string
+		clock *clock.Clock
+	}{{"tsc", qpc}, {"manual", manual}} {
+		sink := &MemorySink{}
+		p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink}
+		a, err := Adjust(winver.V2004, 1, "test", &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: c.name, Processors: 1, Synchronous: true,
+			Clock: c.clock, Props: p, Adjusted: a})
+		shared := testEvent(8, 1)
+		shared.TSC = 12345
+		before := hw.TSC()
+		for _, ev := range []*Event{shared, testEvent(8, 2)} {
+			if err := l.Write(0, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := hw.TSC()
+		l.Stop()
+		var stamps []int64
+		if err := sink.Events(func(_ []byte, r abi.Record) error {
+			stamps = append(stamps, int64(binary.LittleEndian.Uint64(r.Bytes[abi.OffEventTimeStamp:])))
+			return nil
+		}); err != nil || len(stamps) != 2 {
+			t.Fatalf("%s: %d records (%v), want 2", c.name, len(stamps), err)
+		}
+		if c.clock == qpc {
+			if stamps[0] != 12345 || stamps[1] < before || stamps[1] > after {
+				t.Errorf("tsc clock: stamps %d, %d; want 12345 (the kernel's reading) and one in [%d, %d]", stamps[0], stamps[1], before, after)
+			}
+		} else if stamps[0] == 12345 || stamps[0] >= stamps[1] || stamps[1]-stamps[0] > 10 {
+			t.Errorf("manual clock: stamps %d, %d; want two successive manual ticks, not the TSC reading", stamps[0], stamps[1])
+		}
+	}
 }

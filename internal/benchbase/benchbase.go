@@ -32,8 +32,11 @@ type slab struct {
 // Floor benchmarks the physical floor of writing one event of size payload bytes: the
 // session's clock read, one atomic add on the current processor's offset, and the copy
 // of an EVENT_HEADER's bytes and the payload into a preallocated per-processor slab.
+// Where the clock is the time-stamp counter, the processor and the counter come from one
+// call (hw.CPUAndTSC), as they do on the emulator's write path.
 func Floor(b *testing.B, size int, parallel bool) {
 	clk, _ := clock.New(clock.QPC)
+	tsc := clk.ReadsTSC()
 	slabs := make([]slab, 64)
 	for i := range slabs {
 		slabs[i].data = make([]byte, slabSize)
@@ -42,9 +45,15 @@ func Floor(b *testing.B, size int, parallel bool) {
 	payload := make([]byte, size)
 	rec := uint64(abi.Align(abi.EventHeaderSize + size))
 	Run(b, size, parallel, func() {
-		s := &slabs[hw.CPU()&63]
+		var cpu int
+		var ts int64
+		if tsc {
+			cpu, ts = hw.CPUAndTSC()
+		} else {
+			cpu, ts = hw.CPU(), clk.Now()
+		}
+		s := &slabs[cpu&63]
 		off := (s.off.Add(rec) - rec) % ringSize
-		ts := clk.Now()
 		copy(s.data[off:], hdr[:])
 		s.data[off+abi.OffEventTimeStamp] = byte(ts)
 		copy(s.data[off+abi.EventHeaderSize:], payload)

@@ -79,6 +79,12 @@ func HasTSC() bool { return Features.TSC && Features.InvariantTSC }
 // TSC reads the time-stamp counter. Only call it when HasTSC reports true.
 func TSC() int64 { return rdtsc() }
 
+// CPUAndTSC returns CPU and TSC from one call: RDPID then RDTSC, or RDTSCP alone (which
+// reads both), or the portable hint then RDTSC. RDPID costs nothing beside RDTSC, while a
+// separate call for each costs the caller a second round of register spills. Only call it
+// when HasTSC reports true.
+func CPUAndTSC() (cpu int, tsc int64) { return cpuTSC() }
+
 // TSCFrequency measures the time-stamp counter against the monotonic clock over the
 // given interval and returns ticks per second. It returns 0 without an invariant TSC.
 func TSCFrequency(over time.Duration) int64 {

@@ -8,6 +8,9 @@ func rdtscpAux() uint32
 // cpu is CPU in assembly; it reads cpuMethod, whose values it hard-codes (TestCPUMethodValues).
 func cpu() int
 
+// cpuTSC is CPUAndTSC in assembly: one call, so the caller spills its registers once.
+func cpuTSC() (cpu int, tsc int64)
+
 func detect() {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf >= 1 {

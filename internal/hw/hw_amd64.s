@@ -61,3 +61,45 @@ stack:
 	ANDQ $0xFFF, AX
 	MOVQ AX, ret+0(FP)
 	RET
+
+// func cpuTSC() (cpu int, tsc int64)
+// cpu and rdtsc in one call: RDPID then RDTSC, or RDTSCP alone, or the stack hash then
+// RDTSC. Only called when HasTSC reports true.
+TEXT ·cpuTSC(SB), NOSPLIT, $0-16
+	MOVBLZX ·cpuMethod(SB), AX
+	CMPL    AX, $1
+	JNE     notrdpid
+	RDPID   BX
+	ANDQ    $0xFFF, BX
+	MOVQ    BX, cpu+0(FP)
+	RDTSC
+	SHLQ    $32, DX
+	ORQ     DX, AX
+	MOVQ    AX, tsc+8(FP)
+	RET
+
+notrdpid:
+	CMPL AX, $2
+	JNE  stack
+	RDTSCP
+	ANDQ $0xFFF, CX
+	MOVQ CX, cpu+0(FP)
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, tsc+8(FP)
+	RET
+
+stack:
+	// The same hash as stackCPU: stack address >> 13, folded, low 12 bits.
+	MOVQ SP, BX
+	SHRQ $13, BX
+	MOVQ BX, CX
+	SHRQ $7, CX
+	XORQ CX, BX
+	ANDQ $0xFFF, BX
+	MOVQ BX, cpu+0(FP)
+	RDTSC
+	SHLQ $32, DX
+	ORQ  DX, AX
+	MOVQ AX, tsc+8(FP)
+	RET

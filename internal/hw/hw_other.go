@@ -9,3 +9,5 @@ func rdpid() uint32     { return 0 }
 func rdtscpAux() uint32 { return 0 }
 
 func cpu() int { return cpuGo() }
+
+func cpuTSC() (int, int64) { return cpuGo(), rdtsc() }

@@ -101,3 +101,30 @@ func TestCPUAllMethods(t *testing.T) {
 		}
 	}
 }
+
+// CPUAndTSC gives, by every method, a processor in range and a counter reading taken
+// between two TSC reads around it.
+func TestCPUAndTSCAllMethods(t *testing.T) {
+	if !HasTSC() {
+		t.Skip("no invariant TSC on this machine")
+	}
+	saved := cpuMethod
+	defer func() { cpuMethod = saved }()
+	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP} {
+		if (m == CPUByRDPID && !Features.RDPID) || (m == CPUByRDTSCP && !Features.RDTSCP) {
+			continue
+		}
+		cpuMethod = m
+		for i := 0; i < 50; i++ {
+			before := TSC()
+			c, ts := CPUAndTSC()
+			after := TSC()
+			if c < 0 || c > 0xFFF || (m != CPUByStack && c >= runtime.NumCPU()) {
+				t.Fatalf("%v: CPUAndTSC() processor %d with %d CPUs", m, c, runtime.NumCPU())
+			}
+			if ts < before || ts > after {
+				t.Fatalf("%v: CPUAndTSC() read %d, outside the reads around it [%d, %d]", m, ts, before, after)
+			}
+		}
+	}
+}
