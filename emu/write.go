@@ -158,8 +158,13 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		if l == nil {
 			continue
 		}
-		id := info.LoggerID % session.LoggerIDs
-		seen[id>>6] |= 1 << (id & 63)
+		id := info.LoggerID
+		if id >= session.LoggerIDs {
+			continue // never: ids come from the logger table; proves the indexes below in range
+		}
+		if group != 0 {
+			seen[id>>6] |= 1 << (id & 63)
+		}
 		// deliver's common case, written out: the call showed in BenchmarkWrite.
 		if tooBig || errIdx != 0 || l.Secure() {
 			errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)

@@ -31,25 +31,23 @@ type SystemEvent struct {
 
 // reserve takes need bytes (aligned) on processor proc's current buffer, switching
 // buffers as Write does, and returns the buffer (holding a reference the caller drops
-// with b.word.Add(refRelease)) and the record's bytes. Write has the same loop written
-// out in line.
+// with b.word.Add(refRelease)) and the record's bytes. Write has the same first attempt
+// written out in line.
 func (l *Logger) reserve(proc int, need uint32) (*Buffer, []byte, error) {
-	streams := l.streams
 	idx := l.streamOf(proc)
-	s := &streams[idx]
-	for {
-		b := s.cur.Load()
-		var end uint32
-		if b != nil {
-			end = uint32(b.word.Add(uint64(need) | refOne))
-			if int(end) <= len(b.data) {
-				return b, b.data[int(end)-int(need) : int(end)], nil
-			}
-		}
-		if err := l.full(s, idx, b, end, need); err != nil {
+	s := &l.streams[idx]
+	b := s.cur.Load()
+	var end uint32
+	if b != nil {
+		end = uint32(b.word.Add(uint64(need) | refOne))
+	}
+	if b == nil || int(end) > len(b.data) {
+		var err error
+		if b, end, err = l.reserveSlow(s, idx, b, end, need); err != nil {
 			return nil, nil, err
 		}
 	}
+	return b, b.data[int(end)-int(need) : int(end)], nil
 }
 
 // stamp returns ev's timestamp on the session clock. A clock that reads the time-stamp

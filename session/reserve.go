@@ -77,19 +77,18 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		idx = 0
 	}
 	s := &streams[idx]
-	var b *Buffer
+	b := s.cur.Load()
 	var end uint32
-	for {
-		if b = s.cur.Load(); b != nil {
-			/*A*/ end = uint32(b.word.Add(uint64(need) | refOne))
-			// Other writers now see CurrentOffset past our record, and the logger will not
-			// close the buffer until our reference is gone. len(b.data) is BufferSize; testing
-			// against it lets the compiler prove the record's slice in range.
-			if int(end) <= len(b.data) {
-				break
-			}
-		}
-		if err := l.full(s, idx, b, end, need); err != nil {
+	if b != nil {
+		/*A*/ end = uint32(b.word.Add(uint64(need) | refOne))
+		// Other writers now see CurrentOffset past our record, and the logger will not
+		// close the buffer until our reference is gone.
+	}
+	if b == nil || int(end) > len(b.data) {
+		// The retry loop is out of line: in line, the compiler saved every register
+		// before the loop for the call in it, on every event.
+		var err error
+		if b, end, err = l.reserveSlow(s, idx, b, end, need); err != nil {
 			return err
 		}
 	}
@@ -137,6 +136,25 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	/*B*/ b.word.Add(refRelease)
 	// The logger may now close the buffer; our bytes are complete.
 	return nil
+}
+
+// reserveSlow is the slow path of a reservation that did not fit: buffer b (nil if the
+// stream had none), reserved up to end, could not take need bytes. It switches buffers
+// (full) and reserves again until the record fits, and returns the buffer, holding the
+// writer's reference, and the record's end; an error means the event is lost (counted)
+// or the session stopped (not counted).
+func (l *Logger) reserveSlow(s *stream, idx int, b *Buffer, end, need uint32) (*Buffer, uint32, error) {
+	for {
+		if err := l.full(s, idx, b, end, need); err != nil {
+			return nil, 0, err
+		}
+		if b = s.cur.Load(); b != nil {
+			end = uint32(b.word.Add(uint64(need) | refOne))
+			if int(end) <= len(b.data) {
+				return b, end, nil
+			}
+		}
+	}
 }
 
 // full is the slow path of Write: b (nil if the stream had none) could not take the
