@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -373,5 +374,64 @@ func TestWriteSharesTSCReading(t *testing.T) {
 	}
 	if stamps[2] == stamps[0] || stamps[2] < 116444736000000000 { // FILETIME of 1970
 		t.Errorf("system-time session stamped %d, want its own FILETIME", stamps[2])
+	}
+}
+
+// EventWrite to one session without a Tally takes a path of its own; it must answer
+// exactly as the general path does (EventWriteEx with a Tally): the same error for each
+// event, the same events in the session and the same EventsLost. The sequence covers
+// acceptance, level filtering, an event too big for a buffer, one too big for ETW, and
+// running out of buffers while the sink is stalled.
+func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
+	type run struct {
+		errs   []error
+		events int
+		lost   uint32
+		tally  Tally
+	}
+	sizes := []int{100, 5000, 100, 70000, 100}
+	do := func(general bool) run {
+		k := newKernel(t, winver.V2004)
+		r, _ := k.EventRegister(provA, nil, nil)
+		gate := make(chan struct{})
+		sink := &gateSink{gate: gate}
+		h, err := k.StartTrace("one", &Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: sink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 4, 0, 0, nil)
+		var out run
+		for i := 0; i < 200; i++ {
+			d := &EventDescriptor{ID: uint16(i), Level: uint8(3 + i%3)} // level 5 is filtered
+			data := make([]byte, sizes[i%len(sizes)])
+			if general {
+				err = k.EventWriteEx(r, d, &WriteOptions{Processor: 0, Tally: &out.tally}, data)
+			} else {
+				err = k.EventWriteEx(r, d, &WriteOptions{Processor: 0}, data)
+			}
+			out.errs = append(out.errs, err)
+		}
+		close(gate)
+		var q Properties
+		k.StopTrace(h, "", &q)
+		out.events, _ = sink.CountEvents()
+		out.lost = q.EventsLost
+		return out
+	}
+	one, general := do(false), do(true)
+	for i := range one.errs {
+		if !errors.Is(one.errs[i], general.errs[i]) && one.errs[i] != general.errs[i] {
+			t.Fatalf("event %d: one-session path %v, general path %v", i, one.errs[i], general.errs[i])
+		}
+	}
+	if one.events != general.events || one.lost != general.lost {
+		t.Fatalf("one-session path: %d events, %d lost; general path: %d events, %d lost", one.events, one.lost, general.events, general.lost)
+	}
+	kinds := map[string]bool{}
+	for _, err := range one.errs {
+		kinds[fmt.Sprint(err)] = true
+	}
+	if len(kinds) != 4 || one.lost == 0 {
+		t.Fatalf("the sequence reached %v with %d lost; want success, ERROR_MORE_DATA, ERROR_ARITHMETIC_OVERFLOW and ERROR_NOT_ENOUGH_MEMORY", kinds, one.lost)
 	}
 }
