@@ -95,9 +95,8 @@ type Logger struct {
 	maxRecord  uint32 // largest aligned record: BufferSize - 0x48
 	minBuffers uint32
 	clock      *clock.Clock
-	tsc        bool // clock.ReadsTSC: Write reads the counter inline
-	streams    []stream
-	shared     bool // EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING: every processor uses stream 0
+	tsc        bool     // clock.ReadsTSC: Write reads the counter inline
+	streams    []stream // one per processor, or one with EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING
 	// pmcData is PmcData, the PMC configuration (ETW_PMC_SUPPORT) once counters are set:
 	// beside the fields Write reads, so its check shares their cache line. Atomic
 	// pointer; stored once by the kernel under its control lock (SetPMC), loaded by
@@ -194,7 +193,7 @@ func Start(cfg Config) (*Logger, error) {
 		mode: p.LogFileMode, kind: cfg.Adjusted.Kind, pageBuf: cfg.Adjusted.PageBufferSize,
 		sysIndex: cfg.SystemLoggerIndex, secure: p.LogFileMode&logmode.Secure != 0, bufSize: p.BufferSize * 1024, minBuffers: p.MinimumBuffers,
 		clock: cfg.Clock, tsc: cfg.Clock.ReadsTSC(), streams: make([]stream, cfg.Adjusted.Streams),
-		shared: p.LogFileMode&logmode.NoPerProcessorBufs != 0, sink: p.Sink, props: p,
+		sink: p.Sink, props: p,
 		startTime: clock.FileTime(time.Now()), threadID: 0x1000 + 4*uint64(cfg.ID),
 		bufferID: cfg.ID, perStream: make([]atomic.Uint64, cfg.Adjusted.Streams),
 		wake: make(chan struct{}, 1), reqs: make(chan request), done: make(chan struct{}),

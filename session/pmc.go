@@ -43,7 +43,7 @@ func (l *Logger) reserve(proc int, need uint32) (*Buffer, []byte, error) {
 	}
 	if b == nil || int(end) > len(b.data) {
 		var err error
-		if b, end, err = l.reserveSlow(s, idx, b, end, need); err != nil {
+		if b, end, err = l.reserveSlow(s, int(idx), b, end, need); err != nil {
 			return nil, nil, err
 		}
 	}

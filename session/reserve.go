@@ -71,12 +71,8 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		}
 		return winerr.ErrMoreData
 	}
-	streams := l.streams
 	idx := l.streamOf(proc)
-	if uint(idx) >= uint(len(streams)) { // never true; lets the compiler drop the bounds check
-		idx = 0
-	}
-	s := &streams[idx]
+	s := &l.streams[idx]
 	b := s.cur.Load()
 	var end uint32
 	if b != nil {
@@ -88,7 +84,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		// The retry loop is out of line: in line, the compiler saved every register
 		// before the loop for the call in it, on every event.
 		var err error
-		if b, end, err = l.reserveSlow(s, idx, b, end, need); err != nil {
+		if b, end, err = l.reserveSlow(s, int(idx), b, end, need); err != nil {
 			return err
 		}
 	}
@@ -178,17 +174,15 @@ func (l *Logger) full(s *stream, idx int, b *Buffer, end, need uint32) error {
 	return err
 }
 
-// streamOf maps a processor number onto a stream index: 0 for every processor with
-// NO_PER_PROCESSOR_BUFFERING, else the processor's own, wrapping out-of-range numbers.
-func (l *Logger) streamOf(proc int) int {
-	p := uint(proc)
-	if l.shared {
-		return 0
+// streamOf maps a processor number onto a stream index: the processor's own, wrapping
+// out-of-range numbers. A session with NO_PER_PROCESSOR_BUFFERING has one stream, which
+// every processor wraps onto. The index is unsigned so the compiler can prove it in range.
+func (l *Logger) streamOf(proc int) uint {
+	p, n := uint(proc), uint(len(l.streams))
+	if p >= n {
+		p %= n
 	}
-	if p >= uint(len(l.streams)) {
-		p %= uint(len(l.streams))
-	}
-	return int(p)
+	return p
 }
 
 // Lose counts one event in EventsLost that the caller dropped before reserving: too large
