@@ -160,7 +160,11 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 			return nil
 		}
 		if !l.Secure() {
-			idx, _, _ := outcome(l.Write(proc, &ev))
+			err := l.Write(proc, &ev)
+			if err == nil {
+				return nil
+			}
+			idx, _, _ := outcome(err)
 			return writeErrors[idx]
 		}
 	}
