@@ -23,8 +23,9 @@ type Event struct {
 	ThreadID   uint32
 	ProcessID  uint32
 	Extra      *EventExtra // nil for a plain event: no activity ids
-	// TSC, if not 0, is the time-stamp counter read when the writer's processor was, for
-	// the sessions whose clock reads that counter; see Logger.stamp.
+	// TSC, if not 0, is a reading of the time-stamp counter the kernel took together with
+	// the writer's processor number, for the sessions whose clock reads that counter; see
+	// Logger.stamp.
 	TSC int64
 }
 
@@ -176,7 +177,8 @@ func (l *Logger) full(s *stream, idx int, b *Buffer, end, need uint32) error {
 
 // streamOf maps a processor number onto a stream index: the processor's own, wrapping
 // out-of-range numbers. A session with NO_PER_PROCESSOR_BUFFERING has one stream, which
-// every processor wraps onto. The index is unsigned so the compiler can prove it in range.
+// every processor wraps onto. A negative number wraps as the large unsigned number it
+// converts to.
 func (l *Logger) streamOf(proc int) uint {
 	p, n := uint(proc), uint(len(l.streams))
 	if p >= n {
