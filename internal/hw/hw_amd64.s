@@ -1,5 +1,21 @@
 #include "textflag.h"
 
+// TSC_AX leaves the 64-bit time-stamp counter in AX (clobbers DX).
+#define TSC_AX \
+	RDTSC; \
+	SHLQ $32, DX; \
+	ORQ  DX, AX
+
+// STACK_CPU leaves stackCPU's hash in r (stack address >> 13, folded, low 12 bits),
+// using t as scratch.
+#define STACK_CPU(r, t) \
+	MOVQ SP, r; \
+	SHRQ $13, r; \
+	MOVQ r, t; \
+	SHRQ $7, t; \
+	XORQ t, r; \
+	ANDQ $0xFFF, r
+
 // func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL eaxArg+0(FP), AX
@@ -13,9 +29,7 @@ TEXT ·cpuid(SB), NOSPLIT, $0-24
 
 // func rdtsc() int64
 TEXT ·rdtsc(SB), NOSPLIT, $0-8
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
+	TSC_AX
 	MOVQ AX, ret+0(FP)
 	RET
 
@@ -52,13 +66,7 @@ notrdpid:
 	RET
 
 stack:
-	// The same hash as stackCPU: stack address >> 13, folded, low 12 bits.
-	MOVQ SP, AX
-	SHRQ $13, AX
-	MOVQ AX, BX
-	SHRQ $7, BX
-	XORQ BX, AX
-	ANDQ $0xFFF, AX
+	STACK_CPU(AX, BX)
 	MOVQ AX, ret+0(FP)
 	RET
 
@@ -72,9 +80,7 @@ TEXT ·cpuTSC(SB), NOSPLIT, $0-16
 	RDPID   BX
 	ANDQ    $0xFFF, BX
 	MOVQ    BX, cpu+0(FP)
-	RDTSC
-	SHLQ    $32, DX
-	ORQ     DX, AX
+	TSC_AX
 	MOVQ    AX, tsc+8(FP)
 	RET
 
@@ -90,16 +96,8 @@ notrdpid:
 	RET
 
 stack:
-	// The same hash as stackCPU: stack address >> 13, folded, low 12 bits.
-	MOVQ SP, BX
-	SHRQ $13, BX
-	MOVQ BX, CX
-	SHRQ $7, CX
-	XORQ CX, BX
-	ANDQ $0xFFF, BX
+	STACK_CPU(BX, CX)
 	MOVQ BX, cpu+0(FP)
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
+	TSC_AX
 	MOVQ AX, tsc+8(FP)
 	RET

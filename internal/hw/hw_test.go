@@ -78,10 +78,8 @@ func TestCPUMethodValues(t *testing.T) {
 	}
 }
 
-// Every method gives a value in range, from the assembly and from the Go version alike.
-// (They cannot be compared value for value: the goroutine may migrate between the two
-// reads, and the stack hash sees two different frames.)
-func TestCPUAllMethods(t *testing.T) {
+// eachMethod runs fn with cpuMethod set to each method this machine has, then restores it.
+func eachMethod(fn func(m CPUMethod)) {
 	saved := cpuMethod
 	defer func() { cpuMethod = saved }()
 	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP} {
@@ -89,17 +87,31 @@ func TestCPUAllMethods(t *testing.T) {
 			continue
 		}
 		cpuMethod = m
-		for i := 0; i < 50; i++ {
-			for name, c := range map[string]int{"CPU": CPU(), "cpuGo": cpuGo()} {
-				if c < 0 || c > 0xFFF {
-					t.Fatalf("%v: %s() = %d", m, name, c)
-				}
-				if m != CPUByStack && c >= runtime.NumCPU() {
-					t.Fatalf("%v: %s() = %d with %d CPUs", m, name, c, runtime.NumCPU())
-				}
-			}
-		}
+		fn(m)
 	}
+}
+
+// checkCPU fails t if c, what name returned by method m, is no processor number.
+func checkCPU(t *testing.T, m CPUMethod, name string, c int) {
+	t.Helper()
+	if c < 0 || c > 0xFFF {
+		t.Fatalf("%v: %s() = %d", m, name, c)
+	}
+	if m != CPUByStack && c >= runtime.NumCPU() {
+		t.Fatalf("%v: %s() = %d with %d CPUs", m, name, c, runtime.NumCPU())
+	}
+}
+
+// Every method gives a value in range, from the assembly and from the Go version alike.
+// (They cannot be compared value for value: the goroutine may migrate between the two
+// reads, and the stack hash sees two different frames.)
+func TestCPUAllMethods(t *testing.T) {
+	eachMethod(func(m CPUMethod) {
+		for i := 0; i < 50; i++ {
+			checkCPU(t, m, "CPU", CPU())
+			checkCPU(t, m, "cpuGo", cpuGo())
+		}
+	})
 }
 
 // CPUAndTSC gives, by every method, a processor in range and a counter reading taken
@@ -108,23 +120,15 @@ func TestCPUAndTSCAllMethods(t *testing.T) {
 	if !HasTSC() {
 		t.Skip("no invariant TSC on this machine")
 	}
-	saved := cpuMethod
-	defer func() { cpuMethod = saved }()
-	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP} {
-		if (m == CPUByRDPID && !Features.RDPID) || (m == CPUByRDTSCP && !Features.RDTSCP) {
-			continue
-		}
-		cpuMethod = m
+	eachMethod(func(m CPUMethod) {
 		for i := 0; i < 50; i++ {
 			before := TSC()
 			c, ts := CPUAndTSC()
 			after := TSC()
-			if c < 0 || c > 0xFFF || (m != CPUByStack && c >= runtime.NumCPU()) {
-				t.Fatalf("%v: CPUAndTSC() processor %d with %d CPUs", m, c, runtime.NumCPU())
-			}
+			checkCPU(t, m, "CPUAndTSC", c)
 			if ts < before || ts > after {
 				t.Fatalf("%v: CPUAndTSC() read %d, outside the reads around it [%d, %d]", m, ts, before, after)
 			}
 		}
-	}
+	})
 }
