@@ -134,12 +134,14 @@ func (k *Kernel) GuidTable() *guidtable.Table { return k.guids }
 
 // CurrentProcessor maps the processor the calling goroutine runs on (RDPID, RDTSCP or a
 // portable hint) onto the emulated processors.
-func (k *Kernel) CurrentProcessor() int {
-	c := hw.CPU()
-	if c >= k.nproc {
-		c %= k.nproc
+func (k *Kernel) CurrentProcessor() int { return k.emulated(hw.CPU()) }
+
+// emulated maps an operating-system CPU number onto the emulated processors.
+func (k *Kernel) emulated(cpu int) int {
+	if cpu >= k.nproc {
+		cpu %= k.nproc
 	}
-	return c
+	return cpu
 }
 
 // Close stops every running session, as shutting the machine down would.
