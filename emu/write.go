@@ -137,9 +137,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		} else {
 			proc = hw.CPU()
 		}
-		if proc >= k.nproc {
-			proc %= k.nproc
-		}
+		proc = k.emulated(proc)
 	}
 	ge := r.GuidEntry()
 	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
@@ -151,11 +149,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		// One session and nothing to count per session, the common case, on a path of its
 		// own: the general loop keeps its state across the call into the session, saving
 		// and restoring about ten registers per event.
-		info := ge.Slot(bits.TrailingZeros8(enable))
-		if info == nil || !info.Passes(d.Level, d.Keyword) {
-			return nil
-		}
-		l, _ := info.Target.(*session.Logger)
+		l, _ := route(ge, bits.TrailingZeros8(enable), d.Level, d.Keyword)
 		if l == nil {
 			return nil
 		}
@@ -171,17 +165,9 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 	var seen [(session.LoggerIDs + 63) / 64]uint64 // logger ids written, so the group pass does not write a session twice
 	var errIdx uint8
 	for mask := enable; mask != 0; mask &= mask - 1 {
-		info := ge.Slot(bits.TrailingZeros8(mask))
-		if info == nil || !info.Passes(d.Level, d.Keyword) {
-			continue
-		}
-		l, _ := info.Target.(*session.Logger)
+		l, id := route(ge, bits.TrailingZeros8(mask), d.Level, d.Keyword)
 		if l == nil {
 			continue
-		}
-		id := info.LoggerID
-		if id >= session.LoggerIDs {
-			continue // never: ids come from the logger table; proves the indexes below in range
 		}
 		if group != 0 {
 			seen[id>>6] |= 1 << (id & 63)
@@ -207,6 +193,19 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		return nil
 	}
 	return writeErrors[errIdx&^denied]
+}
+
+// route returns the session that enable slot i of entry e sends an event of the given
+// level and keyword to, and its logger id: nil when the slot is off, filters the event
+// out, or holds no session. The id comes from the logger table, so it is below
+// session.LoggerIDs. Small enough to inline (.ci/run checks it): it runs once per slot.
+func route(e *guidtable.Entry, i int, level uint8, keyword uint64) (*session.Logger, uint16) {
+	info := e.Slot(i)
+	if info == nil || !info.Passes(level, keyword) {
+		return nil, 0
+	}
+	l, _ := info.Target.(*session.Logger)
+	return l, info.LoggerID
 }
 
 // denied marks an error index whose session refused the event for lack of permission:
@@ -268,12 +267,7 @@ func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, too
 	}
 	d := ev.Descriptor
 	for ; mask != 0; mask &= mask - 1 {
-		info := g.Slot(bits.TrailingZeros8(mask))
-		if info == nil || !info.Passes(d.Level, d.Keyword) {
-			continue
-		}
-		l, _ := info.Target.(*session.Logger)
-		id := info.LoggerID % session.LoggerIDs
+		l, id := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
 		if l == nil || seen[id>>6]&(1<<(id&63)) != 0 {
 			continue
 		}
