@@ -1,11 +1,17 @@
 package emu
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -134,5 +140,43 @@ func TestBadInputNeverPanics(t *testing.T) {
 	}
 	if _, err := New(Config{Version: 99}); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("unknown version: %v", err)
+	}
+}
+
+// The stop's flush-all takes every processor's buffer out in processor order and marks
+// the last of the batch with ETW_BUFFER_FLAG_FLUSH_MARKER; an empty buffer is written only
+// when it carries the marker (WmipPrepareHeader). So one event costs one buffer when it
+// landed on the last processor and two otherwise: the count depends on the processor,
+// which is why the package example runs on one processor.
+func TestFlushMarkerOnLastProcessor(t *testing.T) {
+	for proc, want := range []uint32{2, 2, 2, 1} {
+		k, err := New(Config{Version: winver.V2004, Processors: 4, Synchronous: true, Clock: clock.NewManualSource(1000, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sink := &session.MemorySink{}
+		h, err := k.StartTrace("marker", &Properties{BufferSize: 4, LogFileMode: logmode.RealTime, Sink: sink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prov := guid.FromName("Marker.Provider")
+		reg, _ := k.EventRegister(prov, nil, nil)
+		k.EnableTraceEx2(h, prov, regentry.ControlEnable, 4, 0, 0, nil)
+		if err := k.EventWriteEx(reg, &EventDescriptor{ID: 1, Level: 4}, &WriteOptions{Processor: proc}, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		var p Properties
+		if err := k.StopTrace(h, "", &p); err != nil {
+			t.Fatal(err)
+		}
+		bufs := sink.Buffers()
+		if p.BuffersWritten != want || len(bufs) != int(want) {
+			t.Fatalf("event on processor %d: BuffersWritten %d, sink got %d; want %d", proc, p.BuffersWritten, len(bufs), want)
+		}
+		last := bufs[len(bufs)-1]
+		if f := binary.LittleEndian.Uint16(last[0x34:]); f&abi.BufferFlagFlushMarker == 0 {
+			t.Fatalf("event on processor %d: the last buffer's BufferFlag %#x has no FLUSH_MARKER", proc, f)
+		}
+		k.Close()
 	}
 }

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -586,20 +586,22 @@ func TestBlockingMode(t *testing.T) {
 			}
 		}
 	}()
-	select {
-	case err := <-errc:
-		t.Fatalf("writer returned %v instead of waiting", err)
-	case <-time.After(100 * time.Millisecond):
+	// Decided by state, not by a time window: the writer is counted among the session's
+	// waiters, and it has not returned.
+	for l := k.Session(fr.h); l.Waiters() == 0; {
+		select {
+		case err := <-errc:
+			t.Fatalf("writer returned %v instead of waiting", err)
+		default:
+			runtime.Gosched()
+		}
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- k.StopTrace(fr.h, "", &q) }()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, winerr.ErrCancelled) {
-			t.Fatalf("waiting writer woke with %v, want ERROR_CANCELLED", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("stop did not wake the waiting writer")
+	// A stop that never woke the writer hangs here, and the test binary's timeout reports
+	// every goroutine's stack.
+	if err := <-errc; !errors.Is(err, winerr.ErrCancelled) {
+		t.Fatalf("waiting writer woke with %v, want ERROR_CANCELLED", err)
 	}
 	gate.mu.Lock()
 	close(gate.open)

@@ -25,8 +25,9 @@ const (
 	EventProviderUseDescriptorType = 3 // EventProviderUseDescriptorType
 )
 
-// registerSince is the first version with EventRegister and ETW_REG_ENTRY.
-const registerSince = winver.V6_0
+// EventRegisterSince is the first version with EventRegister and ETW_REG_ENTRY; earlier
+// versions have only classic providers (RegisterTraceGuids), which are not emulated.
+const EventRegisterSince = winver.V6_0
 
 // traitsSince is the first version with provider traits and groups.
 const traitsSince = winver.V10_0
@@ -38,8 +39,8 @@ const traitsSince = winver.V10_0
 // Errors: ERROR_NOT_SUPPORTED before 6.0, which has no EventRegister;
 // ERROR_INVALID_PARAMETER for a GUID_NULL provider or a context without a callback.
 func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context any) (*Registration, error) {
-	if k.version < registerSince {
-		return nil, winerr.New(winerr.ErrNotSupported, "EventRegister does not exist before %s (Windows %s)", registerSince.Marketing(), k.version)
+	if k.version < EventRegisterSince {
+		return nil, winerr.New(winerr.ErrNotSupported, "EventRegister does not exist before %s (Windows %s)", EventRegisterSince.Marketing(), k.version)
 	}
 	if provider.IsZero() {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")

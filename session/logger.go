@@ -144,6 +144,10 @@ type Logger struct {
 	freeBuffers        atomic.Int64 // BuffersAvailable
 	peakBuffers        atomic.Int64
 	perStream          []atomic.Uint64 // buffers written per stream; logger goroutine writes
+	// loggerWakeups counts the times a writer woke the logger goroutine (a send on wake
+	// that was not folded into one already pending), or did its work in a synchronous
+	// session. Atomic; added to by writers in signal.
+	loggerWakeups atomic.Uint64
 
 	freeMu   sync.Mutex
 	free     []*Buffer // FreeList (LIFO); protected by freeMu
@@ -362,6 +366,10 @@ type Stats struct {
 	// neither, since the ring is meant to forget).
 	EventsOverwritten  uint64
 	BuffersOverwritten uint64
+	// LoggerWakeups is how many times writers woke the logger goroutine to seal full
+	// buffers or find free ones (an emulator counter: the kernel's logger thread is
+	// signalled on its semaphore at every buffer switch).
+	LoggerWakeups uint64
 }
 
 // Stats returns the session's counters.
@@ -372,6 +380,7 @@ func (l *Logger) Stats() Stats {
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
 		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
+		LoggerWakeups: l.loggerWakeups.Load(),
 	}
 	for i := range l.perStream {
 		s.BuffersPerStream[i] = l.perStream[i].Load()

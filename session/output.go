@@ -138,6 +138,10 @@ func (l *Logger) detach(c *consumer) {
 	}
 }
 
+// Waiters returns how many writers of an EVENT_TRACE_BLOCKING_MODE session are waiting
+// for the logger to free a buffer.
+func (l *Logger) Waiters() int { return int(l.waiters.Load()) }
+
 // Consumers returns how many real-time consumers are attached.
 func (l *Logger) Consumers() int {
 	if l.rt == nil {

@@ -247,42 +247,55 @@ func TestNoFreeBufferLosesAndCounts(t *testing.T) {
 	}
 }
 
-// slowSink takes a millisecond per buffer, as a slow disk would.
-type slowSink struct{ MemorySink }
+// stepSink lets the logger goroutine write one buffer per token sent on tokens; closing
+// tokens lets every later buffer through.
+type stepSink struct {
+	MemorySink
+	tokens chan struct{}
+}
 
-func (s *slowSink) WriteBuffer(buf []byte) error {
-	time.Sleep(time.Millisecond)
+func (s *stepSink) WriteBuffer(buf []byte) error {
+	<-s.tokens
 	return s.MemorySink.WriteBuffer(buf)
 }
 
+// A writer that finds no free buffer makes the logger add one per stream at its next
+// round, up to MaximumBuffers and never past it; at MaximumBuffers writers that outrun the
+// sink lose events. The sink takes one buffer per token, so every step is decided by
+// state: no sleep, no deadline.
 func TestGrowthOnShortageWithinMaximum(t *testing.T) {
-	sink := &slowSink{}
+	sink := &stepSink{tokens: make(chan struct{})}
 	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 5, Sink: sink})
+	defer close(sink.tokens) // before the cleanup's Stop, which needs the sink
 	if n := l.Stats().NumberOfBuffers; n != 2 {
 		t.Fatalf("started with %d buffers, want MinimumBuffers 2", n)
 	}
-	// Keep writers ahead of the sink; growth is the logger goroutine's, so give it time.
-	deadline := time.Now().Add(5 * time.Second)
-	for l.Stats().NumberOfBuffers < 5 && time.Now().Before(deadline) {
-		for i := 0; i < 100; i++ {
-			l.Write(0, testEvent(0x40, 1))
+	ev := testEvent(0x40, 1)
+	writeUntilLost := func() {
+		t.Helper()
+		err := l.Write(0, ev)
+		for ; err == nil; err = l.Write(0, ev) {
 		}
-		waitABit()
-	}
-	if n := l.Stats().NumberOfBuffers; n != 5 {
-		t.Fatalf("NumberOfBuffers %d, want growth to MaximumBuffers 5", n)
-	}
-	// At MaximumBuffers the writer outruns the sink and loses events.
-	for l.Stats().EventsLost == 0 && time.Now().Before(deadline) {
-		for i := 0; i < 1000; i++ {
-			l.Write(0, testEvent(0x40, 1))
+		if !errors.Is(err, winerr.ErrNotEnoughMemory) {
+			t.Fatalf("write: %v, want ERROR_NOT_ENOUGH_MEMORY once the sink holds the buffers", err)
 		}
 	}
-	if l.Stats().EventsLost == 0 {
-		t.Fatal("a writer outran a 1 ms/buffer sink without losing events")
+	for rounds := 0; l.Stats().NumberOfBuffers < 5; rounds++ {
+		if rounds > 10 {
+			t.Fatalf("%d shortages grew the session to only %d buffers", rounds, l.Stats().NumberOfBuffers)
+		}
+		writeUntilLost()
+		sink.tokens <- struct{}{} // the logger writes one buffer; its next step grows
 	}
-	if n := l.Stats().NumberOfBuffers; n != 5 {
-		t.Fatalf("NumberOfBuffers %d after losses, want MaximumBuffers 5", n)
+	// At MaximumBuffers a writer that outruns the sink loses events, and the logger adds
+	// nothing however often it is told of a shortage.
+	lost := l.Stats().EventsLost
+	for i := 0; i < 3; i++ {
+		writeUntilLost()
+		sink.tokens <- struct{}{}
+	}
+	if s := l.Stats(); s.EventsLost < lost+3 || s.NumberOfBuffers != 5 || s.PeakBuffers != 5 {
+		t.Fatalf("EventsLost %d (was %d), NumberOfBuffers %d, PeakBuffers %d; want 3 more lost and 5 buffers", s.EventsLost, lost, s.NumberOfBuffers, s.PeakBuffers)
 	}
 }
 
@@ -490,11 +503,25 @@ func mustStart(t testing.TB, cfg Config) *Logger {
 	return l
 }
 
-// FlushThreshold is how many full buffers wake the logger: with 1, one full buffer is
-// written at once; with the default batch it waits in the flush list (no FlushTimer).
+// notifySink tells got about the first buffer it receives.
+type notifySink struct {
+	Counter
+	got  chan struct{}
+	once sync.Once
+}
+
+func (s *notifySink) WriteBuffer(buf []byte) error {
+	err := s.Counter.WriteBuffer(buf)
+	s.once.Do(func() { close(s.got) })
+	return err
+}
+
+// FlushThreshold is how many full buffers wake the logger: with 1, the writer that fills
+// one buffer wakes it and that buffer is written at once; with the default batch the
+// writer does not wake it, and the buffer waits in the flush list (no FlushTimer).
 func TestFlushThresholdWakesLogger(t *testing.T) {
 	for _, threshold := range []uint32{1, 0} {
-		sink := &Counter{}
+		sink := &notifySink{got: make(chan struct{})}
 		l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4,
 			MinimumBuffers: 32, MaximumBuffers: 32, FlushThreshold: threshold, Sink: sink})
 		per := (4096 - abi.BufferHeaderSize) / 0x90
@@ -503,18 +530,21 @@ func TestFlushThresholdWakesLogger(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for sink.BuffersReceived() == 0 && time.Now().Before(deadline) && threshold == 1 {
-			time.Sleep(time.Millisecond)
-		}
-		if threshold == 0 {
-			time.Sleep(200 * time.Millisecond)
-		}
-		got := sink.BuffersReceived()
-		if threshold == 1 && got != 1 || threshold == 0 && got != 0 {
-			t.Errorf("FlushThreshold %d: %d buffers written after one switch", threshold, got)
+		wakeups := l.Stats().LoggerWakeups
+		if threshold == 1 {
+			<-sink.got // the logger was woken; a lost wake-up hangs here until the test times out
+			if wakeups != 1 || sink.BuffersReceived() != 1 {
+				t.Errorf("FlushThreshold 1: %d wake-ups, %d buffers written after one switch; want 1 and 1", wakeups, sink.BuffersReceived())
+			}
+		} else if got := sink.BuffersReceived(); wakeups != 0 || got != 0 {
+			// Nothing else drains the flush list: the housekeeping tick only tops up the
+			// free list while FlushTimer is 0.
+			t.Errorf("FlushThreshold 0 (a batch of %d): one switch woke the logger %d times, %d buffers written", flushBatch, wakeups, got)
 		}
 		l.Stop()
+		if want := uint64(2); l.Stats().BuffersWritten != want {
+			t.Errorf("FlushThreshold %d: %d buffers written at stop, want %d", threshold, l.Stats().BuffersWritten, want)
+		}
 	}
 }
 

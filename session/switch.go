@@ -163,11 +163,13 @@ func (l *Logger) noteShortage() {
 // does the logger's work itself.
 func (l *Logger) signal() {
 	if l.synchronous {
+		l.loggerWakeups.Add(1)
 		l.service()
 		return
 	}
 	select {
 	case l.wake <- struct{}{}:
+		l.loggerWakeups.Add(1)
 	default:
 	}
 }

@@ -24,6 +24,7 @@ import (
 
 type demoConfig struct {
 	duration   time.Duration
+	events     uint64 // total events to attempt; 0 for no limit
 	payload    int
 	bufferKB   uint
 	minBuffers uint
@@ -57,34 +58,54 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	cfg := demoConfig{version: winver.Default}
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "how long the writers run")
-	fs.IntVar(&cfg.payload, "payload", 64, "payload bytes per event (0 to 65000)")
-	fs.UintVar(&cfg.bufferKB, "buffer-kb", 64, "session BufferSize in KB")
+	fs.Uint64Var(&cfg.events, "events", 0, "stop after this many events in all (0: run for -duration); keeps a -logfile small and complete")
+	fs.IntVar(&cfg.payload, "payload", 64, fmt.Sprintf("payload bytes per event (0 to %d)", maxPayload))
+	fs.UintVar(&cfg.bufferKB, "buffer-kb", 64, fmt.Sprintf("session BufferSize in KB (0: the default; 1 to %d, which StartTrace clamps to the version's range)", maxBufferKB))
 	fs.UintVar(&cfg.minBuffers, "min-buffers", 0, "MinimumBuffers (0: two per processor)")
 	fs.UintVar(&cfg.maxBuffers, "max-buffers", 0, "MaximumBuffers (0: MinimumBuffers + 22)")
-	fs.IntVar(&cfg.procs, "processors", runtime.NumCPU(), "emulated processors; one writer goroutine each")
-	fs.Var(&cfg.version, "version", "Windows version to emulate (5.0 ... 6.3, 10.0, 1511 ... 2004)")
-	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms)")
+	fs.IntVar(&cfg.procs, "processors", runtime.NumCPU(), "emulated processors, 1 to 2048; one writer goroutine each")
+	fs.Var(&cfg.version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister, which the demo's providers use, exists from 6.0)")
+	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms; 0 to 1s)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
 	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE)")
-	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES (default: SEQUENTIAL with -logfile, else REAL_TIME)")
-	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the file XPRESS-compressed")
+	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES_FOR_SIZE (default: SEQUENTIAL with -logfile, else REAL_TIME)")
+	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the -logfile XPRESS-compressed")
 	fs.StringVar(&cfg.pmc, "pmc", "", "collect these profile sources (e.g. TotalCycles) on every event with id 1 (TracePmcCounterListInfo, then EventTraceProfileEventListInformation)")
 	fs.StringVar(&cfg.pmcSource, "pmc-source", pmc.NameAuto, "counter source for -pmc: auto (see etwemu pmc), perf-rdpmc, perf-read, tsc, synthetic")
-	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize in MB (KB with the KBYTES flag); with -logfile 64 unless given, 0 for none")
-	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file\n(etwemu demo -logfile out.etl -duration 1s; etwemu dump out.etl)."
-	if code := parseFlags(fs, about, args, stderr); code >= 0 {
+	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize of the -logfile in MB (KB with the KBYTES flag); 64 unless given, 0 for none")
+	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file:\n\n  etwemu demo -logfile /tmp/demo.etl -events 20000\n  etwemu dump -summary /tmp/demo.etl"
+	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
-	if cfg.payload < 0 || cfg.payload > 65000 || cfg.procs < 1 || cfg.duration <= 0 {
-		fmt.Fprintln(stderr, "etwemu demo: -payload must be 0..65000, -processors at least 1, -duration positive")
-		return 2
+	b := bounds{fs: fs}
+	b.duration("duration", cfg.duration, time.Millisecond, 24*time.Hour, "")
+	b.int("payload", int64(cfg.payload), 0, maxPayload, "EVENT_HEADER.Size is 16 bits: header and payload are at most 0xFFFF bytes")
+	b.uint("buffer-kb", cfg.bufferKB, 0, maxBufferKB, "")
+	b.uint("min-buffers", cfg.minBuffers, 0, 1<<20, "")
+	b.uint("max-buffers", cfg.maxBuffers, 0, 1<<20, "")
+	b.int("processors", int64(cfg.procs), 1, 2048, "the emulator's limit")
+	b.duration("slow-sink", cfg.slowSink, 0, time.Second, "")
+	b.duration("progress", cfg.progress, 0, time.Hour, "")
+	b.uint("max-file-size", cfg.maxFileMB, 0, 1<<32-1, "MaximumFileSize is a ULONG")
+	b.uint("events", uint(min(cfg.events, 1<<40)), 0, 1<<40, "")
+	if cfg.maxBuffers != 0 && cfg.minBuffers > cfg.maxBuffers {
+		b.fail("-min-buffers %d is more than -max-buffers %d", cfg.minBuffers, cfg.maxBuffers)
 	}
-	if cfg.logFile != "" && cfg.maxFileMB == 0 {
-		set := false
-		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "max-file-size" })
-		if !set {
-			cfg.maxFileMB = 64 // keep a newcomer's first file small; 0 given explicitly means no limit
-		}
+	b.needs("max-file-size", "logfile", cfg.logFile != "")
+	b.needs("compress", "logfile", cfg.logFile != "")
+	b.needs("pmc-source", "pmc", cfg.pmc != "")
+	if cfg.version < emu.EventRegisterSince {
+		b.fail("-version %s: the demo's providers register with EventRegister, which Windows has from %s (%s); the classic providers of %s (RegisterTraceGuids, TraceEvent) are not emulated",
+			cfg.version, emu.EventRegisterSince, emu.EventRegisterSince.Marketing(), cfg.version)
+	}
+	if _, err := logmode.Parse(cfg.mode); err != nil {
+		b.fail("-mode %q: %v", cfg.mode, err)
+	}
+	if code := b.done(stderr); code >= 0 {
+		return code
+	}
+	if cfg.logFile != "" && !b.given("max-file-size") {
+		cfg.maxFileMB = 64 // keep a newcomer's first file small; 0 given explicitly means no limit
 	}
 	if err := demo(cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
@@ -144,6 +165,16 @@ func demo(cfg demoConfig, out io.Writer) error {
 		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
 		Sink: &slowSink{delay: cfg.slowSink},
 	}
+	// Refuse settings that would lose every event before anything is created: StartTrace's
+	// adjustment (session.Adjust) says how large a buffer the session would get.
+	record := uint64(abi.Align(abi.EventHeaderSize + cfg.payload))
+	adj := *props
+	if _, err := session.Adjust(cfg.version, cfg.procs, "etwemu-demo", &adj); err == nil {
+		if room := uint64(adj.BufferSize)*1024 - abi.BufferHeaderSize; record > room {
+			return fmt.Errorf("a %d-byte record (-payload %d plus the 0x50-byte EVENT_HEADER, 8-byte aligned) does not fit a %d KB buffer, which holds %d bytes after its 0x48-byte header: every event would be lost with ERROR_MORE_DATA; raise -buffer-kb or lower -payload",
+				record, cfg.payload, adj.BufferSize, room)
+		}
+	}
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)
@@ -179,10 +210,10 @@ func demo(cfg demoConfig, out io.Writer) error {
 	}
 
 	var attempted, delivered, lost, filtered atomic.Uint64
-	var live atomic.Uint64 // events accepted so far, published by writers every 64 attempts
+	var live atomic.Uint64    // events accepted so far, published by writers every 64 attempts
+	var claimed atomic.Uint64 // events the writers have taken from -events, 64 at a time
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	record := uint64(abi.Align(abi.EventHeaderSize + cfg.payload))
 	start := time.Now()
 	for p := 0; p < cfg.procs; p++ {
 		wg.Add(1)
@@ -193,10 +224,18 @@ func demo(cfg demoConfig, out io.Writer) error {
 			payload := make([]byte, cfg.payload)
 			var n, f uint64
 			for i := 0; !stop.Load(); i++ {
+				batch := 64
+				if cfg.events > 0 {
+					end := claimed.Add(64)
+					if end-64 >= cfg.events {
+						break
+					}
+					batch = int(min(64, cfg.events-(end-64)))
+				}
 				ok := uint64(0)
-				for j := 0; j < 64; j++ {
+				for j := 0; j < batch; j++ {
 					r := regs[(i+j)%len(regs)]
-					d := emu.EventDescriptor{ID: uint16(j), Level: uint8(1 + j%5), Keyword: uint64(1) << (j % 3)}
+					d := emu.EventDescriptor{ID: uint16(j % 16), Level: uint8(1 + j%5), Keyword: uint64(1) << (j % 3)}
 					if !k.EventEnabled(r, &d) {
 						f++
 						continue
@@ -215,10 +254,16 @@ func demo(cfg demoConfig, out io.Writer) error {
 		}(p)
 	}
 
-	progress(out, cfg, start, logger, &live, record)
+	finished := make(chan struct{})
+	var elapsed time.Duration
+	go func() {
+		wg.Wait()
+		elapsed = time.Since(start)
+		close(finished)
+	}()
+	progress(out, cfg, start, logger, &live, record, finished)
 	stop.Store(true)
-	wg.Wait()
-	elapsed := time.Since(start)
+	<-finished
 
 	// With the writers done, walk the live kernel for broken invariants; the session's
 	// sink counts events, so conservation is checked too.
@@ -235,10 +280,10 @@ func demo(cfg demoConfig, out io.Writer) error {
 	if err := k.StopTrace(h, "", &final); err != nil {
 		return fmt.Errorf("StopTrace: %w", err)
 	}
-	report(out, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats())
+	report(out, cfg.procs, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats())
 	if cfg.logFile != "" {
 		if err := logger.FileErr(); err != nil {
-			fmt.Fprintf(out, "log file: %v\n", err)
+			fmt.Fprintf(out, "log file stopped taking buffers: %v\n", err)
 		}
 		name := logger.LogFileName() // the last file, when NEWFILE moved on
 		if st, err := os.Stat(name); err == nil {
@@ -246,18 +291,25 @@ func demo(cfg demoConfig, out io.Writer) error {
 			if in, stored := logger.CompressionRatio(); in > 0 {
 				fmt.Fprintf(out, ", compressed %d bytes of data to %d (%.1fx)", in, stored, float64(in)/float64(stored))
 			}
-			fmt.Fprintf(out, "\nread it back with: etwemu dump %s\n", name)
+			fmt.Fprintf(out, "\nread it back with: etwemu dump -summary %s\n", name)
 		}
+	}
+	if delivered.Load() == 0 {
+		return fmt.Errorf("no event reached the session (%d attempted, %d lost): the settings leave no room for events", attempted.Load(), lost.Load())
 	}
 	return nil
 }
 
 // progress prints a live line until the duration is over: on a terminal one line
 // rewritten in place, elsewhere a line per interval.
-func progress(out io.Writer, cfg demoConfig, start time.Time, l *session.Logger, live *atomic.Uint64, record uint64) {
-	deadline := start.Add(cfg.duration)
+func progress(out io.Writer, cfg demoConfig, start time.Time, l *session.Logger, live *atomic.Uint64, record uint64, finished <-chan struct{}) {
+	deadline := time.NewTimer(time.Until(start.Add(cfg.duration)))
+	defer deadline.Stop()
 	if cfg.progress <= 0 {
-		time.Sleep(time.Until(deadline))
+		select {
+		case <-deadline.C:
+		case <-finished:
+		}
 		return
 	}
 	tty := false
@@ -268,7 +320,15 @@ func progress(out io.Writer, cfg demoConfig, start time.Time, l *session.Logger,
 	}
 	tick := time.NewTicker(cfg.progress)
 	defer tick.Stop()
-	for now := range tick.C {
+	for last := false; !last; {
+		var now time.Time
+		select {
+		case now = <-tick.C:
+		case now = <-deadline.C:
+			last = true
+		case <-finished:
+			now, last = time.Now(), true
+		}
 		s := l.Stats()
 		el := now.Sub(start).Seconds()
 		n := live.Load()
@@ -279,16 +339,13 @@ func progress(out io.Writer, cfg demoConfig, start time.Time, l *session.Logger,
 		} else {
 			fmt.Fprintln(out, line)
 		}
-		if !now.Before(deadline) {
-			break
-		}
 	}
 	if tty {
 		fmt.Fprintln(out)
 	}
 }
 
-func report(out io.Writer, elapsed time.Duration, delivered, lost, filtered, record uint64, p *emu.Properties, s session.Stats) {
+func report(out io.Writer, writers int, elapsed time.Duration, delivered, lost, filtered, record uint64, p *emu.Properties, s session.Stats) {
 	sec := elapsed.Seconds()
 	fmt.Fprintf(out, "\nresult after %.2f s\n", sec)
 	fmt.Fprintf(out, "  events written     %12d  (%.2f M events/s)\n", delivered, float64(delivered)/sec/1e6)
@@ -301,12 +358,34 @@ func report(out io.Writer, elapsed time.Duration, delivered, lost, filtered, rec
 		per[i] = fmt.Sprintf("cpu%d=%d", i, n)
 	}
 	fmt.Fprintf(out, "  buffers per processor  %s\n\n", strings.Join(per, " "))
-	fmt.Fprintln(out, "Each processor writes into its own current buffer with one atomic add, so events/s grows with processors until the logger goroutine, which seals full buffers and hands them to the sink, can no longer keep up.")
-	if lost > 0 {
-		fmt.Fprintln(out, "Events were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY): raise -min-buffers or -max-buffers, or make the sink faster, as you would for a real ETW session.")
+	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p))
+}
+
+// conclusions says what the run's own numbers show, and nothing they do not: the
+// per-writer rate (how it changes with -processors takes two runs to see), whether the
+// writers had a processor each, and why events were lost, if they were.
+func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties) string {
+	var b strings.Builder
+	rate := float64(delivered) / sec / 1e6
+	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %.2f M per writer. ", writers, rate, rate/float64(writers))
+	if writers > procs {
+		fmt.Fprintf(&b, "They shared %d processor(s) (GOMAXPROCS), so more writers cannot add throughput here.\n", procs)
 	} else {
-		fmt.Fprintln(out, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
+		fmt.Fprintf(&b, "Each had a processor of its own (GOMAXPROCS %d); run again with another -processors to see how the rate scales.\n", procs)
 	}
+	switch {
+	case delivered == 0:
+		fmt.Fprintln(&b, "No event reached the session: see the losses above.")
+	case lost > 0 && p.LogBuffersLost > 0:
+		fmt.Fprintf(&b, "%d events were lost and %d full buffers could not be written to the log file (a SEQUENTIAL file stops at MaximumFileSize with ERROR_LOG_FILE_FULL): raise -max-file-size or write fewer events (-events).\n", lost, p.LogBuffersLost)
+	case lost > 0:
+		fmt.Fprintf(&b, "%d events (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY): raise -min-buffers or -max-buffers, or make the sink faster, as you would for a real ETW session.\n", lost, 100*float64(lost)/float64(lost+delivered))
+	case p.LogBuffersLost > 0:
+		fmt.Fprintf(&b, "No event was lost by a writer, but %d full buffers could not be written to the log file (ERROR_LOG_FILE_FULL at MaximumFileSize): raise -max-file-size or write fewer events (-events).\n", p.LogBuffersLost)
+	default:
+		fmt.Fprintln(&b, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
+	}
+	return b.String()
 }
 
 // demoPMC configures the session's counters: the profile sources by TraceSetInformation,

@@ -7,6 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"sort"
+	"text/tabwriter"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -17,29 +20,37 @@ import (
 
 func runDump(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON lines: the file header, then one object per record")
+	asJSON := fs.Bool("json", false, "print JSON lines: the file header, then one object per record (or per summary row)")
 	limit := fs.Int("limit", 0, "stop after this many records (0: all)")
-	payload := fs.Int("payload", 32, "payload bytes to show in hex per record")
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\nFlags:")
-		fs.PrintDefaults()
+	payload := fs.Int("payload", 32, "payload bytes to show in hex per record (0 to 65535)")
+	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
+	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
+	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
+		return code
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	b := bounds{fs: fs}
+	b.int("limit", int64(*limit), 0, math.MaxInt32, "0 means every record")
+	b.int("payload", int64(*payload), 0, abi.MaxEventSize, "")
+	if *summary && b.given("payload") {
+		b.fail("-payload has no effect with -summary, which prints no payloads")
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "etwemu dump: name one ETL file")
-		return 2
+	if code := b.done(stderr); code >= 0 {
+		return code
 	}
-	if err := dump(fs.Arg(0), *asJSON, *limit, *payload, stdout); err != nil {
+	o := dumpOptions{json: *asJSON, limit: *limit, payload: *payload, summary: *summary}
+	if err := dump(fs.Arg(0), o, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu dump: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// dumpOptions are dump's flags.
+type dumpOptions struct {
+	json    bool
+	limit   int // records to read; 0 for all
+	payload int // payload bytes to show per record
+	summary bool
 }
 
 // dumpHeader is the file header as dump prints it.
@@ -104,7 +115,8 @@ func fileTime(ft int64) string {
 	return time.Unix(0, (ft-epoch)*100).UTC().Format(time.RFC3339Nano)
 }
 
-func dump(path string, asJSON bool, limit, payload int, out io.Writer) error {
+func dump(path string, o dumpOptions, out io.Writer) error {
+	asJSON, limit, payload := o.json, o.limit, o.payload
 	f, err := etl.Open(path)
 	if err != nil {
 		return err
@@ -147,6 +159,7 @@ func dump(path string, asJSON bool, limit, payload int, out io.Writer) error {
 	}
 	n, buffers := 0, 0
 	var last *etl.Buffer
+	sum := summary{rows: map[summaryKey]*summaryRow{}}
 	errStop := errors.New("limit")
 	err = f.Walk(func(b *etl.Buffer, r etl.Record) error {
 		if limit > 0 && n >= limit {
@@ -181,6 +194,10 @@ func dump(path string, asJSON bool, limit, payload int, out io.Writer) error {
 			d.Provider = r.Provider.String()
 		case etl.KindUnknown:
 			d.Marker = fmt.Sprintf("%#08x", r.Marker)
+		}
+		if o.summary {
+			sum.add(&d)
+			return nil
 		}
 		for _, x := range r.Ext {
 			name := extNames[x.Type]
@@ -229,8 +246,119 @@ func dump(path string, asJSON bool, limit, payload int, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if o.summary {
+		return sum.print(out, asJSON, n, toTime)
+	}
 	if !asJSON {
 		fmt.Fprintf(out, "\n%d records\n", n)
+	}
+	return nil
+}
+
+// summaryKey groups records: by provider and event id for EVENT_HEADER events, by hook id
+// for kernel (system, compact, perfinfo) records, by kind for the rest.
+type summaryKey struct {
+	Kind     string
+	Provider string
+	ID       int // event id, or -1
+	Hook     string
+}
+
+// summaryRow is one line of dump -summary.
+type summaryRow struct {
+	summaryKey
+	Count uint64 `json:"count"`
+	Bytes uint64 `json:"bytes"`
+	First int64  `json:"first_timestamp"`
+	Last  int64  `json:"last_timestamp"`
+}
+
+type summary struct {
+	rows map[summaryKey]*summaryRow
+}
+
+func (s *summary) add(d *dumpRecord) {
+	k := summaryKey{Kind: d.Kind, Provider: d.Provider, ID: -1, Hook: d.HookID}
+	if d.ID != nil {
+		k.ID = int(*d.ID)
+	}
+	r := s.rows[k]
+	if r == nil {
+		r = &summaryRow{summaryKey: k, First: d.TimeStamp, Last: d.TimeStamp}
+		s.rows[k] = r
+	}
+	r.Count++
+	r.Bytes += uint64(d.Size)
+	r.First, r.Last = min(r.First, d.TimeStamp), max(r.Last, d.TimeStamp)
+}
+
+// print writes the rows sorted by kind, provider, hook and id, as a table or JSON lines.
+func (s *summary) print(out io.Writer, asJSON bool, records int, toTime func(int64) string) error {
+	rows := make([]*summaryRow, 0, len(s.rows))
+	for _, r := range s.rows {
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		a, b := rows[i].summaryKey, rows[j].summaryKey
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Provider != b.Provider {
+			return a.Provider < b.Provider
+		}
+		if a.Hook != b.Hook {
+			return a.Hook < b.Hook
+		}
+		return a.ID < b.ID
+	})
+	if asJSON {
+		enc := json.NewEncoder(out)
+		for _, r := range rows {
+			j := struct {
+				Kind      string `json:"kind"`
+				Provider  string `json:"provider,omitempty"`
+				ID        *int   `json:"id,omitempty"`
+				Hook      string `json:"hook,omitempty"`
+				Count     uint64 `json:"count"`
+				Bytes     uint64 `json:"bytes"`
+				First     int64  `json:"first_timestamp"`
+				Last      int64  `json:"last_timestamp"`
+				FirstTime string `json:"first_time,omitempty"`
+				LastTime  string `json:"last_time,omitempty"`
+			}{Kind: r.Kind, Provider: r.Provider, Hook: r.Hook, Count: r.Count, Bytes: r.Bytes, First: r.First, Last: r.Last,
+				FirstTime: toTime(r.First), LastTime: toTime(r.Last)}
+			if r.ID >= 0 {
+				j.ID = &r.ID
+			}
+			if err := enc.Encode(j); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\tprovider or hook\tid\tevents\tbytes\tfirst\tlast\t")
+	var events, bytes uint64
+	for _, r := range rows {
+		who, id := r.Provider, "-"
+		if r.Hook != "" {
+			who = "hook " + r.Hook
+		}
+		if r.ID >= 0 {
+			id = fmt.Sprint(r.ID)
+		}
+		first, last := toTime(r.First), toTime(r.Last)
+		if first == "" {
+			first, last = fmt.Sprint(r.First), fmt.Sprint(r.Last)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, who, id, r.Count, r.Bytes, first, last)
+		events += r.Count
+		bytes += r.Bytes
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\n%d records in %d groups, %d bytes\n", records, len(rows), bytes)
+	if events != uint64(records) {
+		return fmt.Errorf("summary counted %d records, the walk %d", events, records)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func TestDemoLogfileThenDump(t *testing.T) {
 		if code := run(args, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d\n%s%s", extra, code, out.String(), errb.String())
 		}
-		if !strings.Contains(out.String(), "read it back with: etwemu dump "+path) {
+		if !strings.Contains(out.String(), "read it back with: etwemu dump -summary "+path) {
 			t.Errorf("%v: demo does not say how to read the file:\n%s", extra, out.String())
 		}
 		written := regexp.MustCompile(`buffers written +(\d+)`).FindStringSubmatch(out.String())
@@ -96,5 +96,56 @@ func writeFile(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The README's file example: demo -events keeps the file small and complete (no buffer
+// refused for the file's size), dump -summary accounts for every event the demo wrote in
+// a few lines, and dump -limit prints just that many records.
+func TestReadmeFileExample(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.etl")
+	var out, errb bytes.Buffer
+	// 32 buffers of 64 KB hold all 10000 events (1.4 MB of records at most), so none is
+	// lost however long the logger goroutine waits for a processor.
+	if code := run([]string{"demo", "-logfile", path, "-events", "10000", "-min-buffers", "32", "-progress", "0", "-processors", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	report := out.String()
+	num := func(s, re string) int {
+		t.Helper()
+		m := regexp.MustCompile(re).FindStringSubmatch(s)
+		if m == nil {
+			t.Fatalf("no %q in:\n%s", re, s)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	written := num(report, `events written\s+(\d+)`)
+	lost, bufLost := num(report, `events lost\s+(\d+)`), num(report, `LogBuffersLost (\d+)`)
+	if lost != 0 || bufLost != 0 || written == 0 || written > 10000 {
+		t.Fatalf("demo -events 10000: %d events written, %d lost, LogBuffersLost %d:\n%s", written, lost, bufLost, report)
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-summary", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump -summary: exit %d: %s", code, errb.String())
+	}
+	sum := out.String()
+	if got := num(sum, `(\d+) records in`); got != written {
+		t.Fatalf("dump -summary counts %d records, the demo wrote %d:\n%s", got, written, sum)
+	}
+	if lines := strings.Count(sum, "\n"); lines > 60 {
+		t.Fatalf("dump -summary printed %d lines", lines)
+	}
+	for _, id := range []string{" 0 ", " 15 "} { // Demo.Network is fully enabled: ids 0..15
+		if !strings.Contains(sum, id) {
+			t.Errorf("dump -summary lacks event id%s:\n%s", id, sum)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-limit", "5", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump -limit 5: exit %d: %s", code, errb.String())
+	}
+	if got := num(out.String(), `\n(\d+) records\n`); got != 5 {
+		t.Fatalf("dump -limit 5 printed %d records:\n%s", got, out.String())
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
+	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
@@ -14,20 +17,31 @@ import (
 
 func runLogsave(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("logsave", flag.ContinueOnError)
-	events := fs.Int("events", 20000, "events to write into the ring")
-	buffers := fs.Uint("buffers", 8, "MinimumBuffers: the size of the ring")
-	bufferKB := fs.Uint("buffer-kb", 4, "BufferSize in KB")
-	payload := fs.Int("payload", 100, "payload bytes per event")
-	out := fs.String("o", "ring.etl", "the ETL file to save the ring to")
+	events := fs.Int("events", 20000, "events to write into the ring (1 to 100000000)")
+	buffers := fs.Uint("buffers", 8, "MinimumBuffers: the size of the ring (0: two per processor; at most 100000)")
+	bufferKB := fs.Uint("buffer-kb", 4, fmt.Sprintf("BufferSize in KB (1 to %d, which StartTrace clamps to the version's range)", maxBufferKB))
+	payload := fs.Int("payload", 100, fmt.Sprintf("payload bytes per event (0 to %d, and the record must fit a buffer)", maxPayload))
+	out := fs.String("o", filepath.Join(os.TempDir(), "etwemu-ring.etl"), "the ETL file to save the ring to")
 	version := winver.Default
-	fs.Var(&version, "version", "Windows version to emulate")
+	fs.Var(&version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister exists from 6.0)")
 	about := "Usage: etwemu logsave [flags]\n\nStarts an in-memory session (EVENT_TRACE_BUFFERING_MODE), writes events until its\nring of buffers has recycled its oldest ones many times, then saves the ring to an\nETL file, as xperf -flush does for an in-memory logger. The file holds the newest\nevents; etwemu dump shows them."
-	if code := parseFlags(fs, about, args, stderr); code >= 0 {
+	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
-	if *events < 0 || *payload < 0 || *payload > 60000 {
-		fmt.Fprintln(stderr, "etwemu logsave: -events must be positive, -payload 0..60000")
-		return 2
+	b := bounds{fs: fs}
+	b.int("events", int64(*events), 1, 100_000_000, "")
+	b.uint("buffers", *buffers, 0, 100_000, "")
+	b.uint("buffer-kb", *bufferKB, 1, maxBufferKB, "")
+	b.int("payload", int64(*payload), 0, maxPayload, "EVENT_HEADER.Size is 16 bits: header and payload are at most 0xFFFF bytes")
+	if *out == "" {
+		b.fail("-o: name the file to save the ring to")
+	}
+	if version < emu.EventRegisterSince {
+		b.fail("-version %s: logsave's provider registers with EventRegister, which Windows has from %s (%s); the classic providers of %s are not emulated",
+			version, emu.EventRegisterSince, emu.EventRegisterSince.Marketing(), version)
+	}
+	if code := b.done(stderr); code >= 0 {
+		return code
 	}
 	if err := logsave(version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
@@ -46,6 +60,12 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	h, err := k.StartTrace("etwemu-ring", p)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)
+	}
+	defer k.StopTrace(h, "", nil)
+	l := k.Session(h)
+	if record := uint32(abi.Align(abi.EventHeaderSize + payload)); record > l.MaxEventSize() {
+		return fmt.Errorf("a %d-byte record (-payload %d plus the 0x50-byte EVENT_HEADER, 8-byte aligned) does not fit a %d KB buffer, which holds %d bytes after its 0x48-byte header: every event would be lost with ERROR_MORE_DATA; raise -buffer-kb or lower -payload",
+			record, payload, p.BufferSize, l.MaxEventSize())
 	}
 	g := guid.FromName("Demo.Ring")
 	r, err := k.EventRegister(g, nil, nil)
@@ -73,7 +93,11 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	fmt.Fprintf(out, "in-memory session: a ring of %d buffers of %d KB (MaximumBuffers ignored in BUFFERING mode)\n", p.MinimumBuffers, p.BufferSize)
 	fmt.Fprintf(out, "wrote %d events: %d overwritten in %d recycled buffers, %d refused (EventsLost %d)\n",
 		events, s.EventsOverwritten, s.BuffersOverwritten, refused, s.EventsLost)
+	kept := uint64(events-refused) - s.EventsOverwritten
 	fmt.Fprintf(out, "saved %d buffers holding the newest %d events to %s\nread it with: etwemu dump %s\n",
-		n, uint64(events-refused)-s.EventsOverwritten, path, path)
+		n, kept, path, path)
+	if kept == 0 {
+		return fmt.Errorf("the saved ring holds no event (%d written, %d refused, %d overwritten)", events, refused, s.EventsOverwritten)
+	}
 	return k.StopTrace(h, "", nil)
 }

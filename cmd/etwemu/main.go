@@ -4,8 +4,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,6 +27,7 @@ func init() {
 		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},
 		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC},
 		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
+		"version": {"print etwemu's version, the Go toolchain it was built with and the Windows versions it emulates", runVersion},
 	}
 }
 
@@ -67,7 +66,7 @@ func usage(w io.Writer) {
 }
 
 func runHelp(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		usage(stdout)
 		return 0
 	}
@@ -81,25 +80,4 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	return c.run([]string{"-h"}, stdout, stdout)
-}
-
-// parseFlags parses a command's flags with usage text about (printed before the flag
-// list) and no positional arguments. It returns the exit code to stop with, or -1 to go on.
-func parseFlags(fs *flag.FlagSet, about string, args []string, stderr io.Writer) int {
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), about+"\n\nFlags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return 2
-	}
-	return -1
 }

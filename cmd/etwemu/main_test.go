@@ -70,7 +70,11 @@ func TestBenchTable(t *testing.T) {
 		t.Fatalf("bench: code %d, %s", code, errb.String())
 	}
 	s := out.String()
-	progress := regexp.MustCompile(`(?m)^  \[(\d+)/(\d+)\] `).FindAllStringSubmatch(s, -1)
+	// Progress goes to stderr, so that etwemu bench > table.md holds only the table.
+	progress := regexp.MustCompile(`(?m)^  \[(\d+)/(\d+)\] `).FindAllStringSubmatch(errb.String(), -1)
+	if strings.Contains(s, "] payload=") {
+		t.Fatalf("progress lines on stdout:\n%s", s)
+	}
 	rows := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([0-9.]+) \\|.*\\| ([0-9.]*) \\|$").FindAllStringSubmatch(s, -1)
 	if len(progress) == 0 || len(rows) != len(progress) {
 		t.Fatalf("%d progress lines, %d table rows:\n%s", len(progress), len(rows), s)
@@ -95,5 +99,53 @@ func TestBenchTable(t *testing.T) {
 	}
 	if code := run([]string{"help", "bench"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-full") {
 		t.Fatalf("help bench: code %d", code)
+	}
+}
+
+// Help goes to stdout with exit 0 however it is asked for, lists every flag (modes: of
+// both subcommands), speaks of rules and versions rather than of the specification's
+// file names, and its examples are accepted.
+func TestHelpEverywhere(t *testing.T) {
+	for name := range commands {
+		for _, args := range [][]string{{"help", name}, {name, "-h"}, {name, "--help"}} {
+			var out, errb bytes.Buffer
+			code := run(args, &out, &errb)
+			if code != 0 || out.Len() == 0 || errb.Len() != 0 {
+				t.Errorf("%v: exit %d, %d bytes on stdout, stderr %q", args, code, out.Len(), errb.String())
+			}
+			if strings.Contains(strings.ToLower(out.String()), "seed 0") {
+				t.Errorf("%v: help names a seed file instead of the rule:\n%s", args, out.String())
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	run([]string{"help", "modes"}, &out, &errb)
+	for _, flag := range []string{"-max-file-size", "-flush-timer", "-guid", "-autologger", "-private", "Flags of modes check", "Flags of modes table"} {
+		if !strings.Contains(out.String(), flag) {
+			t.Errorf("help modes lacks %s:\n%s", flag, out.String())
+		}
+	}
+	out.Reset()
+	run([]string{"help", "demo"}, &out, &errb)
+	m := regexp.MustCompile(`e\.g\. (\S+) or (\S+) \(`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("help demo has no -mode example:\n%s", out.String())
+	}
+	for _, mode := range m[1:] {
+		out.Reset()
+		if code := run([]string{"modes", "check", "-mode", mode, "-logfile", "x.etl", "-max-file-size", "1"}, &out, &errb); code != 0 {
+			t.Errorf("help demo's example -mode %s is refused: exit %d %s%s", mode, code, out.String(), errb.String())
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "etwemu ") || !strings.Contains(out.String(), "2004") {
+		t.Fatalf("version: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"version", "-json"}, &out, &errb); code != 0 || !strings.Contains(out.String(), `"default_windows_version": "2004"`) {
+		t.Fatalf("version -json: exit %d, %q", code, out.String())
 	}
 }

@@ -15,8 +15,9 @@ const modesAbout = `Usage: etwemu modes check [flags]
        etwemu modes table [flags]
 
 Answers how a Windows version treats a session's LogFileMode at start, from the rule
-table of package logmode (seed 004 for the kernel, the documented restrictions for
-private loggers).
+table of package logmode: for kernel loggers, which flags each version recognises,
+which pairs it refuses and which flags imply or override others; for private loggers,
+the restrictions Microsoft documents for them.
 
   check   prints the decision for one session start: accepted or refused, the effective
           LoggerMode, and every rule that fired with its version range. Exit status 0 if
@@ -29,55 +30,94 @@ commas or '|'.
 
 Example: etwemu modes check --version 6.2 --mode SEQUENTIAL,CIRCULAR --logfile a.etl --max-file-size 10`
 
+// modesCheck holds the flags of modes check.
+type modesCheck struct {
+	fs                                  *flag.FlagSet
+	version                             winver.Version
+	mode, logfile, name, guid           *string
+	maxSize, flushTimer, flushThreshold *uint
+	autologger                          *bool
+}
+
+func newModesCheck() *modesCheck {
+	c := &modesCheck{fs: flag.NewFlagSet("modes check", flag.ContinueOnError), version: winver.Default}
+	fs := c.fs
+	fs.Var(&c.version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
+	c.mode = fs.String("mode", "", "LogFileMode flags, e.g. SEQUENTIAL,REAL_TIME or 0x101")
+	c.logfile = fs.String("logfile", "", "LogFileName (empty: none)")
+	c.maxSize = fs.Uint("max-file-size", 0, "MaximumFileSize (MB, or KB with USE_KBYTES_FOR_SIZE; 0 to 4294967295)")
+	c.name = fs.String("name", "etwemu-session", "session name (\"NT Kernel Logger\" and \"Circular Kernel Context Logger\" are special)")
+	c.guid = fs.String("guid", "", "session GUID (Wnode.Guid), e.g. SystemTraceControlGuid 9e814aad-3204-11d2-9a82-006008a86939")
+	c.autologger = fs.Bool("autologger", false, "start as an AutoLogger session (the 0x2 bit of WMI_LOGGER_INFORMATION.Flags)")
+	c.flushTimer = fs.Uint("flush-timer", 0, "FlushTimer (0 to 4294967295)")
+	c.flushThreshold = fs.Uint("flush-threshold", 0, "FlushThreshold (0 to 4294967295)")
+	return c
+}
+
+// modesTable holds the flags of modes table.
+type modesTable struct {
+	fs      *flag.FlagSet
+	version winver.Version
+	private *bool
+}
+
+func newModesTable() *modesTable {
+	t := &modesTable{fs: flag.NewFlagSet("modes table", flag.ContinueOnError), version: winver.Default}
+	t.fs.Var(&t.version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
+	t.private = t.fs.Bool("private", false, "the rules of private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE) instead of the kernel's")
+	return t
+}
+
+// modesHelp prints the usage and the flags of both subcommands.
+func modesHelp(w io.Writer) {
+	fmt.Fprintln(w, modesAbout)
+	for _, fs := range []*flag.FlagSet{newModesCheck().fs, newModesTable().fs} {
+		fmt.Fprintf(w, "\nFlags of %s:\n", fs.Name())
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+}
+
 func runModes(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		w := stderr
-		if len(args) > 0 {
-			w = stdout
-		}
-		fmt.Fprintln(w, modesAbout)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+	if len(args) == 0 {
+		modesHelp(stderr)
+		return 2
 	}
 	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		modesHelp(stdout)
+		return 0
 	case "check":
 		return runModesCheck(args[1:], stdout, stderr)
 	case "table":
 		return runModesTable(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "etwemu modes: unknown subcommand %q (want check or table)\n\n%s\n", args[0], modesAbout)
+	fmt.Fprintf(stderr, "etwemu modes: unknown subcommand %q (want check or table; etwemu help modes lists their flags)\n", args[0])
 	return 2
 }
 
 func runModesCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("modes check", flag.ContinueOnError)
-	version := winver.Default
-	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
-	mode := fs.String("mode", "", "LogFileMode flags, e.g. SEQUENTIAL,REAL_TIME or 0x101")
-	logfile := fs.String("logfile", "", "LogFileName (empty: none)")
-	maxSize := fs.Uint("max-file-size", 0, "MaximumFileSize (MB, or KB with USE_KBYTES_FOR_SIZE)")
-	name := fs.String("name", "etwemu-session", "session name (\"NT Kernel Logger\" and \"Circular Kernel Context Logger\" are special)")
-	sessionGUID := fs.String("guid", "", "session GUID (Wnode.Guid), e.g. SystemTraceControlGuid 9e814aad-3204-11d2-9a82-006008a86939")
-	autologger := fs.Bool("autologger", false, "start as an AutoLogger session (the 0x2 bit of WMI_LOGGER_INFORMATION.Flags)")
-	flushTimer := fs.Uint("flush-timer", 0, "FlushTimer")
-	flushThreshold := fs.Uint("flush-threshold", 0, "FlushThreshold")
-	if code := parseFlags(fs, modesAbout, args, stderr); code >= 0 {
+	c := newModesCheck()
+	if code := parseFlags(c.fs, modesAbout, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
-	m, err := logmode.Parse(*mode)
+	b := bounds{fs: c.fs}
+	b.uint("max-file-size", *c.maxSize, 0, 1<<32-1, "a ULONG of EVENT_TRACE_PROPERTIES")
+	b.uint("flush-timer", *c.flushTimer, 0, 1<<32-1, "a ULONG of EVENT_TRACE_PROPERTIES")
+	b.uint("flush-threshold", *c.flushThreshold, 0, 1<<32-1, "a ULONG of EVENT_TRACE_PROPERTIES")
+	m, err := logmode.Parse(*c.mode)
 	if err != nil {
-		fmt.Fprintf(stderr, "etwemu modes check: --mode: %v\n", err)
-		return 2
+		b.fail("-mode %q: %v", *c.mode, err)
 	}
-	q := logmode.Request{Version: version, Mode: m, Name: *name, LogFileName: *logfile,
-		MaximumFileSize: uint32(*maxSize), FlushTimer: uint32(*flushTimer), FlushThreshold: uint32(*flushThreshold), AutoLogger: *autologger}
-	if *sessionGUID != "" {
-		if q.GUID, err = guid.Parse(*sessionGUID); err != nil {
-			fmt.Fprintf(stderr, "etwemu modes check: --guid: %v\n", err)
-			return 2
+	q := logmode.Request{Version: c.version, Mode: m, Name: *c.name, LogFileName: *c.logfile,
+		MaximumFileSize: uint32(*c.maxSize), FlushTimer: uint32(*c.flushTimer), FlushThreshold: uint32(*c.flushThreshold), AutoLogger: *c.autologger}
+	if *c.guid != "" {
+		if q.GUID, err = guid.Parse(*c.guid); err != nil {
+			b.fail("-guid %q: %v", *c.guid, err)
 		}
+	}
+	if code := b.done(stderr); code >= 0 {
+		return code
 	}
 	d := logmode.Decide(q)
 	printDecision(stdout, &d)
@@ -122,13 +162,11 @@ func printDecision(w io.Writer, d *logmode.Decision) {
 }
 
 func runModesTable(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("modes table", flag.ContinueOnError)
-	version := winver.Default
-	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
-	private := fs.Bool("private", false, "the rules of private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE) instead of the kernel's")
-	if code := parseFlags(fs, modesAbout, args, stderr); code >= 0 {
+	t := newModesTable()
+	if code := parseFlags(t.fs, modesAbout, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
+	version, private := t.version, t.private
 	kind := logmode.Kernel
 	if *private {
 		kind = logmode.Private

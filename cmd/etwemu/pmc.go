@@ -16,32 +16,30 @@ const pmcAbout = `Usage: etwemu pmc [flags]
 Says which processor performance counter source this machine gives the emulator and
 why the better ones cannot be used (no PMU, perf_event_paranoid, rdpmc disabled), reads
 the chosen source's counters to show what a read costs, and prints the layout of
-ETW_PMC_SUPPORT (seed 003) by Windows version with the sources one logger may nominate.
+ETW_PMC_SUPPORT, the logger's PMC configuration, by Windows version (6.2 and later) with
+the sources one logger may nominate.
 
 Example: etwemu pmc -version 1809 -counters 8`
 
 func runPMC(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pmc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, pmcAbout); fs.PrintDefaults() }
 	var version winver.Version
 	fs.Var(&version, "version", "show one Windows version's layout (default: all versions with PMC support)")
 	source := fs.String("source", pmc.NameAuto, "counter source to read: auto, perf-rdpmc, perf-read, tsc, synthetic")
-	counters := fs.Int("counters", pmc.DefaultPlatformCounters, "counters per processor of the emulated HAL")
-	reads := fs.Int("reads", 100000, "reads to time")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	counters := fs.Int("counters", pmc.DefaultPlatformCounters, fmt.Sprintf("counters per processor of the emulated HAL (1 to %d)", pmc.MaxPlatformCounters))
+	reads := fs.Int("reads", 100000, "reads to time (1 to 100000000)")
+	if code := parseFlags(fs, pmcAbout, "", args, stdout, stderr); code >= 0 {
+		return code
+	}
+	b := bounds{fs: fs}
+	b.int("counters", int64(*counters), 1, pmc.MaxPlatformCounters, "the emulated HAL's limit")
+	b.int("reads", int64(*reads), 1, 100_000_000, "")
+	if code := b.done(stderr); code >= 0 {
+		return code
 	}
 	hal, err := pmc.NewHAL(pmc.Synthetic{}, *counters)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu pmc: %v\n", err)
-		return 2
-	}
-	if *reads < 1 {
-		fmt.Fprintf(stderr, "etwemu pmc: -reads %d: at least 1\n", *reads)
 		return 2
 	}
 

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every command refuses bad input with a non-zero exit and a first line on stderr that
+// names the flag (or argument) and what is wrong: no panic, no silent success. Run with
+// -v for the table of inputs, exit codes and messages.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	etlFile := filepath.Join(dir, "ring.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"logsave", "-events", "2000", "-o", etlFile}, &out, &errb); code != 0 {
+		t.Fatalf("logsave for the test file: exit %d: %s", code, errb.String())
+	}
+	notETL := filepath.Join(dir, "not.etl")
+	if err := os.WriteFile(notETL, bytes.Repeat([]byte("not an ETL file "), 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.etl")
+	demoFile := filepath.Join(dir, "demo.etl")
+	cases := []struct {
+		args []string
+		code int
+		want string // in the first line of stderr
+	}{
+		{[]string{"demo", "-payload", "-5"}, 2, "-payload -5: must be 0 to 65455"},
+		{[]string{"demo", "-payload", "70000"}, 2, "-payload 70000"},
+		{[]string{"demo", "-processors", "0"}, 2, "-processors 0: must be 1 to 2048"},
+		{[]string{"demo", "-processors", "5000"}, 2, "-processors 5000"},
+		{[]string{"demo", "-duration", "0"}, 2, "-duration 0s"},
+		{[]string{"demo", "-duration", "-1s"}, 2, "-duration -1s"},
+		{[]string{"demo", "-slow-sink", "-2ms"}, 2, "-slow-sink -2ms"},
+		{[]string{"demo", "-slow-sink", "5s"}, 2, "-slow-sink 5s"},
+		{[]string{"demo", "-max-file-size", "5"}, 2, "-max-file-size needs -logfile"},
+		{[]string{"demo", "-compress"}, 2, "-compress needs -logfile"},
+		{[]string{"demo", "-pmc-source", "tsc"}, 2, "-pmc-source needs -pmc"},
+		{[]string{"demo", "-version", "5.0"}, 2, "-version 5.0: the demo's providers register with EventRegister"},
+		{[]string{"demo", "-version", "5.1"}, 2, "-version 5.1"},
+		{[]string{"demo", "-version", "7"}, 2, "-version"},
+		{[]string{"demo", "-buffer-kb", "99999"}, 2, "-buffer-kb 99999: must be 0 to 16384"},
+		{[]string{"demo", "-buffer-kb", "-1"}, 2, "-buffer-kb"},
+		{[]string{"demo", "-min-buffers", "10", "-max-buffers", "5"}, 2, "-min-buffers 10 is more than -max-buffers 5"},
+		{[]string{"demo", "-min-buffers", "99999999"}, 2, "-min-buffers 99999999"},
+		{[]string{"demo", "-mode", "BOGUS"}, 2, `-mode "BOGUS"`},
+		{[]string{"demo", "-progress", "-1s"}, 2, "-progress -1s"},
+		{[]string{"demo", "-events", "-1"}, 2, "-events"},
+		{[]string{"demo", "-logfile", demoFile, "-max-file-size", "5000000000"}, 2, "-max-file-size 5000000000"},
+		{[]string{"demo", "-payload", "5000", "-buffer-kb", "4"}, 1, "does not fit a 4 KB buffer"},
+		{[]string{"demo", "stray"}, 2, `unexpected argument "stray"`},
+		{[]string{"dump", "-payload", "-5", "-limit", "2", etlFile}, 2, "-payload -5: must be 0 to 65535"},
+		{[]string{"dump", "-limit", "-1", etlFile}, 2, "-limit -1"},
+		{[]string{"dump", "-payload", "70000", etlFile}, 2, "-payload 70000"},
+		{[]string{"dump", "-summary", "-payload", "8", etlFile}, 2, "-payload has no effect with -summary"},
+		{[]string{"dump"}, 2, "name one FILE.etl"},
+		{[]string{"dump", etlFile, etlFile}, 2, "name one FILE.etl (got 2 arguments)"},
+		{[]string{"dump", missing}, 1, "missing.etl"},
+		{[]string{"dump", notETL}, 1, "etwemu dump:"},
+		{[]string{"logsave", "-payload", "5000", "-o", filepath.Join(dir, "x.etl")}, 1, "does not fit a 4 KB buffer"},
+		{[]string{"logsave", "-events", "0"}, 2, "-events 0: must be 1 to"},
+		{[]string{"logsave", "-events", "-3"}, 2, "-events -3"},
+		{[]string{"logsave", "-buffer-kb", "0"}, 2, "-buffer-kb 0: must be 1 to 16384"},
+		{[]string{"logsave", "-payload", "70000"}, 2, "-payload 70000"},
+		{[]string{"logsave", "-o", ""}, 2, "-o: name the file"},
+		{[]string{"logsave", "-version", "5.2"}, 2, "-version 5.2"},
+		{[]string{"logsave", "-buffers", "200000"}, 2, "-buffers 200000"},
+		{[]string{"pmc", "-counters", "0"}, 2, "-counters 0: must be 1 to"},
+		{[]string{"pmc", "-counters", "-1"}, 2, "-counters -1"},
+		{[]string{"pmc", "-counters", "1000"}, 2, "-counters 1000"},
+		{[]string{"pmc", "-reads", "0"}, 2, "-reads 0"},
+		{[]string{"pmc", "-source", "nonsense"}, 1, "nonsense"},
+		{[]string{"bench", "-benchtime", "0s"}, 2, "-benchtime 0s"},
+		{[]string{"bench", "-benchtime", "-1s"}, 2, "-benchtime -1s"},
+		{[]string{"bench", "-benchtime", "1h"}, 2, "-benchtime 1h0m0s"},
+		{[]string{"modes", "check", "-mode", "NOPE"}, 2, `-mode "NOPE"`},
+		{[]string{"modes", "check", "-max-file-size", "5000000000"}, 2, "-max-file-size 5000000000"},
+		{[]string{"modes", "check", "-guid", "xyz"}, 2, `-guid "xyz"`},
+		{[]string{"modes", "table", "-version", "99"}, 2, "-version"},
+		{[]string{"modes", "bogus"}, 2, `unknown subcommand "bogus"`},
+		{[]string{"modes"}, 2, "Usage: etwemu modes check"},
+		{[]string{"version", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"help", "nonsense"}, 2, `unknown command "nonsense"`},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+	}
+	t.Logf("| command | exit | first line of stderr |")
+	t.Logf("|---|---|---|")
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(c.args, &out, &errb)
+		first, _, _ := strings.Cut(errb.String(), "\n")
+		shown := strings.ReplaceAll(strings.Join(c.args, " "), dir+string(filepath.Separator), "")
+		t.Logf("| `etwemu %s` | %d | %s |", shown, code, strings.ReplaceAll(first, dir+string(filepath.Separator), ""))
+		if code != c.code || !strings.Contains(first, c.want) {
+			t.Errorf("etwemu %s: exit %d, first line %q; want exit %d and %q", shown, code, first, c.code, c.want)
+		}
+	}
+	if len(cases) < 40 {
+		t.Fatalf("%d cases; the table should cover at least 40 bad inputs", len(cases))
+	}
+}

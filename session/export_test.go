@@ -1,5 +1,0 @@
-package session
-
-import "time"
-
-func waitABit() { time.Sleep(time.Millisecond) }
