@@ -4,8 +4,9 @@
 # project runs this from the repository root in the base-builder-go image, which
 # provides compile_native_go_fuzzer and $OUT.
 #
-#   fuzz/ossfuzz.sh              build fuzz_interplay and fuzz_concurrent, with seed
-#                                corpora, into $OUT
+#   fuzz/ossfuzz.sh              build every fuzz target into $OUT: fuzz_interplay and
+#                                fuzz_concurrent with seed corpora, fuzz_decide
+#                                (logmode), fuzz_reader and fuzz_xpress (etl)
 #   fuzz/ossfuzz.sh -corpus DIR  only write the raw seed corpus into DIR (runs anywhere)
 #
 # OSS-Fuzz feeds a []byte fuzz target the raw input, and ignores testing.F.Add and the
@@ -32,6 +33,9 @@ fi
 
 compile_native_go_fuzzer github.com/etwemu/etwemu/fuzz FuzzInterplay fuzz_interplay
 compile_native_go_fuzzer github.com/etwemu/etwemu/fuzz FuzzConcurrent fuzz_concurrent
+compile_native_go_fuzzer github.com/etwemu/etwemu/logmode FuzzDecide fuzz_decide
+compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzReader fuzz_reader
+compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzXpress fuzz_xpress
 
 seeds="${WORK:-/tmp}/etwemu_seeds"
 write_corpus "$seeds"
