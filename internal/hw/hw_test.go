@@ -73,7 +73,7 @@ func BenchmarkTSC(b *testing.B) {
 
 func TestCPUMethodValues(t *testing.T) {
 	// cpu_amd64.s hard-codes these.
-	if CPUByStack != 0 || CPUByRDPID != 1 || CPUByRDTSCP != 2 {
+	if CPUByStack != 0 || CPUByRDPID != 1 || CPUByRDTSCP != 2 || CPUBySegment != 3 {
 		t.Fatal("CPUMethod values changed; update the assembly")
 	}
 }
@@ -82,8 +82,8 @@ func TestCPUMethodValues(t *testing.T) {
 func eachMethod(fn func(m CPUMethod)) {
 	saved := cpuMethod
 	defer func() { cpuMethod = saved }()
-	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP} {
-		if (m == CPUByRDPID && !Features.RDPID) || (m == CPUByRDTSCP && !Features.RDTSCP) {
+	for _, m := range []CPUMethod{CPUByStack, CPUByRDPID, CPUByRDTSCP, CPUBySegment} {
+		if (m == CPUByRDPID && !Features.RDPID) || (m == CPUByRDTSCP && !Features.RDTSCP) || (m == CPUBySegment && !Features.CPUSegment) {
 			continue
 		}
 		cpuMethod = m
