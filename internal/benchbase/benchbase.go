@@ -28,9 +28,8 @@ const (
 // pair of cache lines with another processor's (the adjacent-line prefetcher moves lines
 // in 128-byte pairs). TestSlabLayout checks both.
 //
-// With the slabs in one 96-byte-stride array, two processors' offsets shared a line pair
-// whenever the array happened to start where that put them there, and the parallel floor
-// read 6.6 ns in some runs and 127-141 ns in others (ten runs, 2026-11-23).
+// The layout alone does not make the parallel floor steady on a VM whose processor
+// numbers come from the CPU segment: see "The parallel floor" in bench/RESULTS.md.
 type slab struct {
 	off  atomic.Uint64 // atomic; added to by the writers on this processor
 	data []byte        // slabSize bytes; immutable slice header
