@@ -99,6 +99,13 @@ func TestBadInputs(t *testing.T) {
 			t.Errorf("etwemu %s: exit %d, first line %q; want exit %d and %q", shown, code, first, c.code, c.want)
 		}
 	}
+	// Refused before anything is created: no log file is left behind.
+	if code := run([]string{"demo", "-version", "5.1", "-logfile", demoFile}, &out, &errb); code != 2 {
+		t.Fatalf("demo -version 5.1 -logfile: exit %d", code)
+	}
+	if _, err := os.Stat(demoFile); !os.IsNotExist(err) {
+		t.Fatalf("demo -version 5.1 left %s behind (%v)", demoFile, err)
+	}
 	if len(cases) < 40 {
 		t.Fatalf("%d cases; the table should cover at least 40 bad inputs", len(cases))
 	}

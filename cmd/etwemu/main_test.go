@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/etwemu/etwemu/emu"
 )
 
 func TestHelpAndUnknownCommands(t *testing.T) {
@@ -147,5 +149,41 @@ func TestVersion(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"version", "-json"}, &out, &errb); code != 0 || !strings.Contains(out.String(), `"default_windows_version": "2004"`) {
 		t.Fatalf("version -json: exit %d, %q", code, out.String())
+	}
+}
+
+// The demo's closing sentences follow its numbers: no claim of scaling from one run, the
+// shared processors said when writers outnumber them, and each kind of loss named.
+func TestDemoConclusions(t *testing.T) {
+	none := &emu.Properties{}
+	for _, c := range []struct {
+		writers, procs  int
+		delivered, lost uint64
+		logLost         uint32
+		want            []string
+		wantNot         []string
+	}{
+		{1, 2, 1000, 0, 0, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil},
+		{4, 2, 1000, 0, 0, []string{"shared 2 processor(s)"}, []string{"own"}},
+		{2, 2, 900, 100, 0, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}},
+		{2, 2, 900, 100, 7, []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL"}, nil},
+		{2, 2, 0, 100, 0, []string{"No event reached the session"}, nil},
+	} {
+		p := *none
+		p.LogBuffersLost = c.logLost
+		got := conclusions(c.writers, c.procs, c.delivered, c.lost, 1, &p)
+		if strings.Contains(got, "grows with processors") {
+			t.Errorf("%+v: claims scaling: %s", c, got)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%+v: %q lacks %q", c, got, w)
+			}
+		}
+		for _, w := range c.wantNot {
+			if strings.Contains(got, w) {
+				t.Errorf("%+v: %q has %q", c, got, w)
+			}
+		}
 	}
 }
