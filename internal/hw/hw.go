@@ -2,8 +2,10 @@
 // CPU the goroutine is on (a hint: it can migrate right after) and a cheap timestamp.
 //
 // On amd64 it uses RDPID (or RDTSCP) for the CPU and RDTSC for time, after checking
-// CPUID; nothing is executed that CPUID did not advertise. Elsewhere, and on amd64
-// processors without those instructions, it falls back to portable code.
+// CPUID; nothing is executed that CPUID did not advertise. Without either, on Linux it
+// reads the CPU from the kernel's per-CPU GDT segment with LSL, an instruction every
+// x86-64 processor has, as the vDSO's getcpu does. Elsewhere it falls back to portable
+// code (a hash of the goroutine's stack address).
 package hw
 
 import "time"
