@@ -17,3 +17,13 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(c.Name, c.Run)
 	}
 }
+
+// BenchmarkScaling writes 64-byte events from RunParallel goroutines through the
+// emulator (one session), the floor and the mutex. Run it with -cpu 1,2,4,... : go test
+// sets GOMAXPROCS, and so the number of writers, to each value in turn. `etwemu bench
+// -sweep` runs the same cases and draws the chart.
+func BenchmarkScaling(b *testing.B) {
+	for _, c := range benchsuite.ScalingCases() {
+		b.Run(c.Name, c.Run)
+	}
+}

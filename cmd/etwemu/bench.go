@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,18 +18,34 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
 	full := fs.Bool("full", false, "run the whole suite of bench/ (about 60 benchmarks) instead of the short one")
+	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor and the mutex with 1 to -max-writers writer goroutines")
+	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256)")
+	count := fs.Int("count", 1, "with -sweep: runs of each point, the median reported (1 to 100)")
+	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
+	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
 	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload. Progress lines\ngo to stderr, so 'etwemu bench > table.md' keeps only the table. Other loggers (zerolog,\nzap) are in the separate module bench/peers."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
 	b := bounds{fs: fs}
 	b.duration("benchtime", *benchtime, time.Millisecond, 10*time.Minute, "")
+	b.int("max-writers", int64(*maxWriters), 1, 256, "")
+	b.int("count", int64(*count), 1, 100, "")
+	for _, name := range []string{"max-writers", "count", "json", "svg"} {
+		b.needs(name, "sweep", *sweep)
+	}
+	if *sweep && *full {
+		b.fail("-full and -sweep: choose one")
+	}
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
 	if err := setBenchtime(*benchtime); err != nil {
 		fmt.Fprintf(stderr, "etwemu bench: %v\n", err)
 		return 1
+	}
+	if *sweep {
+		return runSweep(*maxWriters, *count, *asJSON, *svg, stdout, stderr)
 	}
 	cases := benchsuite.Short()
 	if *full {
@@ -72,4 +89,36 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// runSweep measures and prints the processor sweep, and writes its chart if asked.
+func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
+	total := maxWriters * len(benchsuite.ScalingCases()) * count
+	done := 0
+	points := benchsuite.Sweep(maxWriters, count, func(w int, design string, run int) {
+		done++
+		fmt.Fprintf(stderr, "  [%d/%d] %d writer(s), %s, run %d\n", done, total, w, design, run+1)
+	})
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(points); err != nil {
+			fmt.Fprintf(stderr, "etwemu bench: %v\n", err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from 1 to %d writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
+			maxWriters, count, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprint(stdout, benchsuite.SweepTable(points))
+		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets. Writers beyond the machine's CPUs share them.")
+	}
+	if svg != "" {
+		title := fmt.Sprintf("etwemu write throughput against writers (%d CPUs, %s/%s)", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+		if err := os.WriteFile(svg, []byte(benchsuite.SweepSVG(points, title)), 0o644); err != nil {
+			fmt.Fprintf(stderr, "etwemu bench: -svg: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "chart written to %s\n", svg)
+	}
+	return 0
 }

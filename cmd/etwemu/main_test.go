@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -185,5 +189,40 @@ func TestDemoConclusions(t *testing.T) {
 				t.Errorf("%+v: %q has %q", c, got, w)
 			}
 		}
+	}
+}
+
+// etwemu bench -sweep measures the three designs at each writer count and prints them as
+// JSON, and -svg writes the chart.
+func TestBenchSweep(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "scaling.svg")
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "-sweep", "-max-writers", "2", "-benchtime", "2ms", "-json", "-svg", svg}, &out, &errb); code != 0 {
+		t.Fatalf("bench -sweep: exit %d: %s", code, errb.String())
+	}
+	var points []struct {
+		Writers      int     `json:"writers"`
+		Design       string  `json:"design"`
+		EventsPerSec float64 `json:"events_per_sec"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &points); err != nil {
+		t.Fatalf("bench -sweep -json: %v\n%s", err, out.String())
+	}
+	seen := map[string]bool{}
+	for _, p := range points {
+		if p.EventsPerSec <= 0 || p.Writers < 1 || p.Writers > 2 {
+			t.Errorf("point %+v", p)
+		}
+		seen[fmt.Sprintf("%s/%d", p.Design, p.Writers)] = true
+	}
+	if len(points) != 6 || len(seen) != 6 {
+		t.Fatalf("%d points (%v), want the emulator, the floor and the mutex at 1 and 2 writers", len(points), seen)
+	}
+	if !strings.Contains(errb.String(), "[6/6] 2 writer(s), mutex") {
+		t.Errorf("no progress on stderr: %q", errb.String())
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || bytes.Count(b, []byte("<polyline")) != 3 {
+		t.Fatalf("chart %s: %v\n%s", svg, err, b)
 	}
 }

@@ -1,0 +1,225 @@
+package benchsuite
+
+import (
+	"fmt"
+	"html"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// ScalingCases are the designs the processor sweep compares, each written from
+// RunParallel goroutines with 64-byte events: the emulator (one session of the standard
+// settings), the floor and the mutex.
+func ScalingCases() []Case {
+	base := Baselines(64, true)
+	return []Case{
+		Emulator("payload=64/sessions=1", 64, true, standard),
+		base[0], // floor
+		base[1], // mutex
+	}
+}
+
+// designName is the short name of a scaling case, for tables and charts.
+func designName(c Case) string {
+	switch {
+	case c.Floor:
+		return "floor"
+	case strings.Contains(c.Name, "/mutex"):
+		return "mutex"
+	}
+	return "emulator"
+}
+
+// SweepPoint is one design's throughput at one number of writer goroutines: the median
+// over the sweep's runs, with the slowest run beside it.
+type SweepPoint struct {
+	Writers      int     `json:"writers"`
+	Design       string  `json:"design"`
+	NsPerEvent   float64 `json:"ns_per_event"`   // median
+	EventsPerSec float64 `json:"events_per_sec"` // median
+	SlowestNs    float64 `json:"slowest_ns_per_event"`
+	Runs         int     `json:"runs"`
+}
+
+// Sweep measures every scaling case with 1 to maxWriters writer goroutines (GOMAXPROCS
+// set to the count, RunParallel with parallelism 1), count times each, and returns the
+// medians. progress, if not nil, is called before each measurement. GOMAXPROCS is
+// restored at the end.
+func Sweep(maxWriters, count int, progress func(writers int, design string, run int)) []SweepPoint {
+	saved := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(saved)
+	var out []SweepPoint
+	for w := 1; w <= maxWriters; w++ {
+		runtime.GOMAXPROCS(w)
+		for _, c := range ScalingCases() {
+			ns := make([]float64, 0, count)
+			for run := 0; run < count; run++ {
+				if progress != nil {
+					progress(w, designName(c), run)
+				}
+				r := testing.Benchmark(c.Run)
+				if r.N > 0 {
+					ns = append(ns, float64(r.T.Nanoseconds())/float64(r.N))
+				}
+			}
+			if len(ns) == 0 {
+				continue
+			}
+			slices.Sort(ns)
+			med := ns[len(ns)/2]
+			if len(ns)%2 == 0 {
+				med = (ns[len(ns)/2-1] + ns[len(ns)/2]) / 2
+			}
+			out = append(out, SweepPoint{Writers: w, Design: designName(c), NsPerEvent: med,
+				EventsPerSec: 1e9 / med, SlowestNs: ns[len(ns)-1], Runs: len(ns)})
+		}
+	}
+	return out
+}
+
+// designs lists the designs in points, in the order they first appear.
+func designs(points []SweepPoint) []string {
+	var ds []string
+	for _, p := range points {
+		if !slices.Contains(ds, p.Design) {
+			ds = append(ds, p.Design)
+		}
+	}
+	return ds
+}
+
+// SweepTable renders points as a Markdown table: a row per writer count, M events/s per
+// design (median, with the slowest run's rate in brackets), and the emulator against
+// itself with one writer.
+func SweepTable(points []SweepPoint) string {
+	ds := designs(points)
+	var b strings.Builder
+	b.WriteString("| writers |")
+	for _, d := range ds {
+		fmt.Fprintf(&b, " %s M events/s |", d)
+	}
+	b.WriteString(" emulator vs 1 writer |\n|---:|")
+	for range ds {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---:|\n")
+	var one float64
+	for w := 1; ; w++ {
+		row := pointsAt(points, w)
+		if len(row) == 0 {
+			break
+		}
+		fmt.Fprintf(&b, "| %d |", w)
+		ratio := ""
+		for _, d := range ds {
+			p, ok := row[d]
+			if !ok {
+				b.WriteString(" |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.1f (%.1f) |", p.EventsPerSec/1e6, 1e3/p.SlowestNs)
+			if d == "emulator" {
+				if w == 1 {
+					one = p.EventsPerSec
+				}
+				if one > 0 {
+					ratio = fmt.Sprintf("%.2f ×", p.EventsPerSec/one)
+				}
+			}
+		}
+		fmt.Fprintf(&b, " %s |\n", ratio)
+	}
+	return b.String()
+}
+
+func pointsAt(points []SweepPoint, writers int) map[string]SweepPoint {
+	row := map[string]SweepPoint{}
+	for _, p := range points {
+		if p.Writers == writers {
+			row[p.Design] = p
+		}
+	}
+	return row
+}
+
+// chartColors are the lines' colours, by design.
+var chartColors = map[string]string{"emulator": "#d62728", "floor": "#2ca02c", "mutex": "#1f77b4"}
+
+// SweepSVG renders points as a line chart: events/s (millions) against writer
+// goroutines, one line per design, with axes, grid lines and a legend. title goes above.
+func SweepSVG(points []SweepPoint, title string) string {
+	const w, h, left, right, top, bottom = 640.0, 400.0, 70.0, 150.0, 40.0, 50.0
+	maxW, maxY := 1, 0.0
+	for _, p := range points {
+		maxW = max(maxW, p.Writers)
+		maxY = max(maxY, p.EventsPerSec/1e6)
+	}
+	step := niceStep(maxY / 5)
+	top5 := step * float64(int(maxY/step)+1)
+	x := func(writers int) float64 {
+		if maxW == 1 {
+			return left + (w-left-right)/2
+		}
+		return left + float64(writers-1)/float64(maxW-1)*(w-left-right)
+	}
+	y := func(m float64) float64 { return h - bottom - m/top5*(h-top-bottom) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
+	fmt.Fprintf(&b, `<rect width="%g" height="%g" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%g" y="22" font-size="14" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
+	for v := 0.0; v <= top5+step/2; v += step {
+		fmt.Fprintf(&b, `<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/>`+"\n", left, y(v), w-right, y(v))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%g</text>`+"\n", left-6, y(v)+4, v)
+	}
+	for n := 1; n <= maxW; n++ {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%d</text>`+"\n", x(n), h-bottom+18, n)
+	}
+	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="black"/>`+"\n", left, h-bottom, w-right, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="black"/>`+"\n", left, top, left, h-bottom)
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">writer goroutines</text>`+"\n", left+(w-left-right)/2, h-12)
+	fmt.Fprintf(&b, `<text x="16" y="%g" text-anchor="middle" transform="rotate(-90 16 %g)">million events/s (64-byte events)</text>`+"\n", top+(h-top-bottom)/2, top+(h-top-bottom)/2)
+	for i, d := range designs(points) {
+		color := chartColors[d]
+		if color == "" {
+			color = "black"
+		}
+		var pts []string
+		for _, p := range points {
+			if p.Design == d {
+				pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.Writers), y(p.EventsPerSec/1e6)))
+			}
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>`+"\n", color, strings.Join(pts, " "))
+		for _, pt := range pts {
+			xy := strings.Split(pt, ",")
+			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], color)
+		}
+		ly := top + 10 + float64(i)*20
+		fmt.Fprintf(&b, `<line x1="%g" y1="%g" x2="%g" y2="%g" stroke="%s" stroke-width="2"/>`+"\n", w-right+14, ly, w-right+38, ly, color)
+		fmt.Fprintf(&b, `<text x="%g" y="%g">%s</text>`+"\n", w-right+44, ly+4, d)
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+// niceStep rounds a grid step up to 1, 2 or 5 times a power of ten.
+func niceStep(raw float64) float64 {
+	if raw <= 0 {
+		return 1
+	}
+	p := 1.0
+	for p*10 <= raw {
+		p *= 10
+	}
+	for p > raw {
+		p /= 10
+	}
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
+}
