@@ -40,7 +40,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"demo", "-max-file-size", "5"}, 2, "-max-file-size needs -logfile"},
 		{[]string{"demo", "-compress"}, 2, "-compress needs -logfile"},
 		{[]string{"demo", "-pmc-source", "tsc"}, 2, "-pmc-source needs -pmc"},
-		{[]string{"demo", "-version", "5.0"}, 2, "-version 5.0: the demo's providers register with EventRegister"},
+		{[]string{"demo", "-version", "5.0"}, 2, "-version 5.0: the providers register with EventRegister"},
 		{[]string{"demo", "-version", "5.1"}, 2, "-version 5.1"},
 		{[]string{"demo", "-version", "7"}, 2, "-version"},
 		{[]string{"demo", "-buffer-kb", "99999"}, 2, "-buffer-kb 99999: must be 0 to 16384"},

@@ -94,10 +94,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b.needs("max-file-size", "logfile", cfg.logFile != "")
 	b.needs("compress", "logfile", cfg.logFile != "")
 	b.needs("pmc-source", "pmc", cfg.pmc != "")
-	if cfg.version < emu.EventRegisterSince {
-		b.fail("-version %s: the demo's providers register with EventRegister, which Windows has from %s (%s); the classic providers of %s (RegisterTraceGuids, TraceEvent) are not emulated",
-			cfg.version, emu.EventRegisterSince, emu.EventRegisterSince.Marketing(), cfg.version)
-	}
+	b.eventRegister(cfg.version)
 	if _, err := logmode.Parse(cfg.mode); err != nil {
 		b.fail("-mode %q: %v", cfg.mode, err)
 	}
@@ -165,16 +162,10 @@ func demo(cfg demoConfig, out io.Writer) error {
 		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
 		Sink: &slowSink{delay: cfg.slowSink},
 	}
-	// Refuse settings that would lose every event before anything is created: StartTrace's
-	// adjustment (session.Adjust) says how large a buffer the session would get.
-	record := uint64(abi.Align(abi.EventHeaderSize + cfg.payload))
-	adj := *props
-	if _, err := session.Adjust(cfg.version, cfg.procs, "etwemu-demo", &adj); err == nil {
-		if room := uint64(adj.BufferSize)*1024 - abi.BufferHeaderSize; record > room {
-			return fmt.Errorf("a %d-byte record (-payload %d plus the 0x50-byte EVENT_HEADER, 8-byte aligned) does not fit a %d KB buffer, which holds %d bytes after its 0x48-byte header: every event would be lost with ERROR_MORE_DATA; raise -buffer-kb or lower -payload",
-				record, cfg.payload, adj.BufferSize, room)
-		}
+	if err := recordFits(cfg.version, cfg.procs, *props, cfg.payload); err != nil {
+		return err
 	}
+	record := uint64(abi.Align(abi.EventHeaderSize + cfg.payload))
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)

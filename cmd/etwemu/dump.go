@@ -264,13 +264,11 @@ type summaryKey struct {
 	Hook     string
 }
 
-// summaryRow is one line of dump -summary.
+// summaryRow is one line of dump -summary (print gives it its JSON form).
 type summaryRow struct {
 	summaryKey
-	Count uint64 `json:"count"`
-	Bytes uint64 `json:"bytes"`
-	First int64  `json:"first_timestamp"`
-	Last  int64  `json:"last_timestamp"`
+	Count, Bytes uint64
+	First, Last  int64 // timestamps
 }
 
 type summary struct {

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winver"
 )
 
 // maxPayload is the largest payload one event can carry: EVENT_HEADER.Size is a USHORT,
@@ -77,30 +80,38 @@ func (b *bounds) given(name string) bool {
 // int checks lo <= v <= hi; why, if not empty, says where the range comes from.
 func (b *bounds) int(name string, v, lo, hi int64, why string) {
 	if v < lo || v > hi {
-		if why != "" {
-			why = " (" + why + ")"
-		}
-		b.fail("-%s %d: must be %d to %d%s", name, v, lo, hi, why)
+		b.outside(name, v, lo, hi, why)
 	}
 }
 
-// uint checks v <= hi for an unsigned flag (it cannot be negative).
+// uint checks lo <= v <= hi for an unsigned flag.
 func (b *bounds) uint(name string, v uint, lo, hi uint64, why string) {
 	if uint64(v) < lo || uint64(v) > hi {
-		if why != "" {
-			why = " (" + why + ")"
-		}
-		b.fail("-%s %d: must be %d to %d%s", name, v, lo, hi, why)
+		b.outside(name, v, lo, hi, why)
 	}
 }
 
 // duration checks lo <= v <= hi.
 func (b *bounds) duration(name string, v, lo, hi time.Duration, why string) {
 	if v < lo || v > hi {
-		if why != "" {
-			why = " (" + why + ")"
-		}
-		b.fail("-%s %v: must be %v to %v%s", name, v, lo, hi, why)
+		b.outside(name, v, lo, hi, why)
+	}
+}
+
+// outside records that flag name's value v is not within lo to hi.
+func (b *bounds) outside(name string, v, lo, hi any, why string) {
+	if why != "" {
+		why = " (" + why + ")"
+	}
+	b.fail("-%s %v: must be %v to %v%s", name, v, lo, hi, why)
+}
+
+// eventRegister fails for a -version without EventRegister, which the commands' providers
+// register with: refused before anything is created.
+func (b *bounds) eventRegister(v winver.Version) {
+	if v < emu.EventRegisterSince {
+		b.fail("-version %s: the providers register with EventRegister, which Windows has from %s (%s); the classic providers of %s (RegisterTraceGuids, TraceEvent) are not emulated",
+			v, emu.EventRegisterSince, emu.EventRegisterSince.Marketing(), v)
 	}
 }
 
@@ -118,4 +129,19 @@ func (b *bounds) done(stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "etwemu %s: %v\n", b.fs.Name(), b.err)
 	return 2
+}
+
+// recordFits refuses settings under which every event would be lost: a record of payload
+// bytes larger than the buffer a session started with props would get. StartTrace's own
+// adjustment (session.Adjust) says what that buffer is, so nothing is created to find out.
+func recordFits(v winver.Version, procs int, props emu.Properties, payload int) error {
+	if _, err := session.Adjust(v, procs, "check", &props); err != nil {
+		return nil // StartTrace reports it
+	}
+	record := uint64(abi.Align(abi.EventHeaderSize + payload))
+	if room := uint64(props.BufferSize)*1024 - abi.BufferHeaderSize; record > room {
+		return fmt.Errorf("a %d-byte record (-payload %d plus the 0x50-byte EVENT_HEADER, 8-byte aligned) does not fit a %d KB buffer, which holds %d bytes after its 0x48-byte header: every event would be lost with ERROR_MORE_DATA; raise -buffer-kb or lower -payload",
+			record, payload, props.BufferSize, room)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
@@ -36,10 +35,7 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		b.fail("-o: name the file to save the ring to")
 	}
-	if version < emu.EventRegisterSince {
-		b.fail("-version %s: logsave's provider registers with EventRegister, which Windows has from %s (%s); the classic providers of %s are not emulated",
-			version, emu.EventRegisterSince, emu.EventRegisterSince.Marketing(), version)
-	}
+	b.eventRegister(version)
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
@@ -57,16 +53,14 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	}
 	defer k.Close()
 	p := &emu.Properties{LogFileMode: logmode.Buffering, BufferSize: bufferKB, MinimumBuffers: buffers}
+	if err := recordFits(v, k.Processors(), *p, payload); err != nil {
+		return err
+	}
 	h, err := k.StartTrace("etwemu-ring", p)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)
 	}
 	defer k.StopTrace(h, "", nil)
-	l := k.Session(h)
-	if record := uint32(abi.Align(abi.EventHeaderSize + payload)); record > l.MaxEventSize() {
-		return fmt.Errorf("a %d-byte record (-payload %d plus the 0x50-byte EVENT_HEADER, 8-byte aligned) does not fit a %d KB buffer, which holds %d bytes after its 0x48-byte header: every event would be lost with ERROR_MORE_DATA; raise -buffer-kb or lower -payload",
-			record, payload, p.BufferSize, l.MaxEventSize())
-	}
 	g := guid.FromName("Demo.Ring")
 	r, err := k.EventRegister(g, nil, nil)
 	if err != nil {
@@ -99,5 +93,5 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	if kept == 0 {
 		return fmt.Errorf("the saved ring holds no event (%d written, %d refused, %d overwritten)", events, refused, s.EventsOverwritten)
 	}
-	return k.StopTrace(h, "", nil)
+	return nil
 }
