@@ -11,11 +11,25 @@ func rdtscpAux() uint32
 // the selector is not valid (another operating system, or a kernel without it).
 func lsl() (v uint32, ok bool)
 
-// segmentCache is, by stack hash, a goroutine's last segment CPU reading: the TSC at the
-// reading in the high bits, the CPU in the low 12. Written and read only by cpuTSC (plain
-// 8-byte moves, atomic on amd64); two goroutines sharing a hash share a hint, which is
-// all it is.
-var segmentCache [4096]uint64
+// segmentCache holds, for each goroutine stack, its last segment CPU reading. A slot is
+// chosen by a multiplicative hash of the stack's 2 KB chunk (SP>>11) and names the chunk
+// it belongs to (key). Go stacks are at least 2 KB and aligned to their size, so no two
+// live goroutines share a chunk, and a reading under another key is refreshed rather
+// than taken. val is the TSC at the reading in the high bits and the CPU in the low 12.
+// Written and read only by cpuTSC (plain 8-byte moves, atomic on amd64); a reader that
+// races a writer of its slot may pair one goroutine's key with another's val, a wrong
+// hint once, which is all it is.
+//
+// The slot used to be the 8 KB chunk's fold (SP>>13), with no key: goroutines started
+// together get adjacent 2 KB stacks in one 8 KB chunk, and so did both RunParallel
+// goroutines of a benchmark in about half the runs. They then took each other's
+// readings, wrote under the wrong processor about half the time, and the parallel floor
+// ran at 90-140 ns an event instead of 6 (TestSegmentCacheKey, bench/RESULTS.md).
+var segmentCache [segmentSlots]struct{ key, val uint64 }
+
+// segmentSlots is the number of segmentCache slots; the assembly shifts the hash right
+// by 64-12 and scales the slot by 16.
+const segmentSlots = 4096
 
 // segmentCPU is the Go version of the assembly's SEGMENT_CPU.
 func segmentCPU() int {

@@ -6,11 +6,11 @@
 	SHLQ $32, DX; \
 	ORQ  DX, AX
 
-// STACK_CPU leaves stackCPU's hash in r (stack address >> 13, folded, low 12 bits),
+// STACK_CPU leaves stackCPU's hash in r (stack address >> 11, folded, low 12 bits),
 // using t as scratch.
 #define STACK_CPU(r, t) \
 	MOVQ SP, r; \
-	SHRQ $13, r; \
+	SHRQ $11, r; \
 	MOVQ r, t; \
 	SHRQ $7, t; \
 	XORQ t, r; \
@@ -100,9 +100,9 @@ stack:
 
 // func cpuTSC() (cpu int, tsc int64)
 // cpu and rdtsc in one call: RDPID then RDTSC, or RDTSCP alone, or RDTSC and the
-// segment's CPU number as this goroutine last read it (segmentCache, by stack hash) if
-// that was under segmentWindow ticks ago, or the stack hash then RDTSC. Only called when
-// HasTSC reports true.
+// segment's CPU number as this goroutine last read it (segmentCache, keyed by the stack's
+// 2 KB chunk) if that was under segmentWindow ticks ago, or the stack hash then RDTSC.
+// Only called when HasTSC reports true.
 TEXT ·cpuTSC(SB), NOSPLIT, $0-16
 	MOVBLZX ·cpuMethod(SB), AX
 	CMPL    AX, $1
@@ -126,21 +126,29 @@ notrdpid:
 	RET
 
 notrdtscp:
-	CMPL AX, $3
-	JNE  stack
-	STACK_CPU(BX, CX)
+	CMPL  AX, $3
+	JNE   stack
+	MOVQ  SP, R8
+	SHRQ  $11, R8            // the key: this stack's 2 KB chunk
+	MOVQ  $0x9E3779B97F4A7C15, BX
+	IMULQ R8, BX
+	SHRQ  $52, BX            // the slot: the product's top 12 bits
+	SHLQ  $4, BX             // 16 bytes a slot
+	LEAQ  ·segmentCache(SB), SI
+	ADDQ  BX, SI
 	TSC_AX
-	LEAQ ·segmentCache(SB), SI
-	MOVQ (SI)(BX*8), CX // the reading's TSC (high bits) and CPU (low 12 bits)
-	MOVQ CX, DX
-	ANDQ $-4096, DX
-	MOVQ AX, DI
-	SUBQ DX, DI
-	CMPQ DI, $segmentWindow
-	JCC  refresh        // older than the window, never read, or the TSC went back
-	ANDQ $0xFFF, CX
-	MOVQ CX, cpu+0(FP)
-	MOVQ AX, tsc+8(FP)
+	CMPQ  R8, 0(SI)
+	JNE   refresh            // another stack's reading, or none
+	MOVQ  8(SI), CX          // the reading's TSC (high bits) and CPU (low 12 bits)
+	MOVQ  CX, DX
+	ANDQ  $-4096, DX
+	MOVQ  AX, DI
+	SUBQ  DX, DI
+	CMPQ  DI, $segmentWindow
+	JCC   refresh            // older than the window, or the TSC went back
+	ANDQ  $0xFFF, CX
+	MOVQ  CX, cpu+0(FP)
+	MOVQ  AX, tsc+8(FP)
 	RET
 
 refresh:
@@ -149,7 +157,8 @@ refresh:
 	MOVQ AX, tsc+8(FP)
 	ANDQ $-4096, AX
 	ORQ  CX, AX
-	MOVQ AX, (SI)(BX*8)
+	MOVQ R8, 0(SI)
+	MOVQ AX, 8(SI)
 	RET
 
 stack:

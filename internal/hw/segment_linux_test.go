@@ -52,3 +52,50 @@ func TestSegmentCPUFollowsPinnedThread(t *testing.T) {
 		t.Skip("no CPU in this thread's affinity mask")
 	}
 }
+
+// A cached segment reading is used only by the stack it was read on: the slot cpuTSC
+// wrote answers the same stack from the cache, and once the slot names another stack,
+// cpuTSC reads the segment again instead of taking that stack's CPU. Decided by the
+// cache's contents, not by timing: the planted readings carry the current TSC.
+func TestSegmentCacheKey(t *testing.T) {
+	if !Features.CPUSegment || !HasTSC() {
+		t.Skip("no CPU segment or no invariant TSC")
+	}
+	saved := cpuMethod
+	cpuMethod = CPUBySegment
+	defer func() { cpuMethod = saved }()
+	const planted = 0xABC // no machine this runs on has that many CPUs
+	read := func() int { c, _ := CPUAndTSC(); return c }
+	for i := range segmentCache {
+		segmentCache[i].key, segmentCache[i].val = 0, 0
+	}
+	if c := read(); c >= runtime.NumCPU() {
+		t.Fatalf("CPUAndTSC() = %d with %d CPUs", c, runtime.NumCPU())
+	}
+	slot := -1
+	for i := range segmentCache {
+		if segmentCache[i].key != 0 {
+			if slot >= 0 {
+				t.Fatalf("one read filled slots %d and %d", slot, i)
+			}
+			slot = i
+		}
+	}
+	if slot < 0 {
+		t.Fatal("CPUAndTSC filled no cache slot")
+	}
+	s := &segmentCache[slot]
+	s.val = uint64(TSC())&^0xFFF | planted
+	if c := read(); c != planted {
+		t.Fatalf("the stack's own fresh reading was not used: got %d, planted %d", c, planted)
+	}
+	own := s.key
+	s.key++ // the neighbouring 2 KB chunk: another goroutine's stack
+	s.val = uint64(TSC())&^0xFFF | planted
+	if c := read(); c == planted || c >= runtime.NumCPU() {
+		t.Fatalf("another stack's reading was used: got %d with %d CPUs", c, runtime.NumCPU())
+	}
+	if s.key != own || s.val&0xFFF == planted {
+		t.Fatalf("the slot was not refreshed: key %#x val %#x", s.key, s.val)
+	}
+}

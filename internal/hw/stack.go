@@ -8,7 +8,7 @@ import "unsafe"
 func stackCPU() int {
 	var x byte
 	p := uintptr(unsafe.Pointer(&x))
-	p >>= 13 // stacks start at 8 KiB
+	p >>= 11 // stacks are at least 2 KB, aligned to their size: one chunk, one goroutine
 	p ^= p >> 7
 	return int(p & 0xFFF)
 }
