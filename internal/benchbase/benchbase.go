@@ -67,6 +67,138 @@ func Floor(b *testing.B, size int, parallel bool) {
 	})
 }
 
+// The reservation word of FloorRef's slabs and FloorRecycle's buffers carries a writer
+// reference in its high 32 bits, as the emulator's (session.Buffer.word) does:
+// CurrentOffset | ReferenceCount<<32, added to in one step.
+const (
+	refOne     = uint64(1) << 32
+	refRelease = uint64(0xFFFFFFFF00000000) // adding it drops one reference
+)
+
+// FloorRef is the floor plus the second atomic operation of the Windows reservation
+// protocol (WMI_BUFFER_HEADER's ReferenceCount): the add that reserves the record also
+// takes a reference, and the writer drops it after the copy, so that whoever closes a
+// buffer can tell when its last record is complete. Nothing else changes from Floor: the
+// difference between the two is what that publication costs.
+func FloorRef(b *testing.B, size int, parallel bool) {
+	clk, _ := clock.New(clock.QPC)
+	tsc := clk.ReadsTSC()
+	slabs := newSlabs(64)
+	var hdr [abi.EventHeaderSize]byte
+	payload := make([]byte, size)
+	rec := uint64(abi.Align(abi.EventHeaderSize + size))
+	Run(b, size, parallel, func() {
+		var cpu int
+		var ts int64
+		if tsc {
+			cpu, ts = hw.CPUAndTSC()
+		} else {
+			cpu, ts = hw.CPU(), clk.Now()
+		}
+		s := slabs[cpu&63]
+		off := uint64(uint32(s.off.Add(rec|refOne))-uint32(rec)) % ringSize
+		copy(s.data[off:], hdr[:])
+		s.data[off+abi.OffEventTimeStamp] = byte(ts)
+		copy(s.data[off+abi.EventHeaderSize:], payload)
+		s.off.Add(refRelease)
+	})
+}
+
+// recycleBufSize and recycleBufs are FloorRecycle's buffers: four of 64 KB a processor,
+// the floor's 256 KB ring cut into the emulator's standard buffer size.
+const (
+	recycleBufSize = 64 << 10
+	recycleBufs    = ringSize / recycleBufSize
+	recycleStart   = abi.BufferHeaderSize // records start after the buffer header
+)
+
+// recycleBuf is one of FloorRecycle's fixed-size buffers. It is exactly 128 bytes and
+// allocated on its own, like slab.
+type recycleBuf struct {
+	word atomic.Uint64 // offset | references<<32; atomic, added to by writers, reset by the switcher
+	data []byte        // recycleBufSize bytes; immutable slice header
+	_    [128 - 8 - 24]byte
+}
+
+// recycleProc is one processor's current buffer and its free list: the ring of buffers
+// it takes in order. Exactly 128 bytes, allocated on its own.
+type recycleProc struct {
+	cur  atomic.Pointer[recycleBuf] // atomic; installed by the writer that filled the last one
+	next atomic.Uint32              // atomic; how many buffers this processor has taken
+	bufs *[recycleBufs]*recycleBuf  // immutable
+	_    [128 - 8 - 4 - 4 - 8]byte
+}
+
+// switchTo takes the processor's next free buffer in place of old, which the caller's
+// reservation filled: it waits for the new buffer's last writer to leave (there is none
+// unless a writer was preempted a whole ring ago), empties it and installs it. A stale
+// old (no longer current) is left alone.
+func (p *recycleProc) switchTo(old *recycleBuf) {
+	if p.cur.Load() != old {
+		return
+	}
+	nb := p.bufs[p.next.Add(1)%recycleBufs]
+	for {
+		w := nb.word.Load()
+		if w>>32 == 0 && nb.word.CompareAndSwap(w, recycleStart) {
+			break
+		}
+	}
+	p.cur.CompareAndSwap(old, nb)
+}
+
+// FloorRecycle is FloorRef with fixed-size buffers recycled without a logger: each
+// processor writes into its current 64 KB buffer; the writer whose reservation crosses
+// the buffer's end takes the next buffer of that processor's free list (a ring of four,
+// taken in order) and installs it, while other writers that find the buffer full try
+// again. It leaves out what the emulator's logger does with a full buffer (sealing its
+// header, handing it to the sink, the shared free list and waking the logger), so the
+// difference between it and the emulator's write path is that hand-off, the event
+// encoding and the API.
+func FloorRecycle(b *testing.B, size int, parallel bool) {
+	clk, _ := clock.New(clock.QPC)
+	tsc := clk.ReadsTSC()
+	procs := make([]*recycleProc, 64)
+	for i := range procs {
+		p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
+		for j := range p.bufs {
+			p.bufs[j] = &recycleBuf{data: make([]byte, recycleBufSize)}
+			p.bufs[j].word.Store(recycleStart)
+		}
+		p.cur.Store(p.bufs[0])
+		procs[i] = p
+	}
+	var hdr [abi.EventHeaderSize]byte
+	payload := make([]byte, size)
+	rec := uint32(abi.Align(abi.EventHeaderSize + size))
+	Run(b, size, parallel, func() {
+		var cpu int
+		var ts int64
+		if tsc {
+			cpu, ts = hw.CPUAndTSC()
+		} else {
+			cpu, ts = hw.CPU(), clk.Now()
+		}
+		p := procs[cpu&63]
+		for {
+			bf := p.cur.Load()
+			end := uint32(bf.word.Add(uint64(rec) | refOne))
+			if end <= recycleBufSize {
+				off := end - rec
+				copy(bf.data[off:], hdr[:])
+				bf.data[off+abi.OffEventTimeStamp] = byte(ts)
+				copy(bf.data[off+abi.EventHeaderSize:], payload)
+				bf.word.Add(refRelease)
+				return
+			}
+			bf.word.Add(refRelease)
+			if end-rec <= recycleBufSize { // this reservation crossed the end
+				p.switchTo(bf)
+			}
+		}
+	})
+}
+
 // newSlabs allocates n slabs, each on its own 128-byte boundary, with their data.
 func newSlabs(n int) []*slab {
 	slabs := make([]*slab, n)

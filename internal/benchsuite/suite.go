@@ -131,7 +131,9 @@ func disabled(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventD
 	benchbase.EventsPerSecond(b)
 }
 
-// Baselines returns the floor, the mutex and the channel baselines at payload bytes.
+// Baselines returns the baselines at payload bytes: the floor, the floor with a
+// reference per record (floor+ref), the floor with recycled buffers (floor+recycle), the
+// mutex and the channel.
 func Baselines(payload int, parallel bool) []Case {
 	suffix := ""
 	if parallel {
@@ -140,6 +142,8 @@ func Baselines(payload int, parallel bool) []Case {
 	name := func(what string) string { return fmt.Sprintf("payload=%d/%s%s", payload, what, suffix) }
 	return []Case{
 		{Name: name("floor"), Payload: payload, Parallel: parallel, Floor: true, Run: func(b *testing.B) { benchbase.Floor(b, payload, parallel) }},
+		{Name: name("floor+ref"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRef(b, payload, parallel) }},
+		{Name: name("floor+recycle"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRecycle(b, payload, parallel) }},
 		{Name: name("mutex"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Mutex(b, payload, parallel) }},
 		{Name: name("chan"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Chan(b, payload, parallel) }},
 	}

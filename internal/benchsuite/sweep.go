@@ -11,14 +11,16 @@ import (
 
 // ScalingCases are the designs the processor sweep compares, each written from
 // RunParallel goroutines with 64-byte events: the emulator (one session of the standard
-// settings), the floor and the mutex.
+// settings), the floor, the floor with recycled buffers and the mutex.
 func ScalingCases() []Case {
-	base := Baselines(64, true)
-	return []Case{
-		Emulator("payload=64/sessions=1", 64, true, standard),
-		base[0], // floor
-		base[1], // mutex
+	out := []Case{Emulator("payload=64/sessions=1", 64, true, standard)}
+	for _, c := range Baselines(64, true) {
+		switch designName(c) {
+		case "floor", "floor+recycle", "mutex":
+			out = append(out, c)
+		}
 	}
+	return out
 }
 
 // designName is the short name of a scaling case, for tables and charts.
@@ -26,8 +28,14 @@ func designName(c Case) string {
 	switch {
 	case c.Floor:
 		return "floor"
+	case strings.Contains(c.Name, "/floor+recycle"):
+		return "floor+recycle"
+	case strings.Contains(c.Name, "/floor+ref"):
+		return "floor+ref"
 	case strings.Contains(c.Name, "/mutex"):
 		return "mutex"
+	case strings.Contains(c.Name, "/chan"):
+		return "chan"
 	}
 	return "emulator"
 }
@@ -145,7 +153,7 @@ func pointsAt(points []SweepPoint, writers int) map[string]SweepPoint {
 }
 
 // chartColors are the lines' colours, by design.
-var chartColors = map[string]string{"emulator": "#d62728", "floor": "#2ca02c", "mutex": "#1f77b4"}
+var chartColors = map[string]string{"emulator": "#d62728", "floor": "#2ca02c", "floor+recycle": "#9467bd", "mutex": "#1f77b4"}
 
 // SweepSVG renders points as a line chart: events/s (millions) against writer
 // goroutines, one line per design, with axes, grid lines and a legend. title goes above.

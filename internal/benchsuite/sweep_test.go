@@ -80,3 +80,18 @@ func TestNiceStep(t *testing.T) {
 func fmtSscan(points string, v ...*float64) (int, error) {
 	return fmt.Sscanf(strings.ReplaceAll(points, ",", " "), "%g %g %g %g", v[0], v[1], v[2], v[3])
 }
+
+// The sweep compares the emulator with the floor, the floor with recycled buffers and the
+// mutex, each under its own name.
+func TestScalingCases(t *testing.T) {
+	var got []string
+	for _, c := range ScalingCases() {
+		if !c.Parallel || c.Payload != 64 {
+			t.Errorf("%s: parallel %v, payload %d; want RunParallel with 64 bytes", c.Name, c.Parallel, c.Payload)
+		}
+		got = append(got, designName(c))
+	}
+	if want := "emulator floor floor+recycle mutex"; strings.Join(got, " ") != want {
+		t.Fatalf("designs %q, want %q", strings.Join(got, " "), want)
+	}
+}
