@@ -173,5 +173,5 @@ func PutExtItem(b []byte, extType uint16, more bool, data []byte) int {
 	return n
 }
 
-// Align rounds n up to the trace alignment of 8 bytes.
-func Align(n int) int { return (n + TraceAlignment - 1) &^ (TraceAlignment - 1) }
+// Align rounds n up to the trace alignment of 8 bytes: a record's size in the buffer.
+func Align[T ~int | ~uint32](n T) T { return (n + TraceAlignment - 1) &^ (TraceAlignment - 1) }

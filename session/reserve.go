@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -46,13 +47,12 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // Write copies ev into the current buffer of processor stream proc.
 //
 // It is the hot path: one atomic load of the stream's buffer, one atomic add that reserves
-// the aligned size and takes a reference (/*A*/), the encoding of EVENT_HEADER (x64
-// layout, marker 0xC013) with the session's timestamp, the copy of the extended item and
-// user data, one atomic add that drops the reference (/*B*/). It takes no lock and
-// allocates nothing. A record that does not fit sends the writer to full and
-// switchBuffer, the slow path. The encoding is written out here rather than in a helper, and fixed-size
-// pieces move as 8-byte words rather than through copy and clear, because each call
-// into a helper or the runtime showed in BenchmarkWrite.
+// the aligned size and takes a reference (/*A*/), the EVENT_HEADER (putEventHeader) with
+// the session's timestamp, the copy of the extended item and user data, one atomic add
+// that drops the reference (/*B*/). It takes no lock and allocates nothing. A record
+// that does not fit sends the writer to reserveSlow, full and switchBuffer, the slow
+// path, out of line. Fixed-size pieces move as 8-byte words rather than through copy and
+// clear, because each call into the runtime showed in BenchmarkWrite.
 //
 // Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session,
 // ERROR_NOT_ENOUGH_MEMORY when no free buffer is left (both counted in EventsLost), and
@@ -65,12 +65,9 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	if p := l.pmcData.Load(); p != nil && p.Selects(ev.Descriptor.ID) {
 		return l.writeCounted(proc, ev, p)
 	}
-	need := (ev.Size + abi.TraceAlignment - 1) &^ (abi.TraceAlignment - 1)
+	need := abi.Align(ev.Size)
 	if need > l.maxRecord || ev.Size < abi.EventHeaderSize {
-		if !l.Lose() {
-			return ErrStopped
-		}
-		return winerr.ErrMoreData
+		return l.refuseRecord()
 	}
 	idx := l.streamOf(proc)
 	s := &l.streams[idx]
@@ -89,36 +86,12 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			return err
 		}
 	}
-	ts := l.stamp(ev)
 	rec := b.data[int(end)-int(need) : int(end)]
-	// One conversion checks the bounds of the whole header; the stores below need none.
-	h := (*[abi.EventHeaderSize]byte)(rec)
-	le := binary.LittleEndian
-	le.PutUint64(rec[len(rec)-8:], 0) // the padding; the data copied below overwrites the rest
-	x := ev.Extra
-	flags := uint32(abi.EventFlag64BitHeader)
-	if x != nil && x.Related != nil {
-		flags |= abi.EventFlagExtendedInfo
-	}
-	le.PutUint32(h[abi.OffEventSize:], ev.Size&0xFFFF|abi.EventHeaderEvent64<<16)
-	le.PutUint32(h[abi.OffEventFlags:], flags) // Flags, EventProperty 0
-	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
-	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(ts))
-	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
-	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
-	d0, d1 := descriptorWords(ev.Descriptor)
-	le.PutUint64(h[abi.OffEventDescriptor:], d0)
-	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
-	le.PutUint64(h[abi.OffEventCPUTime:], 0) // KernelTime, UserTime: not modelled
-	if x != nil && x.Activity != nil {
-		x.Activity.Put(h[abi.OffEventActivityID:])
-	} else {
-		le.PutUint64(h[abi.OffEventActivityID:], 0)
-		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
-	}
+	binary.LittleEndian.PutUint64(rec[len(rec)-8:], 0) // the padding; the data copied below overwrites the rest
+	putEventHeader((*[abi.EventHeaderSize]byte)(rec), ev, ev.Size, l.stamp(ev))
 	body := rec[abi.EventHeaderSize:]
-	if x != nil && x.Related != nil {
-		le.PutUint64(body, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
+	if x := ev.Extra; x != nil && x.Related != nil {
+		binary.LittleEndian.PutUint64(body, RelatedItemSize|abi.ExtTypeRelatedActivityID<<16|16<<48) // size, type, no linkage, 16 bytes
 		x.Related.Put(body[abi.ExtItemHeaderSize:])
 		body = body[RelatedItemSize:]
 	}
@@ -133,6 +106,38 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	/*B*/ b.word.Add(refRelease)
 	// The logger may now close the buffer; our bytes are complete.
 	return nil
+}
+
+// putEventHeader encodes ev's EVENT_HEADER (x64 layout, marker 0xC013) into h for a
+// record of size bytes stamped ts: EVENT_HEADER_FLAG_64_BIT_HEADER, and
+// EXTENDED_INFO when ev carries a related activity id (a caller adding another item sets
+// it); EventProperty 0; KernelTime and UserTime, not modelled, 0. It is the write path's
+// only EVENT_HEADER encoder (Write, writeCounted), held to abi.EventHeader.Encode, the
+// readable one, by TestPutEventHeaderMatchesEncode. The fields go in as 8-byte words:
+// byte and 2-byte stores showed in BenchmarkWrite.
+func putEventHeader(h *[abi.EventHeaderSize]byte, ev *Event, size uint32, ts int64) {
+	le := binary.LittleEndian
+	x := ev.Extra
+	flags := uint32(abi.EventFlag64BitHeader)
+	if x != nil && x.Related != nil {
+		flags |= abi.EventFlagExtendedInfo
+	}
+	le.PutUint32(h[abi.OffEventSize:], size&0xFFFF|abi.EventHeaderEvent64<<16)
+	le.PutUint32(h[abi.OffEventFlags:], flags)
+	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
+	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(ts))
+	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
+	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
+	d0, d1 := descriptorWords(ev.Descriptor)
+	le.PutUint64(h[abi.OffEventDescriptor:], d0)
+	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
+	le.PutUint64(h[abi.OffEventCPUTime:], 0)
+	if x != nil && x.Activity != nil {
+		x.Activity.Put(h[abi.OffEventActivityID:])
+	} else {
+		le.PutUint64(h[abi.OffEventActivityID:], 0)
+		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
+	}
 }
 
 // reserveSlow is the slow path of a reservation that did not fit: buffer b (nil if the
@@ -211,4 +216,63 @@ func (l *Logger) countRefused(c *atomic.Uint64) bool {
 	}
 	c.Add(1)
 	return true
+}
+
+// reserve takes need bytes (aligned) on processor proc's current buffer, switching
+// buffers as Write does, and returns the buffer (holding a reference the caller drops
+// with b.word.Add(refRelease)) and the record's bytes. Write has the same first attempt
+// written out in line.
+func (l *Logger) reserve(proc int, need uint32) (*Buffer, []byte, error) {
+	idx := l.streamOf(proc)
+	s := &l.streams[idx]
+	b := s.cur.Load()
+	var end uint32
+	if b != nil {
+		end = uint32(b.word.Add(uint64(need) | refOne))
+	}
+	if b == nil || int(end) > len(b.data) {
+		var err error
+		if b, end, err = l.reserveSlow(s, int(idx), b, end, need); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, b.data[int(end)-int(need) : int(end)], nil
+}
+
+// stamp returns ev's timestamp on the session clock. A clock that reads the time-stamp
+// counter takes the reading the kernel made with the processor number (Event.TSC), so
+// the sessions an event goes to share one RDTSC; without one it reads the counter itself.
+func (l *Logger) stamp(ev *Event) int64 {
+	if l.tsc && ev.TSC != 0 {
+		return ev.TSC
+	}
+	return l.now()
+}
+
+// now reads the session clock.
+func (l *Logger) now() int64 {
+	if l.tsc {
+		return hw.TSC()
+	}
+	return l.clock.Now()
+}
+
+// refuseRecord handles a record that cannot fit any buffer of the session: counted lost
+// (ERROR_MORE_DATA) unless the session stopped.
+func (l *Logger) refuseRecord() error {
+	if !l.Lose() {
+		return ErrStopped
+	}
+	return winerr.ErrMoreData
+}
+
+// complete copies the data blocks into body, zeroes the alignment padding after them,
+// and drops the writer's reference on b: the record is done.
+func complete(b *Buffer, body []byte, data [][]byte) {
+	p := 0
+	for _, d := range data {
+		p += copy(body[p:], d)
+	}
+	clear(body[p:])
+	b.word.Add(refRelease)
 }
