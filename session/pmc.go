@@ -49,4 +49,3 @@ func (l *Logger) writeCounted(proc int, ev *Event, p *pmc.Support) error {
 	complete(b, body, ev.Data)
 	return nil
 }
-
