@@ -85,10 +85,12 @@ func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptio
 	return k.write(r, d, o, data)
 }
 
-// write is the enabled path: describe the record once, then for each set bit of the
-// registration's EnableMask write it into the session that owns that slot; the provider's
-// group, if enabled, is routed by writeGroup. State lives in locals rather than a struct
-// passed around, so it stays in registers (BenchmarkWrite).
+// write is the enabled path, in three parts: check the handle and arguments and describe
+// the record once; the one-session path, for an event enabled by one session with
+// nothing to count per session; and the general path, each set bit of the registration's
+// EnableMask, then the provider group's (writeGroup), every session through deliver.
+// State lives in locals rather than a struct passed around, so it stays in registers
+// (BenchmarkWrite).
 func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
 	if r == nil {
 		return winerr.ErrInvalidHandle
@@ -172,16 +174,7 @@ func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, dat
 		if group != 0 {
 			seen[id>>6] |= 1 << (id & 63)
 		}
-		// deliver's common case, written out: the call showed in BenchmarkWrite.
-		if tooBig || errIdx != 0 || l.Secure() {
-			errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
-			continue
-		}
-		var counted, ok bool
-		errIdx, counted, ok = outcome(l.Write(proc, &ev)) // errIdx was 0
-		if counted {
-			tally.count(id, ok)
-		}
+		errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
 	}
 	if group != 0 {
 		errIdx = writeGroup(r.GroupEntry(), group, proc, &ev, tooBig, errIdx, &seen, tally)
@@ -282,23 +275,28 @@ func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, too
 var writeErrors = [...]error{nil, winerr.ErrMoreData, winerr.ErrNotEnoughMemory, winerr.ErrInvalidParameter, winerr.ErrAccessDenied,
 	winerr.ErrLogFileFull, winerr.ErrCancelled}
 
-// Indices into writeErrors.
+// Indices into writeErrors; 0 is no error.
 const (
-	accessDenied = 4 // ERROR_ACCESS_DENIED
-	logFileFull  = 5 // ERROR_LOG_FILE_FULL
-	cancelled    = 6 // ERROR_CANCELLED
+	moreData         = 1 // ERROR_MORE_DATA
+	notEnoughMemory  = 2 // ERROR_NOT_ENOUGH_MEMORY
+	invalidParameter = 3 // ERROR_INVALID_PARAMETER
+	accessDenied     = 4 // ERROR_ACCESS_DENIED
+	logFileFull      = 5 // ERROR_LOG_FILE_FULL
+	cancelled        = 6 // ERROR_CANCELLED
 )
 
+// errIndex is the index of an error a session's Write returned; one it does not know
+// reads as ERROR_INVALID_PARAMETER.
 func errIndex(err error) uint8 {
 	switch err {
 	case winerr.ErrMoreData:
-		return 1
+		return moreData
 	case winerr.ErrNotEnoughMemory:
-		return 2
+		return notEnoughMemory
 	case winerr.ErrLogFileFull:
 		return logFileFull
 	}
-	return 3
+	return invalidParameter
 }
 
 func (t *Tally) count(id uint16, ok bool) {

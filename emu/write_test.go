@@ -435,3 +435,23 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 		t.Fatalf("the sequence reached %v with %d lost; want success, ERROR_MORE_DATA, ERROR_ARITHMETIC_OVERFLOW and ERROR_NOT_ENOUGH_MEMORY", kinds, one.lost)
 	}
 }
+
+// Every named error index picks the error it names, and errIndex maps a session's errors
+// back onto their indices.
+func TestWriteErrorIndices(t *testing.T) {
+	for idx, want := range map[uint8]error{moreData: winerr.ErrMoreData, notEnoughMemory: winerr.ErrNotEnoughMemory,
+		invalidParameter: winerr.ErrInvalidParameter, accessDenied: winerr.ErrAccessDenied,
+		logFileFull: winerr.ErrLogFileFull, cancelled: winerr.ErrCancelled} {
+		if writeErrors[idx] != want {
+			t.Errorf("writeErrors[%d] = %v, want %v", idx, writeErrors[idx], want)
+		}
+	}
+	for _, idx := range []uint8{moreData, notEnoughMemory, logFileFull} {
+		if got := errIndex(writeErrors[idx]); got != idx {
+			t.Errorf("errIndex(%v) = %d, want %d", writeErrors[idx], got, idx)
+		}
+	}
+	if writeErrors[0] != nil || len(writeErrors) != cancelled+1 {
+		t.Errorf("writeErrors has %d entries, want nil and the six named", len(writeErrors))
+	}
+}
