@@ -16,10 +16,11 @@ import (
 //
 // The rules:
 //   - buffer-place: every buffer of the GlobalList is in exactly one place: the free
-//     list, one stream's current slot, the flush queue, or the batch being sealed.
+//     list, one stream's spare slot, one stream's current slot, the flush queue, or the
+//     batch being sealed.
 //   - buffer-count: MinimumBuffers <= NumberOfBuffers <= MaximumBuffers, and the
 //     counters NumberOfBuffers and BuffersAvailable match the lists.
-//   - buffer-state: a free buffer is closed with state Free; a current buffer is open
+//   - buffer-state: a free or spare buffer is closed with state Free; a current buffer is open
 //     with state GeneralLogging; a queued buffer has state Flush.
 //   - buffer-refs: with no writer inside Write, no buffer holds a reference.
 //   - buffer-records: the records of a buffer not yet sealed walk cleanly to the end of
@@ -68,10 +69,11 @@ const (
 	onStream
 	onFlush
 	inFlight
+	onSpare
 )
 
 func (p place) String() string {
-	return [...]string{"nowhere", "free list", "a stream", "flush queue", "the batch being sealed"}[p]
+	return [...]string{"nowhere", "free list", "a stream", "flush queue", "the batch being sealed", "a stream's spare slot"}[p]
 }
 
 func (l *Logger) checkLocked(report func(rule, detail string)) int {
@@ -102,6 +104,12 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	for i := range l.streams {
 		if b := l.streams[i].cur.Load(); b != nil {
 			put(b, onStream)
+		}
+		if b := l.streams[i].spare.Load(); b != nil {
+			if !l.spares {
+				bad("buffer-place", "buffer %d is in stream %d's spare slot of a session without spares", b.id, i)
+			}
+			put(b, onSpare)
 		}
 	}
 	for _, b := range flushQ {
@@ -141,7 +149,7 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 			bad("buffer-refs", "buffer %d holds %d references with no writer active", b.id, v.ReferenceCount)
 		}
 		switch where[b] {
-		case onFree:
+		case onFree, onSpare:
 			if v.State != abi.BufferStateFree || !v.Closed {
 				bad("buffer-state", "free buffer %d has state %v, closed %v", b.id, v.State, v.Closed)
 			}

@@ -14,8 +14,9 @@
 //	streams[p].cur ──► Buffer (InUse)         flushQ ─► wait refs=0 ─► close ─► seal
 //	     │  one atomic add reserves                                           │
 //	     │  space and takes a reference                                       ▼
-//	     └─ full: CAS a free buffer in,     free ◄── reset ◄──────────── sink.WriteBuffer
-//	        queue the old one for flush
+//	     └─ full: CAS a free buffer in      streams[p].spare, ◄─ reset ◄─ sink.WriteBuffer
+//	        (streams[p].spare, else the      else free
+//	        free list), queue the old one
 //
 // A Buffer's CurrentOffset (+0x08) and ReferenceCount (+0x0C) are adjacent in
 // WMI_BUFFER_HEADER; the emulator keeps them in one 64-bit word, so a single LOCK XADD
@@ -28,8 +29,9 @@
 //
 // # Invariants
 //
-//  1. A buffer MUST be in exactly one place: free (closed), current for one stream, queued
-//     for flush, or being sealed by the logger goroutine. Otherwise its bytes are reused
+//  1. A buffer MUST be in exactly one place: free (closed; on the free list or in one
+//     stream's spare slot), current for one stream, queued for flush, or being sealed by
+//     the logger goroutine. Otherwise its bytes are reused
 //     while a writer still copies into it, or it is flushed twice.
 //  2. Every reservation that succeeded MUST end inside a sealed buffer: the logger waits for
 //     ReferenceCount 0 before closing. Otherwise an accepted event vanishes.
@@ -40,6 +42,8 @@
 //
 // # Locks
 //
-// freeMu protects the free list, the flush queue and the list of all buffers; it is a
-// leaf lock and is never held while calling out. The hot path takes no lock.
+// freeMu protects the free list, the flush queue and the list of all buffers, and
+// serialises the filling of spare slots; it is a leaf lock and is never held while
+// calling out. The hot path takes no lock; a writer that switches buffers takes its
+// stream's spare without it and queues the full buffer under it.
 package session

@@ -156,7 +156,7 @@ func (l *Logger) finish() {
 			l.flushAll()
 		}
 		l.freeMu.Lock()
-		idle := len(l.free) == len(l.all) && len(l.flushQ) == 0
+		idle := len(l.free)+l.spareCount() == len(l.all) && len(l.flushQ) == 0
 		l.freeMu.Unlock()
 		if idle {
 			return
@@ -273,7 +273,7 @@ func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
 // session toward MaximumBuffers.
 func (l *Logger) grow() {
 	l.freeMu.Lock()
-	n := int(l.minBuffers) - len(l.free)
+	n := int(l.minBuffers) - len(l.free) - l.spareCount()
 	if l.shortage {
 		n = max(n, 0) + len(l.streams)
 		l.shortage = false

@@ -26,12 +26,21 @@ const MaxPrivateLoggers = 8
 const LoggerIDs = MaxLoggers + MaxPrivateLoggers
 
 // stream is one processor's current-buffer slot (ProcessorBuffers[cpu] in 5.2,
-// ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), alone on a 64-byte cache line.
-// Exactly 64 bytes, so indexing the array is a shift rather than a multiply
-// (BenchmarkWrite; TestStreamSize).
+// ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), alone on a 64-byte cache line,
+// with the free buffer that processor takes next (spare). Exactly 64 bytes, so indexing
+// the array is a shift rather than a multiply (BenchmarkWrite; TestStreamSize).
 type stream struct {
 	cur atomic.Pointer[Buffer] // atomic; installed by switching writers, swapped out by the logger
-	_   [streamSize - 8]byte
+	// spare is a free buffer set aside for this stream's next switch, so that the writer
+	// that fills a buffer finds the next one on its own cache line without taking freeMu.
+	// Atomic; stored under freeMu by pushFree (when a buffer this stream filled comes back
+	// from the sink, and only into an empty slot), taken by the switching writer with a
+	// swap.
+	// [emulator choice] Windows keeps one free list per logger (an SLIST); the spare is
+	// what a per-processor lookaside in front of it would hold. Nil when the session has
+	// none (BUFFERING and BLOCKING sessions take every buffer from the free list).
+	spare atomic.Pointer[Buffer]
+	_     [streamSize - 16]byte
 }
 
 // streamSize is the cache-line size of the processors the emulator runs on (64 bytes on
@@ -170,6 +179,10 @@ type Logger struct {
 	// blocking is EVENT_TRACE_BLOCKING_MODE on a private logger: a writer short of buffers
 	// waits on freed (with freeMu) instead of losing its event. Immutable.
 	blocking bool
+	// spares: full buffers come back to their stream's spare slot when it is empty
+	// (stream.spare); off for BUFFERING (the ring is the flush list) and BLOCKING (a
+	// waiting writer can take only from the free list). Immutable.
+	spares bool
 	freed    *sync.Cond   // broadcast under freeMu when a buffer is freed or collection stops
 	waiters  atomic.Int64 // writers waiting in waitFree; atomic
 	// wakeAt is how many full buffers wait before a writer wakes the logger: FlushThreshold
@@ -207,6 +220,7 @@ func Start(cfg Config) (*Logger, error) {
 	l.props.LogFileName = ""
 	l.buffering = l.mode&logmode.Buffering != 0
 	l.blocking = l.mode&logmode.Blocking != 0 && l.kind == logmode.Private
+	l.spares = !l.buffering && !l.blocking
 	l.freed = sync.NewCond(&l.freeMu)
 	l.wakeAt = flushBatch
 	if p.FlushThreshold > 0 {
@@ -375,7 +389,7 @@ type Stats struct {
 // Stats returns the session's counters.
 func (l *Logger) Stats() Stats {
 	s := Stats{
-		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load(),
+		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load() + int64(l.spareCount()),
 		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),

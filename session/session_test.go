@@ -677,3 +677,54 @@ func TestStampSharedTSC(t *testing.T) {
 		}
 	}
 }
+
+// A buffer that comes back from the sink waits in its stream's spare slot, and that
+// stream's next switch takes it from there rather than from the free list; BuffersAvailable
+// counts it, and Check finds it in one place. Synchronous, so each step is decided.
+func TestSpareBufferGoesBackToItsStream(t *testing.T) {
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: &Counter{}}
+	a, err := Adjust(winver.V2004, 2, "test", &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "spare", Processors: 2, Synchronous: true,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	defer l.Stop()
+	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
+	first := l.CurrentBuffers()[1]
+	for i := 0; i <= per; i++ { // the last write switches stream 1 and writes its first buffer
+		if err := l.Write(1, testEvent(0x40, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := l.streams[1].spare.Load(); got == nil || got.id != first {
+		t.Fatalf("stream 1's spare slot holds %v, want its first buffer %d", got, first)
+	}
+	if l.streams[0].spare.Load() != nil {
+		t.Fatal("stream 0 has a spare though it filled nothing")
+	}
+	if s := l.Stats(); s.FreeBuffers != s.NumberOfBuffers-2 {
+		t.Fatalf("BuffersAvailable %d of %d with two buffers current: the spare is not counted", s.FreeBuffers, s.NumberOfBuffers)
+	}
+	l.freeMu.Lock()
+	onList := len(l.free)
+	l.freeMu.Unlock()
+	for i := 0; i < per; i++ { // fills the second buffer; the next switch takes the spare
+		if err := l.Write(1, testEvent(0x40, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := l.CurrentBuffers()[1]; got != first {
+		t.Fatalf("stream 1 switched to buffer %d, want its spare %d", got, first)
+	}
+	l.freeMu.Lock()
+	if len(l.free) != onList {
+		t.Errorf("the free list went from %d to %d buffers: the switch did not use the spare", onList, len(l.free))
+	}
+	l.freeMu.Unlock()
+	var problems []string
+	l.Check(func(rule, detail string) { problems = append(problems, rule+": "+detail) })
+	if len(problems) != 0 {
+		t.Fatal(problems)
+	}
+}

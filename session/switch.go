@@ -28,7 +28,10 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		l.unhook(s, old) // the logger drops it, counting it in RealTimeBuffersLost
 		return winerr.ErrLogFileFull
 	}
-	nb := l.popFree()
+	nb := s.takeSpare()
+	if nb == nil {
+		nb = l.popFree()
+	}
 	if nb == nil {
 		l.unhook(s, old)
 		switch {
@@ -90,11 +93,43 @@ func (l *Logger) popFree() *Buffer {
 	return b
 }
 
+// takeSpare takes the stream's spare buffer, or returns nil if it has none: a load, and a
+// swap only when there is one.
+func (s *stream) takeSpare() *Buffer {
+	if s.spare.Load() == nil {
+		return nil
+	}
+	return s.spare.Swap(nil)
+}
+
+// spareCount counts the buffers in the streams' spare slots. Exact while no writer is
+// switching (Check, the logger between its own steps); a snapshot otherwise.
+func (l *Logger) spareCount() int {
+	n := 0
+	if l.spares {
+		for i := range l.streams {
+			if l.streams[i].spare.Load() != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// pushFree makes b free: into the spare slot of the stream it was last current for, if
+// the session keeps spares and that slot is empty, else onto the free list.
 func (l *Logger) pushFree(b *Buffer) {
 	b.state.Store(0) // EtwBufferStateFree
 	l.freeMu.Lock()
 	if l.drained < len(l.drainQ) && l.drainQ[l.drained] == b {
 		l.drained++
+	}
+	if l.spares {
+		if s := &l.streams[b.stream.Load()%uint32(len(l.streams))]; s.spare.Load() == nil {
+			s.spare.Store(b) // spares are filled only here, under freeMu; writers only take
+			l.freeMu.Unlock()
+			return
+		}
 	}
 	l.free = append(l.free, b)
 	l.freeBuffers.Store(int64(len(l.free)))
