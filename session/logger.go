@@ -182,9 +182,9 @@ type Logger struct {
 	// spares: full buffers come back to their stream's spare slot when it is empty
 	// (stream.spare); off for BUFFERING (the ring is the flush list) and BLOCKING (a
 	// waiting writer can take only from the free list). Immutable.
-	spares bool
-	freed    *sync.Cond   // broadcast under freeMu when a buffer is freed or collection stops
-	waiters  atomic.Int64 // writers waiting in waitFree; atomic
+	spares  bool
+	freed   *sync.Cond   // broadcast under freeMu when a buffer is freed or collection stops
+	waiters atomic.Int64 // writers waiting in waitFree; atomic
 	// wakeAt is how many full buffers wait before a writer wakes the logger: FlushThreshold
 	// when set, else flushBatch. Immutable.
 	wakeAt int

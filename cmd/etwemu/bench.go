@@ -18,7 +18,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
 	full := fs.Bool("full", false, "run the whole suite of bench/ (about 60 benchmarks) instead of the short one")
-	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor and the mutex with 1 to -max-writers writer goroutines")
+	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines")
 	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256)")
 	count := fs.Int("count", 1, "with -sweep: runs of each point, the median reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")

@@ -87,7 +87,7 @@ func TestBenchTable(t *testing.T) {
 	}
 	floors := 0
 	for _, r := range rows {
-		if strings.Contains(r[1], "/floor") {
+		if strings.Contains(r[1], "/floor") && !strings.Contains(r[1], "/floor+") {
 			floors++
 			if r[3] != "1.00" {
 				t.Errorf("floor row %s has ratio %q, want 1.00", r[1], r[3])
@@ -192,7 +192,7 @@ func TestDemoConclusions(t *testing.T) {
 	}
 }
 
-// etwemu bench -sweep measures the three designs at each writer count and prints them as
+// etwemu bench -sweep measures the four designs at each writer count and prints them as
 // JSON, and -svg writes the chart.
 func TestBenchSweep(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "scaling.svg")
@@ -215,14 +215,14 @@ func TestBenchSweep(t *testing.T) {
 		}
 		seen[fmt.Sprintf("%s/%d", p.Design, p.Writers)] = true
 	}
-	if len(points) != 6 || len(seen) != 6 {
-		t.Fatalf("%d points (%v), want the emulator, the floor and the mutex at 1 and 2 writers", len(points), seen)
+	if len(points) != 8 || len(seen) != 8 {
+		t.Fatalf("%d points (%v), want the emulator, the floor, the floor with recycled buffers and the mutex at 1 and 2 writers", len(points), seen)
 	}
-	if !strings.Contains(errb.String(), "[6/6] 2 writer(s), mutex") {
+	if !strings.Contains(errb.String(), "[8/8] 2 writer(s), mutex") {
 		t.Errorf("no progress on stderr: %q", errb.String())
 	}
 	b, err := os.ReadFile(svg)
-	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || bytes.Count(b, []byte("<polyline")) != 3 {
+	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || bytes.Count(b, []byte("<polyline")) != 4 {
 		t.Fatalf("chart %s: %v\n%s", svg, err, b)
 	}
 }
