@@ -245,9 +245,15 @@ func TestCircularWraps(t *testing.T) {
 	}
 	w.Close(Counters{})
 	// Three data slots: buffers 7, 5, 6 in file order after the wrap; the oldest four gone.
-	_, seqs, _ := ids(t, path)
+	_, seqs, h := ids(t, path)
 	if len(seqs) != 3 || seqs[0] != 7 || seqs[1] != 5 || seqs[2] != 6 {
 		t.Errorf("sequence numbers in file order %v, want [7 5 6]", seqs)
+	}
+	// BuffersWritten counts every buffer written, the overwritten ones too, as Windows'
+	// finalize does (the header buffer and seven): more than the file's four slots, which
+	// the reader reads whole regardless.
+	if h.BuffersWritten != 8 {
+		t.Errorf("BuffersWritten %d, want 8 (the header buffer and seven, four since overwritten)", h.BuffersWritten)
 	}
 }
 

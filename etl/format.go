@@ -62,6 +62,15 @@ const timeZoneSize = 0xAC // TIME_ZONE_INFORMATION
 // in its x64 layout. Not modelled: the LoggerName and LogFileName pointers (the names
 // follow the structure as UTF-16 strings, which LoggerName and LogFileName here hold)
 // and the time-zone rules beyond the bias and names.
+//
+// BuffersWritten is the logger's count of buffers written to the file, as
+// WmipFinalizeHeader patches it from the logger context (WRK, 5.2). In a CIRCULAR file
+// that count includes the buffers the wrap has since overwritten, so it can exceed what
+// the file holds: Windows' own consumer (tracesup.c, the 5.2 ProcessTrace for trace
+// format 1.2) limits BuffersWritten × BufferSize to MaximumFileSize for circular files
+// and reads them to the quota, not to BuffersWritten. A reader that trusts the field
+// runs past the end of a real circular file as of an emulated one; etl.Reader reads to
+// the end of the file.
 type LogfileHeader struct {
 	BufferSize uint32
 	// Version: OS major and minor, then the trace-format major and minor
@@ -73,7 +82,7 @@ type LogfileHeader struct {
 	TimerResolution                                         uint32
 	MaximumFileSize                                         uint32
 	LogFileMode                                             uint32
-	BuffersWritten                                          uint32 // buffers in the file, this header's included
+	BuffersWritten                                          uint32 // buffers written to the file, this header's included; see below
 	StartBuffers                                            uint32
 	PointerSize                                             uint32
 	EventsLost                                              uint32
