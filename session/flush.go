@@ -189,7 +189,12 @@ func (l *Logger) swapStreams() {
 }
 
 // drain seals and writes every queued buffer in queue order. With marker, the last one
-// carries ETW_BUFFER_FLAG_FLUSH_MARKER and is written even when empty.
+// carries ETW_BUFFER_FLAG_FLUSH_MARKER and is written even when empty: WRK's
+// WmipPrepareHeader skips an empty buffer (STATUS_NO_DATA_DETECTED) unless it carries
+// the marker, and Windows' own 5.2 consumer (tracesup.c, EtwpGetLastBufferWithMarker)
+// searches a file backwards for the last buffer with the marker and reads no further in
+// read-behind mode, so the marker must reach the file whatever the buffer holds.
+// [UNCERTAIN] for 6.2 and later: no public source shows the modern logger's rule.
 func (l *Logger) drain(marker bool) {
 	if l.buffering {
 		return // the flush list is the ring
