@@ -275,10 +275,15 @@ func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
 // grow tops up the free list: buffers are allocated only here and at start, never by a
 // writer (invariant 4). It keeps MinimumBuffers free (WmipAdjustFreeBuffers), and each
 // time writers ran short it adds one more per stream, so repeated shortages grow the
-// session toward MaximumBuffers.
+// session toward MaximumBuffers. Free buffers in the streams' spare slots count as free;
+// they are counted (one load per stream) only when the free list alone is short, since
+// drain calls grow for every buffer it writes.
 func (l *Logger) grow() {
 	l.freeMu.Lock()
-	n := int(l.minBuffers) - len(l.free) - l.spareCount()
+	n := int(l.minBuffers) - len(l.free)
+	if n > 0 {
+		n -= l.spareCount()
+	}
 	if l.shortage {
 		n = max(n, 0) + len(l.streams)
 		l.shortage = false
