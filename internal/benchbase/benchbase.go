@@ -27,9 +27,6 @@ const (
 // 128-byte boundaries: the offset that its processor adds to on every event shares no
 // pair of cache lines with another processor's (the adjacent-line prefetcher moves lines
 // in 128-byte pairs). TestSlabLayout checks both.
-//
-// The layout alone does not make the parallel floor steady on a VM whose processor
-// numbers come from the CPU segment: see "The parallel floor" in bench/RESULTS.md.
 type slab struct {
 	off  atomic.Uint64 // atomic; added to by the writers on this processor
 	data []byte        // slabSize bytes; immutable slice header
@@ -45,26 +42,48 @@ type slab struct {
 // reference counts, sealing full buffers, handing them to a logger and recycling them
 // through a free list; the slab is a ring that is written round and round.
 func Floor(b *testing.B, size int, parallel bool) {
-	clk, _ := clock.New(clock.QPC)
-	tsc := clk.ReadsTSC()
+	e := newFloorEvent(size)
 	slabs := newSlabs(64)
-	var hdr [abi.EventHeaderSize]byte
-	payload := make([]byte, size)
-	rec := uint64(abi.Align(abi.EventHeaderSize + size))
+	rec := uint64(e.rec)
 	Run(b, size, parallel, func() {
-		var cpu int
-		var ts int64
-		if tsc {
+		cpu, ts := 0, int64(0)
+		if e.tsc {
 			cpu, ts = hw.CPUAndTSC()
 		} else {
-			cpu, ts = hw.CPU(), clk.Now()
+			cpu, ts = e.readClock()
 		}
 		s := slabs[cpu&63]
-		off := (s.off.Add(rec) - rec) % ringSize
-		copy(s.data[off:], hdr[:])
-		s.data[off+abi.OffEventTimeStamp] = byte(ts)
-		copy(s.data[off+abi.EventHeaderSize:], payload)
+		e.put(s.data[(s.off.Add(rec)-rec)%ringSize:], ts)
 	})
+}
+
+// floorEvent is what the floors write for each event and the clock they stamp it with,
+// set up once per benchmark.
+type floorEvent struct {
+	clk     *clock.Clock
+	tsc     bool // the clock reads the time-stamp counter: one call gives both readings
+	hdr     [abi.EventHeaderSize]byte
+	payload []byte
+	rec     uint32 // the record's aligned size
+}
+
+func newFloorEvent(size int) *floorEvent {
+	clk, _ := clock.New(clock.QPC)
+	return &floorEvent{clk: clk, tsc: clk.ReadsTSC(), payload: make([]byte, size),
+		rec: uint32(abi.Align(abi.EventHeaderSize + size))}
+}
+
+// readClock reads the processor number and a clock that is not the time-stamp counter.
+// Each floor reads the counter with hw.CPUAndTSC in line, as the emulator's write path
+// does; a helper choosing between the two would not inline and would add a call to the
+// floor.
+func (e *floorEvent) readClock() (int, int64) { return hw.CPU(), e.clk.Now() }
+
+// put copies the header bytes, stamped ts, and the payload to the start of dst.
+func (e *floorEvent) put(dst []byte, ts int64) {
+	copy(dst, e.hdr[:])
+	dst[abi.OffEventTimeStamp] = byte(ts)
+	copy(dst[abi.EventHeaderSize:], e.payload)
 }
 
 // The reservation word of FloorRef's slabs and FloorRecycle's buffers carries a writer
@@ -81,25 +100,19 @@ const (
 // buffer can tell when its last record is complete. Nothing else changes from Floor: the
 // difference between the two is what that publication costs.
 func FloorRef(b *testing.B, size int, parallel bool) {
-	clk, _ := clock.New(clock.QPC)
-	tsc := clk.ReadsTSC()
+	e := newFloorEvent(size)
 	slabs := newSlabs(64)
-	var hdr [abi.EventHeaderSize]byte
-	payload := make([]byte, size)
-	rec := uint64(abi.Align(abi.EventHeaderSize + size))
+	rec := uint64(e.rec)
 	Run(b, size, parallel, func() {
-		var cpu int
-		var ts int64
-		if tsc {
+		cpu, ts := 0, int64(0)
+		if e.tsc {
 			cpu, ts = hw.CPUAndTSC()
 		} else {
-			cpu, ts = hw.CPU(), clk.Now()
+			cpu, ts = e.readClock()
 		}
 		s := slabs[cpu&63]
 		off := uint64(uint32(s.off.Add(rec|refOne))-uint32(rec)) % ringSize
-		copy(s.data[off:], hdr[:])
-		s.data[off+abi.OffEventTimeStamp] = byte(ts)
-		copy(s.data[off+abi.EventHeaderSize:], payload)
+		e.put(s.data[off:], ts)
 		s.off.Add(refRelease)
 	})
 }
@@ -156,8 +169,7 @@ func (p *recycleProc) switchTo(old *recycleBuf) {
 // difference between it and the emulator's write path is that hand-off, the event
 // encoding and the API.
 func FloorRecycle(b *testing.B, size int, parallel bool) {
-	clk, _ := clock.New(clock.QPC)
-	tsc := clk.ReadsTSC()
+	e := newFloorEvent(size)
 	procs := make([]*recycleProc, 64)
 	for i := range procs {
 		p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
@@ -168,26 +180,20 @@ func FloorRecycle(b *testing.B, size int, parallel bool) {
 		p.cur.Store(p.bufs[0])
 		procs[i] = p
 	}
-	var hdr [abi.EventHeaderSize]byte
-	payload := make([]byte, size)
-	rec := uint32(abi.Align(abi.EventHeaderSize + size))
+	rec := e.rec
 	Run(b, size, parallel, func() {
-		var cpu int
-		var ts int64
-		if tsc {
+		cpu, ts := 0, int64(0)
+		if e.tsc {
 			cpu, ts = hw.CPUAndTSC()
 		} else {
-			cpu, ts = hw.CPU(), clk.Now()
+			cpu, ts = e.readClock()
 		}
 		p := procs[cpu&63]
 		for {
 			bf := p.cur.Load()
 			end := uint32(bf.word.Add(uint64(rec) | refOne))
 			if end <= recycleBufSize {
-				off := end - rec
-				copy(bf.data[off:], hdr[:])
-				bf.data[off+abi.OffEventTimeStamp] = byte(ts)
-				copy(bf.data[off+abi.EventHeaderSize:], payload)
+				e.put(bf.data[end-rec:], ts)
 				bf.word.Add(refRelease)
 				return
 			}
