@@ -284,9 +284,8 @@ func (l *Logger) grow() {
 	if n > 0 {
 		n -= l.spareCount()
 	}
-	if l.shortage {
+	if l.shortage.Swap(false) {
 		n = max(n, 0) + len(l.streams)
-		l.shortage = false
 	}
 	l.freeMu.Unlock()
 	if n > 0 && l.collecting.Load() {

@@ -162,7 +162,11 @@ type Logger struct {
 	free     []*Buffer // FreeList (LIFO); protected by freeMu
 	flushQ   []*Buffer // FlushList (FIFO); protected by freeMu
 	all      []*Buffer // GlobalList; protected by freeMu
-	shortage bool      // a writer found no free buffer; protected by freeMu
+	// shortage says that a writer found no free buffer and woke the logger goroutine,
+	// which has not yet topped up. Atomic: set by writers (noteShortage), cleared by the
+	// logger in grow, under freeMu. While it is set, writers refused a buffer count
+	// their loss and return without taking freeMu or waking the logger again.
+	shortage atomic.Bool
 
 	// drainQ is the batch the logger is sealing, and drained how many of it are done:
 	// buffers drainQ[drained:] are in flight, on no list (for Check). Protected by freeMu.

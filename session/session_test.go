@@ -247,6 +247,52 @@ func TestNoFreeBufferLosesAndCounts(t *testing.T) {
 	}
 }
 
+// A writer refused for want of a free buffer counts its loss without taking freeMu: with
+// many processors out of buffers together, one lock per lost event queued the writers on
+// the free list in front of the logger refilling it. The test holds freeMu while the
+// writer is refused; the deadline only turns a writer stuck on the lock into a failure.
+func TestShortageRefusalTakesNoLock(t *testing.T) {
+	sink := &blockingSink{gate: make(chan struct{})}
+	l := startTest(t, winver.V2004, 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink})
+	defer close(sink.gate) // before the cleanup's Stop, which needs the sink
+	ev := testEvent(0x40, 1)
+	err := l.Write(0, ev)
+	for ; err == nil; err = l.Write(0, ev) {
+	}
+	if !errors.Is(err, winerr.ErrNotEnoughMemory) {
+		t.Fatalf("write: %v, want ERROR_NOT_ENOUGH_MEMORY once the sink holds the buffers", err)
+	}
+	lost := l.Stats().EventsLost
+	l.freeMu.Lock()
+	held := true
+	defer func() { // runs before the gate opens: a stuck writer and Stop need the lock
+		if held {
+			l.freeMu.Unlock()
+		}
+	}()
+	done := make(chan error, 3)
+	go func() {
+		for range 3 {
+			done <- l.Write(0, ev)
+		}
+	}()
+	for range 3 {
+		select {
+		case err := <-done:
+			if !errors.Is(err, winerr.ErrNotEnoughMemory) {
+				t.Errorf("refused write: %v, want ERROR_NOT_ENOUGH_MEMORY", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("a writer refused in a shortage waits on freeMu")
+		}
+	}
+	l.freeMu.Unlock()
+	held = false
+	if got := l.Stats().EventsLost; got != lost+3 {
+		t.Fatalf("EventsLost %d, want %d: each refusal counted", got, lost+3)
+	}
+}
+
 // stepSink lets the logger goroutine write one buffer per token sent on tokens; closing
 // tokens lets every later buffer through.
 type stepSink struct {

@@ -79,7 +79,14 @@ func (l *Logger) retire(b *Buffer) {
 
 const headerEnd = 0x48 // abi.BufferHeaderSize, as an untyped constant for comparisons
 
+// popFree takes the buffer on top of the free list, or returns nil if the list is empty.
+// An empty list is seen without the lock (BuffersAvailable, stored under freeMu with every
+// change to the list), so writers refused in a shortage do not queue on freeMu in front
+// of the logger that is refilling it.
 func (l *Logger) popFree() *Buffer {
+	if l.freeBuffers.Load() == 0 {
+		return nil
+	}
 	l.freeMu.Lock()
 	n := len(l.free)
 	if n == 0 {
@@ -179,19 +186,19 @@ func (l *Logger) queueFlush(b *Buffer) {
 }
 
 // noteShortage tells the logger goroutine that a writer found no free buffer. The first
-// writer to see a shortage also yields its processor once: the kernel's logger thread runs
-// at a higher priority than the threads writing events and would run at once, while a Go
-// goroutine woken by a busy writer waits for a time slice to end, and every event written
-// meanwhile is lost (BenchmarkWrite parallel: 0.07 lost/op before, 0.018 after).
+// writer to see a shortage wakes the logger and yields its processor once: the kernel's
+// logger thread runs at a higher priority than the threads writing events and would run
+// at once, while a Go goroutine woken by a busy writer waits for a time slice to end, and
+// every event written meanwhile is lost (BenchmarkWrite parallel: 0.07 lost/op before,
+// 0.018 after). Writers refused after it, until the logger tops up, only read the flag:
+// with many processors out of buffers together, a lock taken for every lost event made
+// each loss cost about a microsecond and kept the logger itself from the free list
+// (bench/RESULTS.md, the 16-CPU sweep).
 func (l *Logger) noteShortage() {
-	l.freeMu.Lock()
-	first := !l.shortage
-	l.shortage = true
-	l.freeMu.Unlock()
-	l.signal()
-	if first {
-		runtime.Gosched()
+	if !l.shortage.Load() && !l.shortage.Swap(true) {
+		l.signal()
 	}
+	runtime.Gosched()
 }
 
 // signal wakes the logger goroutine without blocking; in a synchronous session the caller
