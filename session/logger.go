@@ -158,10 +158,10 @@ type Logger struct {
 	// session. Atomic; added to by writers in signal.
 	loggerWakeups atomic.Uint64
 
-	freeMu   sync.Mutex
-	free     []*Buffer // FreeList (LIFO); protected by freeMu
-	flushQ   []*Buffer // FlushList (FIFO); protected by freeMu
-	all      []*Buffer // GlobalList; protected by freeMu
+	freeMu sync.Mutex
+	free   []*Buffer // FreeList (LIFO); protected by freeMu
+	flushQ []*Buffer // FlushList (FIFO); protected by freeMu
+	all    []*Buffer // GlobalList; protected by freeMu
 	// shortage says that a writer found no free buffer and woke the logger goroutine,
 	// which has not yet topped up. Atomic: set by writers (noteShortage), cleared by the
 	// logger in grow, under freeMu. While it is set, writers refused a buffer count
