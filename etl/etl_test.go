@@ -179,6 +179,75 @@ func TestHeaderBuffer(t *testing.T) {
 	}
 }
 
+// Buffer 0 holds what real files of the version hold (etl-parser's three Windows 10
+// files): after the header event, PartitionInfoExtension from 1709, before it the
+// Extension of a system logger from 1903, each stamped like the header event; the
+// buffer's own clock fields are 0 from Windows 10 and the session's start before.
+func TestHeaderBufferRecords(t *testing.T) {
+	cases := []struct {
+		v     winver.Version
+		mode  uint32
+		hooks []uint16
+		clock bool
+	}{
+		{winver.V6_1, modeSequential, []uint16{hookLogfileInfo}, true},
+		{winver.V6_2, modeSequential | systemLoggerMode, []uint16{hookLogfileInfo}, true},
+		{winver.V10_0, modeSequential, []uint16{hookLogfileInfo}, false},
+		{winver.V1709, modeSequential | systemLoggerMode, []uint16{hookLogfileInfo, HookPartitionInfo}, false},
+		{winver.V2004, modeSequential, []uint16{hookLogfileInfo, HookPartitionInfo}, false},
+		{winver.V2004, modeSequential | systemLoggerMode, []uint16{hookLogfileInfo, HookHeaderExtension, HookPartitionInfo}, false},
+	}
+	for _, c := range cases {
+		info := testInfo(c.v, c.mode, 0)
+		h := headerFor(&info, testBuf, "x.etl", false)
+		b, err := HeaderBuffer(&info, &h, testBuf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb := rd.HeaderBuffer()
+		var hooks []uint16
+		err = hb.Records(func(r Record) error {
+			hooks = append(hooks, r.HookID)
+			if r.Kind != KindSystem || r.ThreadID != info.ThreadID || r.ProcessID != info.ProcessID || r.TimeStamp != info.StartPerf {
+				t.Errorf("%v: record %#x: kind %v tid %#x pid %#x ts %d, want the header event's", c.v, r.HookID, r.Kind, r.ThreadID, r.ProcessID, r.TimeStamp)
+			}
+			switch r.HookID {
+			case HookHeaderExtension:
+				x, err := DecodeHeaderExtension(r.Payload)
+				if err != nil || x.KernelEventVersion != 70 || x.GroupMasks != [8]uint32{} || r.Size != 0x44 {
+					t.Errorf("%v: Extension %+v size %#x, %v", c.v, x, r.Size, err)
+				}
+			case HookPartitionInfo:
+				x, err := DecodePartitionInfo(r.Payload)
+				if err != nil || x != (PartitionInfo{}) || r.Size != 0x50 {
+					t.Errorf("%v: PartitionInfoExtension %+v size %#x, %v", c.v, x, r.Size, err)
+				}
+			}
+			return nil
+		})
+		if err != nil || !slices.Equal(hooks, c.hooks) {
+			t.Errorf("%v mode %#x: hooks %#x, want %#x (%v)", c.v, c.mode, hooks, c.hooks, err)
+		}
+		bh := hb.Header
+		if bh.SavedOffset != bh.CurrentOffset || bh.Offset != bh.SavedOffset || int(bh.Offset) != hb.End() {
+			t.Errorf("%v: SavedOffset %#x CurrentOffset %#x Offset %#x, records end at %#x", c.v, bh.SavedOffset, bh.CurrentOffset, bh.Offset, hb.End())
+		}
+		if set := bh.TimeStamp != 0 || bh.StartTime != 0 || bh.StartPerfClock != 0; set != c.clock {
+			t.Errorf("%v: TimeStamp %d StartTime %d StartPerfClock %d ClockFrequency %#x, want them set: %v", c.v, bh.TimeStamp, bh.StartTime, bh.StartPerfClock, bh.ClockFrequency, c.clock)
+		}
+		if !c.clock && bh.ClockFrequency != 0 {
+			t.Errorf("%v: ClockFrequency %#x in buffer 0", c.v, bh.ClockFrequency)
+		}
+	}
+	if HookName(HookPartitionInfo) != "EventTrace/PartitionInfoExtension" || HookName(0x010a) != "" {
+		t.Errorf("hook names %q %q", HookName(HookPartitionInfo), HookName(0x010a))
+	}
+}
+
 func writeAll(t *testing.T, w *Writer, bufs [][]byte) (written, lost int) {
 	t.Helper()
 	for _, b := range bufs {

@@ -51,6 +51,19 @@ const SystemTraceMarker64 = abi.SystemTraceMarker64
 // TRACE_HEADER_PEBS_INDEX_FLAG, TRACE_HEADER_PMC_COUNTERS_MASK/SHIFT).
 const (
 	hookLogfileInfo = 0x0000 // WMI_LOG_TYPE_HEADER: EVENT_TRACE_GROUP_HEADER, EVENT_TRACE_TYPE_INFO
+	// HookHeaderExtension is EventTrace/Extension (WMI_LOG_TYPE_HEADER_EXTENSION): the
+	// kernel group masks (PERFINFO_GROUPMASK, eight ULONGs) and KernelEventVersion.
+	HookHeaderExtension = 0x0005
+	// HookPartitionInfo is EventTrace/PartitionInfoExtension (opcode 80): the
+	// ETW_TRACE_PARTITION_INFORMATION of the partition (host, container) that traced.
+	HookPartitionInfo = 0x0050
+)
+
+// Payload sizes of the header buffer's records after the log-file header event, as real
+// files carry them (Size 0x44 and 0x50 with the 0x20-byte system header).
+const (
+	headerExtensionSize = 8*4 + 4      // GroupMask1..8, KernelEventVersion
+	partitionInfoSize   = 16 + 16 + 16 // PartitionId, ParentId, QpcOffsetFromRoot, PartitionType and padding
 )
 
 // LogfileHeaderSize is sizeof(TRACE_LOGFILE_HEADER) on x64.
@@ -217,6 +230,42 @@ var headerBufferType = winver.Steps[uint16]{
 // procIndexSince is the first version whose buffers carry ETW_BUFFER_FLAG_PROC_INDEX.
 const procIndexSince = winver.V6_2
 
+// headerBufferRule is what buffer 0 holds besides the log-file header event, and which
+// clock fields its WMI_BUFFER_HEADER carries.
+type headerBufferRule struct {
+	// clock: TimeStamp, ReferenceTime and (6.2 on) the ClockType/Frequency word are set
+	// to the session's start. Files written by Windows 10 (builds 18362 and 19041, the
+	// three real files in etl-parser's test data) leave all of them 0 in buffer 0 and set
+	// them only in data buffers.
+	clock bool
+	// partitionInfo: an EventTrace/PartitionInfoExtension record (hook 0x0050) follows
+	// the header event, with the same thread, process and time; 48 zero bytes on a host
+	// (PartitionId and ParentId GUID_NULL, QpcOffsetFromRoot 0, PartitionType 0). All
+	// three real files carry it (marker version 2, Size 0x50).
+	partitionInfo bool
+	// kernelEventVersion, if not 0, is the KernelEventVersion of the EventTrace/Extension
+	// record (hook 0x0005) that a SYSTEM_LOGGER_MODE session writes between the header
+	// event and the partition record: 70 in the real 18362 system-logger file, with
+	// every group mask 0.
+	kernelEventVersion uint32
+}
+
+// headerBufferRules keys headerBufferRule by version. [UNCERTAIN] the versions where each
+// change came: ETW_TRACE_PARTITION_INFORMATION is documented from Windows 10 1709, so
+// the partition record is written from 1709; the zero clock fields are assumed from the
+// first Windows 10; KernelEventVersion is known for 1903 only (one decoder's test data
+// shows 25 on an unnamed older version), so earlier system loggers write no extension.
+var headerBufferRules = winver.Steps[headerBufferRule]{
+	{Since: winver.V5_0, Value: headerBufferRule{clock: true}},
+	{Since: winver.V10_0, Value: headerBufferRule{}},
+	{Since: winver.V1709, Value: headerBufferRule{partitionInfo: true}},
+	{Since: winver.V1903, Value: headerBufferRule{partitionInfo: true, kernelEventVersion: 70}},
+}
+
+// systemLoggerMode is EVENT_TRACE_SYSTEM_LOGGER_MODE, which the file copy of LogFileMode
+// keeps (the real system-logger file says SECURE,SYSTEM_LOGGER).
+const systemLoggerMode = 0x02000000
+
 // HeaderInfo is what a writer needs to know of its session for buffer 0.
 type HeaderInfo struct {
 	Version     winver.Version
@@ -261,39 +310,67 @@ func headerFor(info *HeaderInfo, bufSize uint32, logFileName string, compressed 
 	}
 }
 
-// HeaderBuffer builds buffer 0 of a file: a sealed buffer of bufSize bytes whose one
+// HeaderBuffer builds buffer 0 of a file: a sealed buffer of bufSize bytes whose first
 // record is the log-file header event, a SYSTEM_TRACE_HEADER (hook 0x0000) followed by
-// h and the two names. It fails when the header does not fit.
+// h and the two names, and then, as the version's headerBufferRule says, the
+// EventTrace/Extension of a system logger (hook 0x0005) and EventTrace/PartitionInfoExtension
+// (hook 0x0050). It fails when the records do not fit.
 func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, error) {
-	payload := h.encode()
-	size := SystemHeaderSize + len(payload)
-	end := abi.BufferHeaderSize + abi.Align(size)
-	if size > 0xFFFF || uint32(end) > bufSize {
-		return nil, fmt.Errorf("log-file header of %#x bytes does not fit a %d-byte buffer", size, bufSize)
+	rule := headerBufferRules.At(info.Version)
+	type record struct {
+		hook    uint16
+		payload []byte
+	}
+	recs := []record{{hookLogfileInfo, h.encode()}}
+	if rule.kernelEventVersion != 0 && info.LogFileMode&systemLoggerMode != 0 {
+		p := make([]byte, headerExtensionSize)
+		binary.LittleEndian.PutUint32(p[8*4:], rule.kernelEventVersion)
+		recs = append(recs, record{HookHeaderExtension, p})
+	}
+	if rule.partitionInfo {
+		recs = append(recs, record{HookPartitionInfo, make([]byte, partitionInfoSize)})
+	}
+	end := abi.BufferHeaderSize
+	for _, r := range recs {
+		size := SystemHeaderSize + len(r.payload)
+		if size > 0xFFFF || uint32(end+abi.Align(size)) > bufSize {
+			return nil, fmt.Errorf("log-file header records of %#x bytes do not fit a %d-byte buffer", end+size, bufSize)
+		}
+		end += abi.Align(size)
 	}
 	b := make([]byte, bufSize)
 	for i := end; i < len(b); i++ {
 		b[i] = 0xFF
 	}
-	sh := SystemHeader{
-		Marker: SystemTraceMarker64, Size: uint16(size), HookID: hookLogfileInfo,
-		ThreadID: info.ThreadID, ProcessID: info.ProcessID, SystemTime: info.StartPerf,
+	off := abi.BufferHeaderSize
+	for _, r := range recs {
+		size := SystemHeaderSize + len(r.payload)
+		sh := SystemHeader{
+			Marker: SystemTraceMarker64, Size: uint16(size), HookID: r.hook,
+			ThreadID: info.ThreadID, ProcessID: info.ProcessID, SystemTime: info.StartPerf,
+		}
+		sh.Encode(b[off:])
+		copy(b[off+SystemHeaderSize:], r.payload)
+		off += abi.Align(size)
 	}
-	sh.Encode(b[abi.BufferHeaderSize:])
-	copy(b[abi.BufferHeaderSize+SystemHeaderSize:], payload)
 	flag := uint16(abi.BufferFlagFlushMarker)
 	if info.Version >= procIndexSince {
 		flag |= abi.BufferFlagProcIndex
 	}
 	bh := abi.BufferHeader{
 		BufferSize: bufSize, SavedOffset: uint32(end), CurrentOffset: uint32(end),
-		TimeStamp: info.StartPerf, LoggerID: info.LoggerID, State: abi.BufferStateFlush,
+		LoggerID: info.LoggerID, State: abi.BufferStateFlush,
 		Offset: uint32(end), BufferFlag: flag, BufferType: headerBufferType.At(info.Version),
-		Alignment: abi.TraceAlignment, StartTime: info.StartTime, StartPerfClock: info.StartPerf,
+		Alignment: abi.TraceAlignment,
+	}
+	if rule.clock {
+		bh.TimeStamp, bh.StartTime, bh.StartPerfClock = info.StartPerf, info.StartTime, info.StartPerf
 	}
 	if info.Version >= procIndexSince {
 		bh.Alignment = 0 // ProcessorIndex 0
-		bh.ClockFrequency = abi.ClockFrequency(info.ClockType, info.PerfFreq)
+		if rule.clock {
+			bh.ClockFrequency = abi.ClockFrequency(info.ClockType, info.PerfFreq)
+		}
 	}
 	bh.Encode(b)
 	return b, nil

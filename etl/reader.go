@@ -96,6 +96,10 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 // Header returns the file's TRACE_LOGFILE_HEADER.
 func (rd *Reader) Header() LogfileHeader { return rd.header }
 
+// HeaderBuffer returns buffer 0, whose records are the log-file header event and the
+// EventTrace records written with it (Extension, PartitionInfoExtension). Walk skips it.
+func (rd *Reader) HeaderBuffer() *Buffer { return rd.first }
+
 // Next returns the next buffer, starting with the header buffer, or io.EOF after the
 // last. A trailing piece shorter than a buffer header ends the file too (a file being
 // written, or cut); a buffer whose header promises more bytes than remain is an error.

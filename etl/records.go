@@ -202,3 +202,58 @@ func (r *Record) decodeExt(b []byte, p int) (int, error) {
 		}
 	}
 }
+
+// eventTraceHooks names the hooks of EVENT_TRACE_GROUP_HEADER (group 0) that files carry,
+// as the kernel provider's consumers name them (EventTrace task, by opcode).
+var eventTraceHooks = map[uint16]string{
+	hookLogfileInfo:     "EventTrace/Header",
+	HookHeaderExtension: "EventTrace/Extension",
+	0x0008:              "EventTrace/RDComplete",
+	0x0020:              "EventTrace/EndExtension",
+	HookPartitionInfo:   "EventTrace/PartitionInfoExtension",
+}
+
+// HookName returns the name of an EventTrace hook id, or "" for a hook of another group.
+func HookName(hook uint16) string { return eventTraceHooks[hook] }
+
+// HeaderExtension is the payload of EventTrace/Extension (hook 0x0005): the kernel group
+// masks (PERFINFO_GROUPMASK) and KernelEventVersion.
+type HeaderExtension struct {
+	GroupMasks         [8]uint32
+	KernelEventVersion uint32
+}
+
+// DecodeHeaderExtension decodes an EventTrace/Extension payload.
+func DecodeHeaderExtension(p []byte) (HeaderExtension, error) {
+	var x HeaderExtension
+	if len(p) < headerExtensionSize {
+		return x, fmt.Errorf("EventTrace/Extension payload of %d bytes, want %d", len(p), headerExtensionSize)
+	}
+	for i := range x.GroupMasks {
+		x.GroupMasks[i] = binary.LittleEndian.Uint32(p[4*i:])
+	}
+	x.KernelEventVersion = binary.LittleEndian.Uint32(p[32:])
+	return x, nil
+}
+
+// PartitionInfo is the payload of EventTrace/PartitionInfoExtension (hook 0x0050),
+// ETW_TRACE_PARTITION_INFORMATION: the partition that traced (all zero on a host).
+type PartitionInfo struct {
+	PartitionID       guid.GUID
+	ParentID          guid.GUID // GUID_NULL when the traced partition is the host
+	QpcOffsetFromRoot int64
+	PartitionType     uint32 // 1 process (Windows Server container), 2 VM host, 3 hosted UVM, 4 direct UVM
+}
+
+// DecodePartitionInfo decodes an EventTrace/PartitionInfoExtension payload.
+func DecodePartitionInfo(p []byte) (PartitionInfo, error) {
+	var x PartitionInfo
+	if len(p) < partitionInfoSize-4 {
+		return x, fmt.Errorf("EventTrace/PartitionInfoExtension payload of %d bytes, want %d", len(p), partitionInfoSize)
+	}
+	x.PartitionID = guid.FromBytes(p[0:16])
+	x.ParentID = guid.FromBytes(p[16:32])
+	x.QpcOffsetFromRoot = int64(binary.LittleEndian.Uint64(p[32:]))
+	x.PartitionType = binary.LittleEndian.Uint32(p[40:])
+	return x, nil
+}

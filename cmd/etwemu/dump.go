@@ -89,6 +89,8 @@ type dumpRecord struct {
 	Task       uint16   `json:"task,omitempty"`
 	Keyword    string   `json:"keyword,omitempty"`
 	HookID     string   `json:"hook,omitempty"`
+	HookName   string   `json:"hook_name,omitempty"`
+	Detail     string   `json:"detail,omitempty"`
 	ThreadID   uint32   `json:"tid"`
 	ProcessID  uint32   `json:"pid"`
 	TimeStamp  int64    `json:"timestamp"`
@@ -105,6 +107,26 @@ var extNames = map[uint16]string{
 	1: "RELATED_ACTIVITYID", 2: "SID", 3: "TS_ID", 4: "INSTANCE_INFO", 5: "STACK_TRACE32", 6: "STACK_TRACE64",
 	7: "PEBS_INDEX", 8: "PMC_COUNTERS", 9: "PSM_KEY", 10: "EVENT_KEY", 11: "EVENT_SCHEMA_TL", 12: "PROV_TRAITS",
 	13: "PROCESS_START_KEY", 14: "CONTROL_GUID", 15: "QPC_DELTA", 16: "CONTAINER_ID", 17: "STACK_KEY32", 18: "STACK_KEY64",
+}
+
+// hookDetail decodes the payload of the EventTrace records that the header buffer carries
+// besides the log-file header itself (printed in full above the records); "" for others.
+func hookDetail(hook uint16, p []byte) string {
+	switch hook {
+	case etl.HookHeaderExtension:
+		x, err := etl.DecodeHeaderExtension(p)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("group masks %#x, KernelEventVersion %d", x.GroupMasks, x.KernelEventVersion)
+	case etl.HookPartitionInfo:
+		x, err := etl.DecodePartitionInfo(p)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("PartitionId %s, ParentId %s, QpcOffsetFromRoot %d, PartitionType %d", x.PartitionID, x.ParentID, x.QpcOffsetFromRoot, x.PartitionType)
+	}
+	return ""
 }
 
 func fileTime(ft int64) string {
@@ -157,11 +179,11 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			return nil
 		})
 	}
-	n, buffers := 0, 0
+	n, nh, buffers := 0, 0, -1 // buffer 0 is the header buffer; nh counts its records
 	var last *etl.Buffer
 	sum := summary{rows: map[summaryKey]*summaryRow{}}
 	errStop := errors.New("limit")
-	err = f.Walk(func(b *etl.Buffer, r etl.Record) error {
+	visit := func(b *etl.Buffer, r etl.Record) error {
 		if limit > 0 && n >= limit {
 			return errStop
 		}
@@ -190,6 +212,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			}
 		case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
 			d.HookID = fmt.Sprintf("%#04x", r.HookID)
+			d.HookName, d.Detail = etl.HookName(r.HookID), hookDetail(r.HookID, r.Payload)
 		case etl.KindFullHeader, etl.KindInstance:
 			d.Provider = r.Provider.String()
 		case etl.KindUnknown:
@@ -224,6 +247,9 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		if d.HookID != "" {
 			fmt.Fprintf(out, " hook %s", d.HookID)
 		}
+		if d.HookName != "" {
+			fmt.Fprintf(out, " %s", d.HookName)
+		}
 		if d.Marker != "" {
 			fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
 		}
@@ -237,9 +263,18 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		if len(d.PMC) > 0 {
 			fmt.Fprintf(out, " pmc %v", d.PMC)
 		}
+		if d.Detail != "" {
+			fmt.Fprintf(out, " (%s)", d.Detail)
+		}
 		fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
 		return nil
-	})
+	}
+	hb := f.HeaderBuffer()
+	err = hb.Records(func(r etl.Record) error { return visit(hb, r) })
+	nh = n
+	if err == nil {
+		err = f.Walk(visit)
+	}
 	if err == errStop {
 		err = nil
 	}
@@ -247,10 +282,10 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		return err
 	}
 	if o.summary {
-		return sum.print(out, asJSON, n, toTime)
+		return sum.print(out, asJSON, n, nh, toTime)
 	}
 	if !asJSON {
-		fmt.Fprintf(out, "\n%d records\n", n)
+		fmt.Fprintf(out, "\n%d records (%d in the header buffer)\n", n, nh)
 	}
 	return nil
 }
@@ -291,7 +326,7 @@ func (s *summary) add(d *dumpRecord) {
 }
 
 // print writes the rows sorted by kind, provider, hook and id, as a table or JSON lines.
-func (s *summary) print(out io.Writer, asJSON bool, records int, toTime func(int64) string) error {
+func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime func(int64) string) error {
 	rows := make([]*summaryRow, 0, len(s.rows))
 	for _, r := range s.rows {
 		rows = append(rows, r)
@@ -354,7 +389,7 @@ func (s *summary) print(out io.Writer, asJSON bool, records int, toTime func(int
 		bytes += r.Bytes
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\n%d records in %d groups, %d bytes\n", records, len(rows), bytes)
+	fmt.Fprintf(out, "\n%d records in %d groups (%d in the header buffer), %d bytes\n", records, len(rows), header, bytes)
 	if events != uint64(records) {
 		return fmt.Errorf("summary counted %d records, the walk %d", events, records)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,7 +33,7 @@ func TestDemoLogfileThenDump(t *testing.T) {
 		sc := bufio.NewScanner(&out)
 		sc.Buffer(nil, 1<<20)
 		var header map[string]any
-		records := 0
+		records, headers := 0, 0
 		for sc.Scan() {
 			var m map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -42,13 +43,20 @@ func TestDemoLogfileThenDump(t *testing.T) {
 				header = m
 				continue
 			}
+			if m["buffer"] == float64(0) { // the header buffer: EventTrace records only
+				if m["kind"] != "system" || !strings.HasPrefix(fmt.Sprint(m["hook_name"]), "EventTrace/") {
+					t.Fatalf("header buffer record %v", m)
+				}
+				headers++
+				continue
+			}
 			if m["kind"] != "event" || m["provider"] == "" {
 				t.Fatalf("record %v", m)
 			}
 			records++
 		}
-		if header["logger"] != "etwemu-demo" || records == 0 {
-			t.Errorf("%v: header %v, %d records", extra, header, records)
+		if header["logger"] != "etwemu-demo" || records == 0 || headers != 2 {
+			t.Errorf("%v: header %v, %d records, %d in the header buffer (want the header event and PartitionInfoExtension)", extra, header, records, headers)
 		}
 		if w, _ := strconv.Atoi(written[1]); header["buffers_written"] != float64(w) {
 			t.Errorf("%v: file header says %v buffers written, the demo's query %d", extra, header["buffers_written"], w)
@@ -68,7 +76,7 @@ func TestLogsave(t *testing.T) {
 	}
 	out.Reset()
 	run([]string{"dump", path}, &out, &errb)
-	if !strings.Contains(out.String(), "\n"+m[1]+" records\n") {
+	if !strings.Contains(out.String(), "\n"+fmt.Sprint(atoi(t, m[1])+2)+" records (2 in the header buffer)\n") {
 		t.Errorf("dump of the saved ring does not hold the %s newest events:\n%s", m[1], tail(out.String()))
 	}
 }
@@ -83,6 +91,15 @@ func TestDumpErrors(t *testing.T) {
 	if code := run([]string{"dump", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "offset 0x") {
 		t.Errorf("dump of garbage: exit %d, %q", code, errb.String())
 	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func tail(s string) string {
@@ -130,7 +147,7 @@ func TestReadmeFileExample(t *testing.T) {
 		t.Fatalf("dump -summary: exit %d: %s", code, errb.String())
 	}
 	sum := out.String()
-	if got := num(sum, `(\d+) records in`); got != written {
+	if got := num(sum, `(\d+) records in`) - num(sum, `\((\d+) in the header buffer\)`); got != written {
 		t.Fatalf("dump -summary counts %d records, the demo wrote %d:\n%s", got, written, sum)
 	}
 	if lines := strings.Count(sum, "\n"); lines > 60 {
@@ -145,7 +162,7 @@ func TestReadmeFileExample(t *testing.T) {
 	if code := run([]string{"dump", "-limit", "5", path}, &out, &errb); code != 0 {
 		t.Fatalf("dump -limit 5: exit %d: %s", code, errb.String())
 	}
-	if got := num(out.String(), `\n(\d+) records\n`); got != 5 {
+	if got := num(out.String(), `\n(\d+) records \(`); got != 5 {
 		t.Fatalf("dump -limit 5 printed %d records:\n%s", got, out.String())
 	}
 }
