@@ -165,7 +165,7 @@ type Logger struct {
 	// shortage says that a writer found no free buffer and woke the logger goroutine,
 	// which has not yet topped up. Atomic: set by writers (noteShortage), cleared by the
 	// logger in grow, under freeMu. While it is set, writers refused a buffer count
-	// their loss and return without taking freeMu or waking the logger again.
+	// their loss, yield, and return without taking freeMu or waking the logger again.
 	shortage atomic.Bool
 
 	// drainQ is the batch the logger is sealing, and drained how many of it are done:
