@@ -59,6 +59,7 @@ type Reader struct {
 	header LogfileHeader
 	first  *Buffer
 	served bool
+	nread  int // buffers Next has returned
 }
 
 // maxBufferSize bounds the buffer sizes the reader believes (MAX_ETW_BUFFER_SIZE is
@@ -105,7 +106,7 @@ func (rd *Reader) HeaderBuffer() *Buffer { return rd.first }
 // written, or cut); a buffer whose header promises more bytes than remain is an error.
 func (rd *Reader) Next() (*Buffer, error) {
 	if !rd.served {
-		rd.served = true
+		rd.served, rd.nread = true, 1
 		return rd.first, nil
 	}
 	if rd.size-rd.off < abi.BufferHeaderSize {
@@ -119,8 +120,14 @@ func (rd *Reader) Next() (*Buffer, error) {
 		return nil, err
 	}
 	rd.off += int64(b.Stored)
+	rd.nread++
 	return b, nil
 }
+
+// BuffersRead returns how many buffers Next has returned, the header buffer included:
+// after Walk, the buffers the file holds, which BuffersWritten is not in a circular file
+// or a 6.2 compressed one.
+func (rd *Reader) BuffersRead() int { return rd.nread }
 
 // read reads the buffer at off.
 func (rd *Reader) read(off int64) (*Buffer, error) {

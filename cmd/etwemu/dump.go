@@ -109,6 +109,22 @@ var extNames = map[uint16]string{
 	13: "PROCESS_START_KEY", 14: "CONTROL_GUID", 15: "QPC_DELTA", 16: "CONTAINER_ID", 17: "STACK_KEY32", 18: "STACK_KEY64",
 }
 
+// noteBufferCount says when the file holds another number of buffers than its header's
+// BuffersWritten, which outside readers that trust the field stop at (or read past).
+func noteBufferCount(out io.Writer, read int, h etl.LogfileHeader) {
+	if uint32(read) == h.BuffersWritten {
+		return
+	}
+	why := ""
+	switch m := logmode.Mode(h.LogFileMode); {
+	case m&logmode.Circular != 0:
+		why = ": a circular file's header counts every buffer the session wrote, the overwritten ones too"
+	case h.SubVersion == 2 && h.MajorVersion == 6 && h.MinorVersion == 2:
+		why = ": etwemu's 6.2 compressed files count flushes of the compression area, each holding several buffers (what Windows 8's own files count is not established)"
+	}
+	fmt.Fprintf(out, "the file holds %d buffers, the header says BuffersWritten %d%s; readers that trust BuffersWritten read it short or past its end\n", read, h.BuffersWritten, why)
+}
+
 // hookDetail decodes the payload of the EventTrace records that the header buffer carries
 // besides the log-file header itself (printed in full above the records); "" for others.
 func hookDetail(hook uint16, p []byte) string {
@@ -286,6 +302,9 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	}
 	if !asJSON {
 		fmt.Fprintf(out, "\n%d records (%d in the header buffer)\n", n, nh)
+		if limit == 0 {
+			noteBufferCount(out, f.BuffersRead(), h)
+		}
 	}
 	return nil
 }

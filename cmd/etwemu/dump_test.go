@@ -81,6 +81,38 @@ func TestLogsave(t *testing.T) {
 	}
 }
 
+// dump says when a file holds another number of buffers than its header's BuffersWritten
+// (circular and 6.2 compressed files), and why, and is silent when they agree.
+func TestDumpBufferCountNote(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-mode", "CIRCULAR", "-max-file-size", "1"}, "a circular file's header counts every buffer"},
+		{[]string{"-compress", "-version", "6.2"}, "6.2 compressed files count flushes"},
+		{[]string{"-mode", "SEQUENTIAL"}, ""},
+	} {
+		path := filepath.Join(dir, "f.etl")
+		var out, errb bytes.Buffer
+		args := append([]string{"demo", "-logfile", path, "-events", "20000", "-progress", "0"}, c.args...)
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errb.String())
+		}
+		out.Reset()
+		if code := run([]string{"dump", "-payload", "0", path}, &out, &errb); code != 0 {
+			t.Fatalf("%v: dump exit %d: %s", c.args, code, errb.String())
+		}
+		m := regexp.MustCompile(`the file holds (\d+) buffers, the header says BuffersWritten (\d+)`).FindStringSubmatch(out.String())
+		switch {
+		case c.want == "" && m != nil:
+			t.Errorf("%v: a note where the counts agree: %s", c.args, m[0])
+		case c.want != "" && (m == nil || m[1] == m[2] || !strings.Contains(out.String(), c.want)):
+			t.Errorf("%v: no note saying %q:\n%s", c.args, c.want, tail(out.String()))
+		}
+	}
+}
+
 func TestDumpErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"dump"}, &out, &errb); code != 2 {
