@@ -2,13 +2,16 @@ package pmc
 
 import (
 	"encoding/binary"
+	"fmt"
 
+	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Layout is where ETW_PMC_SUPPORT keeps its members in one range of versions (seed 003,
-// from symbol files). Offsets and sizes are given for x86 and x64 (index 0 and 1); a size
-// counts one ProcessorCtrs element, the ANYSIZE_ARRAY of the declaration.
+// Layout is where ETW_PMC_SUPPORT keeps its members in one range of versions, as the
+// write path and `etwemu pmc` use them; LayoutFor reads it from the catalogue. Offsets
+// and sizes are given for x86 and x64 (index 0 and 1); a size counts one ProcessorCtrs
+// element, the ANYSIZE_ARRAY of the declaration.
 type Layout struct {
 	Versions winver.Range
 	// SourceSlots is the length of the inline KPROFILE_SOURCE array, or 0 when the
@@ -31,31 +34,24 @@ const (
 // (ETW_MAX_PMC_EVENTS in the 1511 WDK's NTWMI.H).
 const MaxHookIDs = 4
 
-// layouts is seed 003's table. Before 6.2 there is no PMC support (the zero row).
-var layouts = winver.Steps[Layout]{
-	{Since: winver.Oldest},
-	{Since: winver.V6_2, Value: Layout{
-		Versions: winver.Between(winver.V6_2, winver.V1607), SourceSlots: 4,
-		Size: [2]uint32{0x24, 0x28}, HookIDCount: [2]uint32{0x10, 0x10}, HookID: [2]uint32{0x14, 0x14},
-		CountersCount: [2]uint32{0x1C, 0x1C}, ProcessorCtrs: [2]uint32{0x20, 0x20},
-	}},
-	{Since: winver.V1703, Value: Layout{
-		Versions: winver.Between(winver.V1703, winver.V1809), SourceSlots: 8,
-		Size: [2]uint32{0x34, 0x38}, HookIDCount: [2]uint32{0x20, 0x20}, HookID: [2]uint32{0x24, 0x24},
-		CountersCount: [2]uint32{0x2C, 0x2C}, ProcessorCtrs: [2]uint32{0x30, 0x30},
-	}},
-	{Since: winver.V1903, Value: Layout{
-		Versions: winver.Since(winver.V1903), SourceSlots: 0,
-		Size: [2]uint32{0x18, 0x20}, HookIDCount: [2]uint32{0x04, 0x08}, HookID: [2]uint32{0x08, 0x0C},
-		CountersCount: [2]uint32{0x10, 0x14}, ProcessorCtrs: [2]uint32{0x14, 0x18},
-	}},
-}
-
-// LayoutFor returns the layout of ETW_PMC_SUPPORT in version v, and false before 6.2,
-// which has no PMC support.
+// LayoutFor returns the layout of ETW_PMC_SUPPORT in version v, read from the catalogue
+// (layout.PMCSupport, seed 003), and false before 6.2, which has no PMC support.
 func LayoutFor(v winver.Version) (Layout, bool) {
-	l := layouts.At(v)
-	return l, l.Size[X64] != 0
+	w := [2]layout.View{layout.PMCSupport.At(v, layout.X86), layout.PMCSupport.At(v, layout.X64)}
+	if !w[X64].Exists {
+		return Layout{}, false
+	}
+	off := func(name string) [2]uint32 {
+		return [2]uint32{uint32(w[X86].Offset(name)), uint32(w[X64].Offset(name))}
+	}
+	src, _ := w[X64].Member("Source")
+	l := Layout{
+		Versions: src.Versions, Size: [2]uint32{uint32(w[X86].Size), uint32(w[X64].Size)},
+		HookIDCount: off("HookIdCount"), HookID: off("HookId"), CountersCount: off("CountersCount"),
+		ProcessorCtrs: off("ProcessorCtrs"),
+	}
+	fmt.Sscanf(src.Type, "KPROFILE_SOURCE [%d]", &l.SourceSlots) // 0 for the pointer of 1903 on
+	return l, true
 }
 
 // PointerSize is the size of a pointer on the architecture (4 or 8).

@@ -83,50 +83,6 @@ func TestFlagsByVersion(t *testing.T) {
 	}
 }
 
-// The layout table reproduces seed 002 at each boundary.
-func TestLayoutOf(t *testing.T) {
-	type want struct {
-		v              winver.Version
-		sx86, sx64     int
-		field          string
-		offx86, offx64 int
-		absent         string
-	}
-	for _, w := range []want{
-		{winver.V6_1, 0x2C, 0x50, "EnableMask", 0x10, 0x1C, "GroupEntry"},
-		{winver.V6_2, 0x28, 0x50, "EnableMask", 0x27, 0x4B, "Traits"},
-		{winver.V6_3, 0x28, 0x50, "Index", 0x24, 0x48, "GroupEnableMask"},
-		{winver.V10_0, 0x3C, 0x70, "EnableMask", 0x33, 0x63, "HostEnableMask"},
-		{winver.V1511, 0x3C, 0x70, "UseDescriptorType", 0x35, 0x65, "HostEnableMask"},
-		{winver.V1607, 0x3C, 0x70, "EnableMask", 0x34, 0x64, "HostEnableMask"},
-		{winver.V1703, 0x3C, 0x70, "UseDescriptorType", 0x36, 0x66, "HostEnableMask"},
-		{winver.V1709, 0x3C, 0x70, "GroupEnableMask", 0x35, 0x65, "UseDescriptorType"},
-		{winver.V2004, 0x3C, 0x70, "HostGroupEnableMask", 0x37, 0x67, "UseDescriptorType"},
-	} {
-		l := LayoutOf(w.v)
-		if l.SizeX86 != w.sx86 || l.SizeX64 != w.sx64 {
-			t.Errorf("%v: sizes %#x/%#x, want %#x/%#x", w.v, l.SizeX86, l.SizeX64, w.sx86, w.sx64)
-		}
-		f, ok := l.Field(w.field)
-		if !ok || f.OffX86 != w.offx86 || f.OffX64 != w.offx64 {
-			t.Errorf("%v: %s at %#x/%#x (found %v), want %#x/%#x", w.v, w.field, f.OffX86, f.OffX64, ok, w.offx86, w.offx64)
-		}
-		if _, ok := l.Field(w.absent); ok {
-			t.Errorf("%v has %s", w.v, w.absent)
-		}
-		for i := 1; i < len(l.Fields); i++ {
-			if l.Fields[i].OffX64 < l.Fields[i-1].OffX64 {
-				t.Errorf("%v: fields out of order", w.v)
-			}
-			if l.Fields[i].OffX64 >= l.SizeX64 {
-				t.Errorf("%v: %s at %#x past the size", w.v, l.Fields[i].Name, l.Fields[i].OffX64)
-			}
-		}
-	}
-	if l := LayoutOf(winver.V5_2); l.Verified || len(l.Fields) != 0 {
-		t.Fatal("5.2 has an ETW_REG_ENTRY")
-	}
-}
 
 func TestTraitsParseAndDedup(t *testing.T) {
 	grp := guid.FromName("MyGroup")

@@ -22,6 +22,7 @@ func init() {
 	commands = map[string]command{
 		"bench":   {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
 		"demo":    {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
+		"dt":      {"print a Windows structure by version as WinDbg's dt does: offsets, types, sizes, diffs between versions", runDt},
 		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump},
 		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave},
 		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/etwemu/etwemu/layout"
+	"github.com/etwemu/etwemu/winver"
+)
+
+const dtAbout = `Usage: etwemu dt STRUCT [flags]
+       etwemu dt STRUCT -diff V1 V2
+       etwemu dt -list
+
+Prints a Windows structure from etwemu's layout catalogue as WinDbg's dt does: each
+member's offset, name and type in one version and architecture, then the size. Names
+are case-insensitive, with or without nt! and the leading underscore.
+
+  etwemu dt ETW_REG_ENTRY -version 1607 -arch x64
+  etwemu dt nt!_ETW_PMC_SUPPORT -versions        one column of offsets per version
+  etwemu dt ETW_REG_ENTRY -diff 6.1 6.2          members that moved, appeared, vanished or changed type
+  etwemu dt -list                                the structures, their versions and sources`
+
+// runDt prints a structure of the layout catalogue.
+func runDt(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("dt", flag.ContinueOnError)
+	version := winver.Default
+	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
+	arch := fs.String("arch", "x64", "architecture: x86 or x64")
+	list := fs.Bool("list", false, "list the catalogue's structures instead")
+	diff := fs.Bool("diff", false, "compare two versions, named after the flags: -diff 6.1 6.2")
+	versions := fs.Bool("versions", false, "one column of offsets per version the structure exists in")
+	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:] // dt NAME -flags..., as WinDbg's order goes
+	}
+	fs.SetOutput(stderr)
+	fs.Usage = func() {} // the flag package prints the error; the help goes to stdout
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			printUsage(fs, dtAbout, stdout)
+			return 0
+		}
+		fmt.Fprintln(stderr, "Run 'etwemu help dt' for its flags.")
+		return 2
+	}
+	rest := fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	a := layout.X64
+	switch *arch {
+	case "x64", "amd64":
+	case "x86", "386", "i386":
+		a = layout.X86
+	default:
+		fmt.Fprintf(stderr, "etwemu dt: -arch %q: x86 or x64\n", *arch)
+		return 2
+	}
+	if *list {
+		if name != "" || len(rest) > 0 {
+			fmt.Fprintln(stderr, "etwemu dt: -list takes no structure name")
+			return 2
+		}
+		return dtList(stdout, *asJSON)
+	}
+	if name == "" {
+		fmt.Fprintln(stderr, "etwemu dt: name a structure (etwemu dt -list lists them)")
+		return 2
+	}
+	s, ok := layout.Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "etwemu dt: no structure %q in the catalogue (etwemu dt -list lists them)\n", name)
+		return 1
+	}
+	switch {
+	case *diff:
+		if len(rest) != 2 {
+			fmt.Fprintln(stderr, "etwemu dt: -diff takes two versions after the flags: -diff 6.1 6.2")
+			return 2
+		}
+		var v1, v2 winver.Version
+		if err := v1.Set(rest[0]); err != nil {
+			fmt.Fprintf(stderr, "etwemu dt: -diff: %v\n", err)
+			return 2
+		}
+		if err := v2.Set(rest[1]); err != nil {
+			fmt.Fprintf(stderr, "etwemu dt: -diff: %v\n", err)
+			return 2
+		}
+		return dtDiff(stdout, s, v1, v2, a, *asJSON)
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "etwemu dt: unexpected argument %q\n", rest[0])
+		return 2
+	case *versions:
+		return dtVersions(stdout, s, a, *asJSON)
+	}
+	w := s.At(version, a)
+	if !w.Exists {
+		fmt.Fprintf(stderr, "etwemu dt: %s does not exist in Windows %s (it exists in %s)\n", s.Name, version, versionSpan(s))
+		return 1
+	}
+	if *asJSON {
+		return writeJSON(stdout, stderr, jsonView(w))
+	}
+	fmt.Fprintf(stdout, "nt!_%s (Windows %s, %s; %s)\n", s.Name, version, a, s.Source)
+	for _, m := range w.Members {
+		fmt.Fprintf(stdout, "   +0x%03x %-*s : %s\n", m.Off[a], nameWidth(w.Members), m.Name, dtType(m.Type, a))
+	}
+	fmt.Fprintf(stdout, "   size 0x%x (%d bytes)\n", w.Size, w.Size)
+	return 0
+}
+
+// dtType writes a C type the way WinDbg's dt names it: Uint4B, UChar, Ptr64 _X, [4] Uint2B.
+func dtType(t string, a layout.Arch) string {
+	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), " volatile"))
+	if i := strings.Index(t, "["); i > 0 {
+		return t[i:] + " " + dtType(t[:i], a)
+	}
+	if strings.HasSuffix(t, "*") {
+		p := "Ptr64"
+		if a == layout.X86 {
+			p = "Ptr32"
+		}
+		return p + " " + dtType(strings.TrimSpace(strings.TrimSuffix(t, "*")), a)
+	}
+	switch t {
+	case "UCHAR", "BOOLEAN":
+		return "UChar"
+	case "USHORT":
+		return "Uint2B"
+	case "ULONG":
+		return "Uint4B"
+	case "ULONGLONG", "ULONG64":
+		return "Uint8B"
+	case "LONG":
+		return "Int4B"
+	case "LONGLONG", "LARGE_INTEGER":
+		return "Int8B"
+	case "union":
+		return "<unnamed-tag> (union)"
+	}
+	return "_" + t
+}
+
+func nameWidth(ms []layout.Member) int {
+	n := 0
+	for _, m := range ms {
+		n = max(n, len(m.Name))
+	}
+	return min(n, 40)
+}
+
+func versionSpan(s *layout.Struct) string {
+	vs := s.Versions()
+	if len(vs) == 0 {
+		return "no version"
+	}
+	return vs[0].String() + " to " + vs[len(vs)-1].String()
+}
+
+// dtList lists the catalogue.
+func dtList(stdout io.Writer, asJSON bool) int {
+	type entry struct {
+		Name     string `json:"name"`
+		Versions string `json:"versions"`
+		Source   string `json:"source"`
+	}
+	var es []entry
+	for _, s := range layout.All() {
+		es = append(es, entry{s.Name, versionSpan(s), s.Source})
+	}
+	if asJSON {
+		return writeJSON(stdout, io.Discard, es)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "structure\tversions\tsource")
+	for _, e := range es {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Name, e.Versions, e.Source)
+	}
+	tw.Flush()
+	return 0
+}
+
+// dtVersions prints one row per member name and one column per version the structure
+// exists in, each cell the member's offset there.
+func dtVersions(stdout io.Writer, s *layout.Struct, a layout.Arch, asJSON bool) int {
+	vs := s.Versions()
+	var names []string
+	offs := map[string]map[winver.Version]int{}
+	sizes := map[winver.Version]int{}
+	for _, v := range vs {
+		w := s.At(v, a)
+		sizes[v] = w.Size
+		for _, m := range w.Members {
+			if offs[m.Name] == nil {
+				offs[m.Name] = map[winver.Version]int{}
+				names = append(names, m.Name)
+			}
+			offs[m.Name][v] = m.Off[a]
+		}
+	}
+	if asJSON {
+		type row struct {
+			Member  string         `json:"member"`
+			Offsets map[string]int `json:"offsets"`
+		}
+		var rows []row
+		for _, n := range names {
+			r := row{n, map[string]int{}}
+			for v, o := range offs[n] {
+				r.Offsets[v.String()] = o
+			}
+			rows = append(rows, r)
+		}
+		sz := map[string]int{}
+		for v, n := range sizes {
+			sz[v.String()] = n
+		}
+		return writeJSON(stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "members": rows, "sizes": sz})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s (%s)\t", s.Name, a)
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%s\t", v)
+	}
+	fmt.Fprintln(tw)
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t", n)
+		for _, v := range vs {
+			if o, ok := offs[n][v]; ok {
+				fmt.Fprintf(tw, "%#x\t", o)
+			} else {
+				fmt.Fprint(tw, "-\t")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprint(tw, "size\t")
+	for _, v := range vs {
+		fmt.Fprintf(tw, "%#x\t", sizes[v])
+	}
+	fmt.Fprintln(tw)
+	tw.Flush()
+	return 0
+}
+
+// dtChange is one difference between two versions' layouts.
+type dtChange struct {
+	Member string `json:"member"`
+	Change string `json:"change"` // moved, appeared, vanished, retyped
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+}
+
+// dtDiff lists the members that moved, appeared, vanished or changed type between two
+// versions.
+func dtDiff(stdout io.Writer, s *layout.Struct, v1, v2 winver.Version, a layout.Arch, asJSON bool) int {
+	w1, w2 := s.At(v1, a), s.At(v2, a)
+	var cs []dtChange
+	at := func(m layout.Member) string { return fmt.Sprintf("+%#x %s", m.Off[a], m.Type) }
+	for _, m := range w1.Members {
+		n, ok := w2.Member(m.Name)
+		switch {
+		case !ok:
+			cs = append(cs, dtChange{m.Name, "vanished", at(m), ""})
+		case n.Type != m.Type:
+			cs = append(cs, dtChange{m.Name, "retyped", at(m), at(n)})
+		case n.Off[a] != m.Off[a]:
+			cs = append(cs, dtChange{m.Name, "moved", at(m), at(n)})
+		}
+	}
+	for _, n := range w2.Members {
+		if _, ok := w1.Member(n.Name); !ok {
+			cs = append(cs, dtChange{n.Name, "appeared", "", at(n)})
+		}
+	}
+	if asJSON {
+		return writeJSON(stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "from": v1.String(), "to": v2.String(),
+			"size_from": w1.Size, "size_to": w2.Size, "changes": cs})
+	}
+	fmt.Fprintf(stdout, "%s, %s: Windows %s (size %#x) to %s (size %#x)\n", s.Name, a, v1, w1.Size, v2, w2.Size)
+	if len(cs) == 0 {
+		fmt.Fprintln(stdout, "  no member moved, appeared, vanished or changed type")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for _, c := range cs {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Change, c.Member, c.From, c.To)
+	}
+	tw.Flush()
+	return 0
+}
+
+// jsonView is a View as JSON.
+func jsonView(w layout.View) any {
+	type member struct {
+		Offset int    `json:"offset"`
+		Name   string `json:"name"`
+		Type   string `json:"type"`
+	}
+	ms := []member{}
+	for _, m := range w.Members {
+		ms = append(ms, member{m.Off[w.Arch], m.Name, m.Type})
+	}
+	return map[string]any{"structure": w.Struct.Name, "version": w.Version.String(), "arch": w.Arch.String(),
+		"size": w.Size, "members": ms, "source": w.Struct.Source}
+}
+
+func writeJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "etwemu dt: %v\n", err)
+		return 1
+	}
+	return 0
+}

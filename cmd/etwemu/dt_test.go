@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// dt prints the catalogue's rows in WinDbg's format, finds names however they are
+// written, compares versions and refuses what it cannot show, with the exit codes of the
+// other commands (1 for a failed lookup, 2 for a usage error).
+func TestDt(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"ETW_REG_ENTRY", "-version", "1607", "-arch", "x64"}, 0, []string{"nt!_ETW_REG_ENTRY (Windows 1607, x64", "+0x064 EnableMask", ": UChar", "+0x020 GuidEntry", ": Ptr64 _ETW_GUID_ENTRY", "size 0x70"}},
+		{[]string{"nt!_etw_reg_entry", "-version", "6.1", "-arch", "x86"}, 0, []string{"+0x010 EnableMask", ": Ptr32 _ETW_GUID_ENTRY", "size 0x2c"}},
+		{[]string{"_ETW_PMC_SUPPORT", "-version", "1903"}, 0, []string{"+0x000 Source", ": Ptr64 _KPROFILE_SOURCE", "+0x00c HookId", ": [4] Uint2B", "size 0x20"}},
+		{[]string{"ETW_REG_ENTRY", "-diff", "6.1", "6.2"}, 0, []string{"moved", "EnableMask", "+0x1c UCHAR", "+0x4b UCHAR", "retyped", "Flags"}},
+		{[]string{"ETW_REG_ENTRY", "-diff", "1709", "1709"}, 0, []string{"no member moved"}},
+		{[]string{"ETW_PMC_SUPPORT", "-versions"}, 0, []string{"1703", "HookIdCount", "0x20", "size"}},
+		{[]string{"-list"}, 0, []string{"ETW_REG_ENTRY", "6.0 to 2004", "ETW_PMC_SUPPORT", "6.2 to 2004"}},
+		{[]string{"ETW_PMC_SUPPORT", "-version", "6.1"}, 1, []string{"does not exist in Windows 6.1", "6.2 to 2004"}},
+		{[]string{"ETW_NOTHING"}, 1, []string{"no structure"}},
+		{[]string{}, 2, []string{"name a structure"}},
+		{[]string{"ETW_REG_ENTRY", "-arch", "arm"}, 2, []string{"x86 or x64"}},
+		{[]string{"ETW_REG_ENTRY", "-diff", "6.1"}, 2, []string{"two versions"}},
+		{[]string{"ETW_REG_ENTRY", "-diff", "6.1", "7.7"}, 2, []string{"-diff"}},
+		{[]string{"ETW_REG_ENTRY", "-version", "9"}, 2, []string{"Run 'etwemu help dt'"}},
+		{[]string{"-h"}, 0, []string{"Usage: etwemu dt STRUCT", "-versions"}},
+	}
+	for _, c := range cases {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"dt"}, c.args...), &out, &errb)
+		all := out.String() + errb.String()
+		if code != c.code {
+			t.Errorf("dt %v: exit %d, want %d\n%s", c.args, code, c.code, all)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(all, w) {
+				t.Errorf("dt %v: no %q in\n%s", c.args, w, all)
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"dt", "ETW_REG_ENTRY", "-version", "2004", "-json"}, &out, &errb); code != 0 {
+		t.Fatalf("dt -json: exit %d: %s", code, errb.String())
+	}
+	var v struct {
+		Size    int `json:"size"`
+		Members []struct {
+			Offset int    `json:"offset"`
+			Name   string `json:"name"`
+		} `json:"members"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Size != 0x70 || len(v.Members) == 0 || v.Members[len(v.Members)-1].Name != "Traits" || v.Members[len(v.Members)-1].Offset != 0x68 {
+		t.Fatalf("dt -json: %+v, %v\n%s", v, err, out.String())
+	}
+}

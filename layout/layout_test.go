@@ -1,0 +1,115 @@
+package layout
+
+import (
+	"testing"
+
+	"github.com/etwemu/etwemu/winver"
+)
+
+// ETW_REG_ENTRY reproduces seed 002 at each boundary of its table.
+func TestRegEntrySeed(t *testing.T) {
+	for _, w := range []struct {
+		v              winver.Version
+		sx86, sx64     int
+		member         string
+		offx86, offx64 int
+		absent         string
+	}{
+		{winver.V6_1, 0x2C, 0x50, "EnableMask", 0x10, 0x1C, "GroupEntry"},
+		{winver.V6_2, 0x28, 0x50, "EnableMask", 0x27, 0x4B, "Traits"},
+		{winver.V6_3, 0x28, 0x50, "Index", 0x24, 0x48, "GroupEnableMask"},
+		{winver.V10_0, 0x3C, 0x70, "EnableMask", 0x33, 0x63, "HostEnableMask"},
+		{winver.V1511, 0x3C, 0x70, "UseDescriptorType", 0x35, 0x65, "HostEnableMask"},
+		{winver.V1607, 0x3C, 0x70, "EnableMask", 0x34, 0x64, "HostEnableMask"},
+		{winver.V1703, 0x3C, 0x70, "UseDescriptorType", 0x36, 0x66, "HostEnableMask"},
+		{winver.V1709, 0x3C, 0x70, "GroupEnableMask", 0x35, 0x65, "UseDescriptorType"},
+		{winver.V2004, 0x3C, 0x70, "HostGroupEnableMask", 0x37, 0x67, "UseDescriptorType"},
+	} {
+		x86, x64 := RegEntry.At(w.v, X86), RegEntry.At(w.v, X64)
+		if x86.Size != w.sx86 || x64.Size != w.sx64 {
+			t.Errorf("%v: sizes %#x/%#x, want %#x/%#x", w.v, x86.Size, x64.Size, w.sx86, w.sx64)
+		}
+		if a, b := x86.Offset(w.member), x64.Offset(w.member); a != w.offx86 || b != w.offx64 {
+			t.Errorf("%v: %s at %#x/%#x, want %#x/%#x", w.v, w.member, a, b, w.offx86, w.offx64)
+		}
+		if _, ok := x64.Member(w.absent); ok {
+			t.Errorf("%v has %s", w.v, w.absent)
+		}
+	}
+	if w := RegEntry.At(winver.V5_2, X64); w.Exists || len(w.Members) != 0 {
+		t.Fatal("5.2 has an ETW_REG_ENTRY")
+	}
+}
+
+// ETW_PMC_SUPPORT reproduces every row of seed 003.
+func TestPMCSupportSeed(t *testing.T) {
+	for _, w := range []struct {
+		vs   []winver.Version
+		size [2]int
+		src  string
+		offs map[string][2]int
+	}{
+		{[]winver.Version{winver.V6_2, winver.V1607}, [2]int{0x24, 0x28}, "KPROFILE_SOURCE [4]",
+			map[string][2]int{"HookIdCount": {0x10, 0x10}, "HookId": {0x14, 0x14}, "CountersCount": {0x1C, 0x1C}, "ProcessorCtrs": {0x20, 0x20}}},
+		{[]winver.Version{winver.V1703, winver.V1809}, [2]int{0x34, 0x38}, "KPROFILE_SOURCE [8]",
+			map[string][2]int{"HookIdCount": {0x20, 0x20}, "HookId": {0x24, 0x24}, "CountersCount": {0x2C, 0x2C}, "ProcessorCtrs": {0x30, 0x30}}},
+		{[]winver.Version{winver.V1903, winver.V2004}, [2]int{0x18, 0x20}, "KPROFILE_SOURCE *",
+			map[string][2]int{"HookIdCount": {0x04, 0x08}, "HookId": {0x08, 0x0C}, "CountersCount": {0x10, 0x14}, "ProcessorCtrs": {0x14, 0x18}}},
+	} {
+		for _, v := range w.vs {
+			for a := X86; a <= X64; a++ {
+				view := PMCSupport.At(v, a)
+				src, _ := view.Member("Source")
+				if view.Size != w.size[a] || src.Type != w.src || src.Off[a] != 0 {
+					t.Errorf("%v %v: size %#x, Source %q at %#x", v, a, view.Size, src.Type, src.Off[a])
+				}
+				for name, off := range w.offs {
+					if got := view.Offset(name); got != off[a] {
+						t.Errorf("%v %v: %s at %#x, want %#x", v, a, name, got, off[a])
+					}
+				}
+			}
+		}
+	}
+	if PMCSupport.At(winver.V6_1, X64).Exists {
+		t.Fatal("6.1 has an ETW_PMC_SUPPORT")
+	}
+}
+
+// In every version and architecture of every structure: no two members share an offset
+// unless they are one union, members are in offset order, and every member starts
+// inside the structure's size.
+func TestCatalogueConsistent(t *testing.T) {
+	for _, s := range All() {
+		for _, v := range winver.All() {
+			for a := X86; a <= X64; a++ {
+				w := s.At(v, a)
+				for i, m := range w.Members {
+					if m.Off[a] < 0 || m.Off[a] >= w.Size {
+						t.Errorf("%s %v %v: %s at %#x outside size %#x", s.Name, v, a, m.Name, m.Off[a], w.Size)
+					}
+					if i > 0 {
+						p := w.Members[i-1]
+						if p.Off[a] == m.Off[a] && (p.Union == "" || p.Union != m.Union) {
+							t.Errorf("%s %v %v: %s and %s both at %#x", s.Name, v, a, p.Name, m.Name, m.Off[a])
+						}
+					}
+				}
+			}
+		}
+		if len(s.Versions()) == 0 || s.Source == "" {
+			t.Errorf("%s: no versions or no source", s.Name)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	for _, name := range []string{"ETW_REG_ENTRY", "_etw_reg_entry", "nt!_ETW_REG_ENTRY", "Etw_Pmc_Support"} {
+		if _, ok := Lookup(name); !ok {
+			t.Errorf("Lookup(%q) found nothing", name)
+		}
+	}
+	if _, ok := Lookup("ETW_NOTHING"); ok {
+		t.Error("Lookup found ETW_NOTHING")
+	}
+}
