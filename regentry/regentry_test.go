@@ -83,7 +83,6 @@ func TestFlagsByVersion(t *testing.T) {
 	}
 }
 
-
 func TestTraitsParseAndDedup(t *testing.T) {
 	grp := guid.FromName("MyGroup")
 	blob := BuildTraits("MyProvider", GroupTrait(grp), Trait{Type: TraitTypeDecodeGUID, Data: make([]byte, 16)})
