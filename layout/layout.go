@@ -106,7 +106,7 @@ func (s *Struct) Versions() []winver.Version {
 }
 
 // catalogue lists every structure, in the order `etwemu dt -list` prints them.
-var catalogue = []*Struct{&RegEntry, &PMCSupport}
+var catalogue = []*Struct{&BufferHeader, &EventHeader, &RegEntry, &PMCSupport}
 
 // All returns the catalogue.
 func All() []*Struct { return catalogue }
