@@ -110,7 +110,11 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "nt!_%s (Windows %s, %s; %s)\n", s.Name, version, a, s.Source)
 	for _, m := range w.Members {
-		fmt.Fprintf(stdout, "   +0x%03x %-*s : %s\n", m.Off[a], nameWidth(w.Members), m.Name, dtType(m.Type, a))
+		line := fmt.Sprintf("   +0x%03x %-*s : %s", m.Off[a], nameWidth(w.Members), m.Name, dtType(m.Type, a))
+		if m.Remark != "" {
+			line += "  (" + m.Remark + ")"
+		}
+		fmt.Fprintln(stdout, line)
 	}
 	fmt.Fprintf(stdout, "   size 0x%x (%d bytes)\n", w.Size, w.Size)
 	return 0
@@ -303,10 +307,11 @@ func jsonView(w layout.View) any {
 		Offset int    `json:"offset"`
 		Name   string `json:"name"`
 		Type   string `json:"type"`
+		Remark string `json:"remark,omitempty"`
 	}
 	ms := []member{}
 	for _, m := range w.Members {
-		ms = append(ms, member{m.Off[w.Arch], m.Name, m.Type})
+		ms = append(ms, member{m.Off[w.Arch], m.Name, m.Type, m.Remark})
 	}
 	return map[string]any{"structure": w.Struct.Name, "version": w.Version.String(), "arch": w.Arch.String(),
 		"size": w.Size, "members": ms, "source": w.Struct.Source}
