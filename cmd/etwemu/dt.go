@@ -106,7 +106,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *asJSON {
-		return writeJSON(stdout, stderr, jsonView(w))
+		return writeJSON("dt", stdout, stderr, jsonView(w))
 	}
 	fmt.Fprintf(stdout, "nt!_%s (Windows %s, %s; %s)\n", s.Name, version, a, s.Source)
 	for _, m := range w.Members {
@@ -180,7 +180,7 @@ func dtList(stdout io.Writer, asJSON bool) int {
 		es = append(es, entry{s.Name, versionSpan(s), s.Source})
 	}
 	if asJSON {
-		return writeJSON(stdout, io.Discard, es)
+		return writeJSON("dt", stdout, io.Discard, es)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "structure\tversions\tsource")
@@ -226,7 +226,7 @@ func dtVersions(stdout io.Writer, s *layout.Struct, a layout.Arch, asJSON bool) 
 		for v, n := range sizes {
 			sz[v.String()] = n
 		}
-		return writeJSON(stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "members": rows, "sizes": sz})
+		return writeJSON("dt", stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "members": rows, "sizes": sz})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 1, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%s (%s)\t", s.Name, a)
@@ -285,7 +285,7 @@ func dtDiff(stdout io.Writer, s *layout.Struct, v1, v2 winver.Version, a layout.
 		}
 	}
 	if asJSON {
-		return writeJSON(stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "from": v1.String(), "to": v2.String(),
+		return writeJSON("dt", stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "from": v1.String(), "to": v2.String(),
 			"size_from": w1.Size, "size_to": w2.Size, "changes": cs})
 	}
 	fmt.Fprintf(stdout, "%s, %s: Windows %s (size %#x) to %s (size %#x)\n", s.Name, a, v1, w1.Size, v2, w2.Size)
@@ -317,11 +317,13 @@ func jsonView(w layout.View) any {
 		"size": w.Size, "members": ms, "source": w.Struct.Source}
 }
 
-func writeJSON(stdout, stderr io.Writer, v any) int {
+// writeJSON prints v as indented JSON for command cmd; an encoding error is printed on
+// stderr and makes exit status 1.
+func writeJSON(cmd string, stdout, stderr io.Writer, v any) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "etwemu dt: %v\n", err)
+		fmt.Fprintf(stderr, "etwemu %s: %v\n", cmd, err)
 		return 1
 	}
 	return 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -50,13 +49,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		v.Windows = append(v.Windows, w.String())
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
-			fmt.Fprintf(stderr, "etwemu version: %v\n", err)
-			return 1
-		}
-		return 0
+		return writeJSON("version", stdout, stderr, v)
 	}
 	fmt.Fprintf(stdout, "etwemu %s", v.Version)
 	if v.Revision != "" {
