@@ -68,7 +68,7 @@ func (s *Struct) At(v winver.Version, a Arch) View {
 		return w
 	}
 	for _, m := range s.Members {
-		if m.Versions.Contains(v) {
+		if m.Versions.Contains(v) && m.Off[a] >= 0 { // x86Unknown: the source gives no offset
 			w.Members = append(w.Members, m)
 		}
 	}
@@ -106,7 +106,7 @@ func (s *Struct) Versions() []winver.Version {
 }
 
 // catalogue lists every structure, in the order `etwemu dt -list` prints them.
-var catalogue = []*Struct{&BufferHeader, &EventHeader, &RegEntry, &PMCSupport}
+var catalogue = []*Struct{&BufferHeader, &EventHeader, &GuidEntry, &EnableInfo, &RegEntry, &PMCSupport}
 
 // All returns the catalogue.
 func All() []*Struct { return catalogue }

@@ -76,6 +76,44 @@ func TestPMCSupportSeed(t *testing.T) {
 	}
 }
 
+// ETW_GUID_ENTRY reproduces the digest's table (x64 offsets, sizes on both), and each
+// version's last member ends at the size where its type's size is plain.
+func TestGuidEntryDigest(t *testing.T) {
+	for _, w := range []struct {
+		v      winver.Version
+		sizes  [2]int
+		member string
+		off    int
+		absent string
+	}{
+		{winver.V6_0, [2]int{0x158, 0x170}, "EnableInfo", 0x70, "FilterData"},
+		{winver.V6_1, [2]int{0x178, 0x1B0}, "FilterData", 0x170, "SiloState"},
+		{winver.V6_2, [2]int{0x160, 0x178}, "LastEnable / MatchId", 0x40, "ServerSilo"},
+		{winver.V10_0, [2]int{0x160, 0x180}, "ServerSilo", 0x178, "Lock"},
+		{winver.V1511, [2]int{0x168, 0x190}, "LockOwner", 0x188, "HostEntry"},
+		{winver.V1909, [2]int{0x168, 0x190}, "RefCount", 0x10, "SiloGuidList"},
+		{winver.V2004, [2]int{0x178, 0x1A8}, "HostEntry", 0x190, "ServerSilo"},
+		{winver.V2004, [2]int{0x178, 0x1A8}, "EnableInfo", 0x80, "LegacyEnableContext; LegacyProviderEnabled"},
+	} {
+		x86, x64 := GuidEntry.At(w.v, X86), GuidEntry.At(w.v, X64)
+		if x86.Size != w.sizes[0] || x64.Size != w.sizes[1] {
+			t.Errorf("%v: sizes %#x/%#x, want %#x/%#x", w.v, x86.Size, x64.Size, w.sizes[0], w.sizes[1])
+		}
+		if got := x64.Offset(w.member); got != w.off {
+			t.Errorf("%v: %s at %#x, want %#x", w.v, w.member, got, w.off)
+		}
+		if _, ok := x64.Member(w.absent); ok {
+			t.Errorf("%v has %s", w.v, w.absent)
+		}
+		if len(x86.Members) != 0 {
+			t.Errorf("%v: x86 members %v, but the source gives no x86 offsets", w.v, x86.Members)
+		}
+	}
+	if n := EnableInfo.At(winver.V6_1, X86); n.Size != 0x20 || n.Offset("MatchAllKeyword") != 0x18 {
+		t.Errorf("TRACE_ENABLE_INFO: size %#x, MatchAllKeyword at %#x", n.Size, n.Offset("MatchAllKeyword"))
+	}
+}
+
 // In every version and architecture of every structure: no two members share an offset
 // unless they are one union, members are in offset order, and every member starts
 // inside the structure's size.

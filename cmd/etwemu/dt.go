@@ -116,6 +116,9 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintln(stdout, line)
 	}
+	if len(w.Members) == 0 {
+		fmt.Fprintf(stdout, "   (the source gives no member offsets for %s; -arch x64 shows them)\n", a)
+	}
 	fmt.Fprintf(stdout, "   size 0x%x (%d bytes)\n", w.Size, w.Size)
 	return 0
 }

@@ -25,6 +25,8 @@ func TestDt(t *testing.T) {
 		{[]string{"-list"}, 0, []string{"ETW_REG_ENTRY", "6.0 to 2004", "ETW_PMC_SUPPORT", "6.2 to 2004", "WMI_BUFFER_HEADER", "EVENT_HEADER"}},
 		{[]string{"wmi_buffer_header", "-version", "6.1"}, 0, []string{"+0x030 Offset", "(filled bytes, the header included)", "size 0x48"}},
 		{[]string{"ETW_PMC_SUPPORT", "-version", "6.1"}, 1, []string{"does not exist in Windows 6.1", "6.2 to 2004"}},
+		{[]string{"ETW_GUID_ENTRY", "-version", "2004"}, 0, []string{"+0x080 EnableInfo", ": [8] _TRACE_ENABLE_INFO", "+0x190 HostEntry", "size 0x1a8"}},
+		{[]string{"ETW_GUID_ENTRY", "-version", "6.1", "-arch", "x86"}, 0, []string{"gives no member offsets for x86", "size 0x178"}},
 		{[]string{"ETW_NOTHING"}, 1, []string{"no structure"}},
 		{[]string{}, 2, []string{"name a structure"}},
 		{[]string{"ETW_REG_ENTRY", "-arch", "arm"}, 2, []string{"x86 or x64"}},
