@@ -16,6 +16,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -245,6 +246,55 @@ func TestHeaderBufferRecords(t *testing.T) {
 	}
 	if HookName(HookPartitionInfo) != "EventTrace/PartitionInfoExtension" || HookName(0x010a) != "" {
 		t.Errorf("hook names %q %q", HookName(HookPartitionInfo), HookName(0x010a))
+	}
+}
+
+// The log-file header's encoder writes every field at the catalogue's x64 offset for
+// TRACE_LOGFILE_HEADER, and the header is the catalogue's size.
+func TestLogfileHeaderMatchesCatalogue(t *testing.T) {
+	h := LogfileHeader{
+		BufferSize: 0x11111111, MajorVersion: 0x21, MinorVersion: 0x22, SubVersion: 0x23, SubMinorVersion: 0x24,
+		ProviderVersion: 0x33333333, NumberOfProcessors: 0x44444444, EndTime: 0x5555555555555555,
+		TimerResolution: 0x66666666, MaximumFileSize: 0x77777777, LogFileMode: 0x78787878, BuffersWritten: 0x79797979,
+		StartBuffers: 0x7A7A7A7A, PointerSize: 0x7B7B7B7B, EventsLost: 0x7C7C7C7C, CPUSpeedMHz: 0x7D7D7D7D,
+		TimeZoneBias: 0x7E7E7E7E, BootTime: 0x0101010101010101, PerfFreq: 0x0202020202020202,
+		StartTime: 0x0303030303030303, ReservedFlags: 0x04040404, BuffersLost: 0x05050505,
+	}
+	b := h.encode()
+	want := map[string]uint64{
+		"BufferSize": 0x11111111, "MajorVersion": 0x21, "MinorVersion": 0x22, "SubVersion": 0x23, "SubMinorVersion": 0x24,
+		"ProviderVersion": 0x33333333, "NumberOfProcessors": 0x44444444, "EndTime": 0x5555555555555555,
+		"TimerResolution": 0x66666666, "MaximumFileSize": 0x77777777, "LogFileMode": 0x78787878, "BuffersWritten": 0x79797979,
+		"StartBuffers": 0x7A7A7A7A, "PointerSize": 0x7B7B7B7B, "EventsLost": 0x7C7C7C7C, "CpuSpeedInMHz": 0x7D7D7D7D,
+		"TimeZone": 0x7E7E7E7E, "BootTime": 0x0101010101010101, "PerfFreq": 0x0202020202020202,
+		"StartTime": 0x0303030303030303, "ReservedFlags": 0x04040404, "BuffersLost": 0x05050505,
+	}
+	w := layout.LogfileHeader.At(winver.Default, layout.X64)
+	if w.Size != LogfileHeaderSize {
+		t.Fatalf("catalogue size %#x, LogfileHeaderSize %#x", w.Size, LogfileHeaderSize)
+	}
+	for name, v := range want {
+		off := w.Offset(name)
+		if off < 0 {
+			t.Fatalf("no %s in the catalogue", name)
+		}
+		var got uint64
+		switch {
+		case v <= 0xFF:
+			got = uint64(b[off])
+		case v <= 0xFFFFFFFF:
+			got = uint64(binary.LittleEndian.Uint32(b[off:]))
+		default:
+			got = binary.LittleEndian.Uint64(b[off:])
+		}
+		if got != v {
+			t.Errorf("%s: %#x at the catalogue's offset %#x, want %#x", name, got, off, v)
+		}
+	}
+	for name, off := range map[string]int{"EndTime": offLfhEndTime, "BuffersWritten": offLfhBuffersWritten, "EventsLost": offLfhEventsLost, "BuffersLost": offLfhBuffersLost} {
+		if w.Offset(name) != off {
+			t.Errorf("the finalizer patches %s at %#x, the catalogue has %#x", name, off, w.Offset(name))
+		}
 	}
 }
 
