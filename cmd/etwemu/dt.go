@@ -32,26 +32,37 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
 	arch := fs.String("arch", "x64", "architecture: x86 or x64")
 	list := fs.Bool("list", false, "list the catalogue's structures instead")
-	diff := fs.Bool("diff", false, "compare two versions, named after the flags: -diff 6.1 6.2")
+	diff := fs.Bool("diff", false, "compare two versions, named as arguments: -diff 6.1 6.2")
 	versions := fs.Bool("versions", false, "one column of offsets per version the structure exists in")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:] // dt NAME -flags..., as WinDbg's order goes
-	}
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // the flag package prints the error; the help goes to stdout
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			printUsage(fs, dtAbout, stdout)
-			return 0
+	// Flags and names may come in any order (dt NAME -version 6.1, as WinDbg writes it, or
+	// dt -diff 6.1 6.2 -json): parse up to each name, keep it, and go on after it.
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				printUsage(fs, dtAbout, stdout)
+				return 0
+			}
+			fmt.Fprintln(stderr, "Run 'etwemu help dt' for its flags.")
+			return 2
 		}
-		fmt.Fprintln(stderr, "Run 'etwemu help dt' for its flags.")
-		return 2
+		if args = fs.Args(); len(args) == 0 {
+			break
+		}
+		rest, args = append(rest, args[0]), args[1:]
 	}
-	rest := fs.Args()
-	if name == "" && len(rest) > 0 {
-		name, rest = rest[0], rest[1:]
+	var name string
+	if len(rest) > 0 {
+		i := 0
+		if *diff { // the name is the argument that is not a version: dt -diff 6.1 6.2 NAME
+			for i < len(rest)-1 && validVersion(rest[i]) {
+				i++
+			}
+		}
+		name, rest = rest[i], append(rest[:i:i], rest[i+1:]...)
 	}
 	a := layout.X64
 	switch *arch {
@@ -81,7 +92,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *diff:
 		if len(rest) != 2 {
-			fmt.Fprintln(stderr, "etwemu dt: -diff takes two versions after the flags: -diff 6.1 6.2")
+			fmt.Fprintln(stderr, "etwemu dt: -diff takes two versions: -diff 6.1 6.2")
 			return 2
 		}
 		var v1, v2 winver.Version
@@ -121,6 +132,12 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "   size 0x%x (%d bytes)\n", w.Size, w.Size)
 	return 0
+}
+
+// validVersion reports whether s names a Windows version.
+func validVersion(s string) bool {
+	var v winver.Version
+	return v.Set(s) == nil
 }
 
 // dtType writes a C type the way WinDbg's dt names it: Uint4B, UChar, Ptr64 _X, [4] Uint2B.

@@ -21,6 +21,7 @@ func TestDt(t *testing.T) {
 		{[]string{"_ETW_PMC_SUPPORT", "-version", "1903"}, 0, []string{"+0x000 Source", ": Ptr64 _KPROFILE_SOURCE", "+0x00c HookId", ": [4] Uint2B", "size 0x20"}},
 		{[]string{"ETW_REG_ENTRY", "-diff", "6.1", "6.2"}, 0, []string{"moved", "EnableMask", "+0x1c UCHAR", "+0x4b UCHAR", "retyped", "Flags"}},
 		{[]string{"ETW_REG_ENTRY", "-diff", "1709", "1709"}, 0, []string{"no member moved"}},
+		{[]string{"-diff", "6.1", "6.2", "-json", "etw_reg_entry"}, 0, []string{`"change": "moved"`, `"from": "6.1"`}},
 		{[]string{"ETW_PMC_SUPPORT", "-versions"}, 0, []string{"1703", "HookIdCount", "0x20", "size"}},
 		{[]string{"-list"}, 0, []string{"ETW_REG_ENTRY", "6.0 to 2004", "ETW_PMC_SUPPORT", "6.2 to 2004", "WMI_BUFFER_HEADER", "EVENT_HEADER"}},
 		{[]string{"wmi_buffer_header", "-version", "6.1"}, 0, []string{"+0x030 Offset", "(filled bytes, the header included)", "size 0x48"}},
