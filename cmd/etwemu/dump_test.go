@@ -95,7 +95,10 @@ func TestDumpBufferCountNote(t *testing.T) {
 	} {
 		path := filepath.Join(dir, "f.etl")
 		var out, errb bytes.Buffer
-		args := append([]string{"demo", "-logfile", path, "-events", "20000", "-progress", "0"}, c.args...)
+		// 64 buffers of 64 KB hold every event the demo writes (1.4 MB of records), so
+		// none is lost however long the logger waits for a processor, and the circular
+		// file of 1 MB always wraps.
+		args := append([]string{"demo", "-logfile", path, "-events", "20000", "-min-buffers", "64", "-progress", "0"}, c.args...)
 		if code := run(args, &out, &errb); code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errb.String())
 		}
