@@ -37,9 +37,7 @@ func (l *Logger) writeCounted(proc int, ev *Event, p *pmc.Support) error {
 	x := ev.Extra
 	body := rec[abi.EventHeaderSize:]
 	if x != nil && x.Related != nil {
-		var rel [16]byte
-		x.Related.Put(rel[:])
-		body = body[abi.PutExtItem(body, abi.ExtTypeRelatedActivityID, true, rel[:]):]
+		body = putRelatedItem(body, x.Related, true) // the counters' item follows
 	}
 	var data [8 * pmc.MaxPlatformCounters]byte
 	for i := 0; i < n; i++ {

@@ -55,3 +55,20 @@ func TestPutEventHeaderMatchesEncode(t *testing.T) {
 		}
 	}
 }
+
+// The write path's RELATED_ACTIVITYID item is the bytes abi.PutExtItem, the general
+// encoder, writes for it, with and without the linkage bit, and ends where it says.
+func TestPutRelatedItemMatchesPutExtItem(t *testing.T) {
+	related := guid.MustParse("{0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0}")
+	for _, more := range []bool{false, true} {
+		got := bytes.Repeat([]byte{0xAA}, RelatedItemSize+8)
+		want := bytes.Repeat([]byte{0xAA}, RelatedItemSize+8)
+		rest := putRelatedItem(got, &related, more)
+		var data [16]byte
+		related.Put(data[:])
+		n := abi.PutExtItem(want, abi.ExtTypeRelatedActivityID, more, data[:])
+		if !bytes.Equal(got, want) || len(rest) != len(got)-n || n != RelatedItemSize {
+			t.Errorf("more %v:\n got % x (rest %d)\nwant % x (size %d)", more, got, len(rest), want, n)
+		}
+	}
+}
