@@ -244,6 +244,14 @@ func TestHeaderBufferRecords(t *testing.T) {
 			t.Errorf("%v: ClockFrequency %#x in buffer 0", c.v, bh.ClockFrequency)
 		}
 	}
+	// A buffer with room for the header event but not the partition record after it is
+	// refused whole.
+	info := testInfo(winver.V2004, modeSequential, 0)
+	h := headerFor(&info, testBuf, "x.etl", false)
+	room := abi.BufferHeaderSize + abi.Align(SystemHeaderSize+len(h.encode()))
+	if b, err := HeaderBuffer(&info, &h, uint32(room)); err == nil || b != nil {
+		t.Errorf("a %#x-byte buffer took the header records: %v", room, err)
+	}
 	if HookName(HookPartitionInfo) != "EventTrace/PartitionInfoExtension" || HookName(0x010a) != "" {
 		t.Errorf("hook names %q %q", HookName(HookPartitionInfo), HookName(0x010a))
 	}

@@ -330,28 +330,23 @@ func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, e
 	if rule.partitionInfo {
 		recs = append(recs, record{HookPartitionInfo, make([]byte, partitionInfoSize)})
 	}
+	b := make([]byte, bufSize)
 	end := abi.BufferHeaderSize
 	for _, r := range recs {
 		size := SystemHeaderSize + len(r.payload)
 		if size > 0xFFFF || uint32(end+abi.Align(size)) > bufSize {
 			return nil, fmt.Errorf("log-file header records of %#x bytes do not fit a %d-byte buffer", end+size, bufSize)
 		}
-		end += abi.Align(size)
-	}
-	b := make([]byte, bufSize)
-	for i := end; i < len(b); i++ {
-		b[i] = 0xFF
-	}
-	off := abi.BufferHeaderSize
-	for _, r := range recs {
-		size := SystemHeaderSize + len(r.payload)
 		sh := SystemHeader{
 			Marker: SystemTraceMarker64, Size: uint16(size), HookID: r.hook,
 			ThreadID: info.ThreadID, ProcessID: info.ProcessID, SystemTime: info.StartPerf,
 		}
-		sh.Encode(b[off:])
-		copy(b[off+SystemHeaderSize:], r.payload)
-		off += abi.Align(size)
+		sh.Encode(b[end:])
+		copy(b[end+SystemHeaderSize:], r.payload)
+		end += abi.Align(size)
+	}
+	for i := end; i < len(b); i++ {
+		b[i] = 0xFF
 	}
 	flag := uint16(abi.BufferFlagFlushMarker)
 	if info.Version >= procIndexSince {
