@@ -12,7 +12,8 @@ import (
 // buffering against EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING; one goroutine and
 // RunParallel; and the baselines at every payload, in the same run: the floor, the floor
 // with a reference per record (floor+ref), the floor with recycled buffers
-// (floor+recycle), the mutex and the channel. Names read BenchmarkWrite/payload=64/sessions=1[/variant][/parallel].
+// (floor+recycle), the mutex and the channel. Names read
+// BenchmarkWrite/payload=64/sessions=1[/variant][/parallel].
 func BenchmarkWrite(b *testing.B) {
 	for _, c := range benchsuite.Full() {
 		b.Run(c.Name, c.Run)
@@ -20,9 +21,9 @@ func BenchmarkWrite(b *testing.B) {
 }
 
 // BenchmarkScaling writes 64-byte events from RunParallel goroutines through the
-// emulator (one session), the floor, the floor with recycled buffers and the mutex. Run it with -cpu 1,2,4,... : go test
-// sets GOMAXPROCS, and so the number of writers, to each value in turn. `etwemu bench
-// -sweep` runs the same cases and draws the chart.
+// emulator (one session), the floor, the floor with recycled buffers and the mutex. Run
+// it with -cpu 1,2,4,... : go test sets GOMAXPROCS, and so the number of writers, to each
+// value in turn. `etwemu bench -sweep` runs the same cases and draws the chart.
 func BenchmarkScaling(b *testing.B) {
 	for _, c := range benchsuite.ScalingCases() {
 		b.Run(c.Name, c.Run)
