@@ -106,7 +106,7 @@ func (s *Struct) Versions() []winver.Version {
 }
 
 // catalogue lists every structure, in the order `etwemu dt -list` prints them.
-var catalogue = []*Struct{&BufferHeader, &EventHeader, &LogfileHeader, &GuidEntry, &EnableInfo, &RegEntry, &PMCSupport}
+var catalogue = []*Struct{&BufferHeader, &EventHeader, &LogfileHeader, &GuidEntry, &EnableInfo, &RegEntry, &PMCSupport, &UMLoggerContext, &LoggerContext, &WnodeHeader, &TraceProperties}
 
 // All returns the catalogue.
 func All() []*Struct { return catalogue }

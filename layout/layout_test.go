@@ -1,6 +1,8 @@
 package layout
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/winver"
@@ -149,5 +151,118 @@ func TestLookup(t *testing.T) {
 	}
 	if _, ok := Lookup("ETW_NOTHING"); ok {
 		t.Error("Lookup found ETW_NOTHING")
+	}
+}
+
+// typeSize is the size of a catalogue type on an architecture, where the type is plain
+// enough to know it; false for the rest (unions, structures the catalogue has not sized).
+func typeSize(typ string, v winver.Version, a Arch) (int, bool) {
+	ptr := 4
+	if a == X64 {
+		ptr = 8
+	}
+	t := strings.TrimSpace(strings.TrimSuffix(typ, " volatile"))
+	if t == "[4 or 8 bytes]" {
+		return ptr, true
+	}
+	if n, ok := strings.CutSuffix(strings.TrimPrefix(t, "["), " bytes]"); ok {
+		size, err := strconv.Atoi(n)
+		return size, err == nil
+	}
+	if base, count, ok := strings.Cut(t, "["); ok { // "ULONG [1]", "WMI_BUFFER_HEADER * [ANYSIZE_ARRAY]"
+		n, err := strconv.Atoi(strings.TrimSuffix(count, "]"))
+		if count == "ANYSIZE_ARRAY]" {
+			n, err = 1, nil
+		}
+		size, known := typeSize(base, v, a)
+		if err != nil || !known {
+			return 0, false
+		}
+		return n * size, true
+	}
+	if strings.HasSuffix(t, "*") {
+		return ptr, true
+	}
+	sizes := map[string][2]int{
+		"UCHAR": {1, 1}, "BOOLEAN": {1, 1}, "USHORT": {2, 2}, "ULONG": {4, 4}, "LONG": {4, 4},
+		"DWORD": {4, 4}, "LARGE_INTEGER": {8, 8}, "LONGLONG": {8, 8}, "ULONGLONG": {8, 8},
+		"GUID": {16, 16}, "HANDLE": {4, 8}, "PVOID": {4, 8}, "LONG_PTR": {4, 8},
+		"LIST_ENTRY": {8, 16}, "UNICODE_STRING": {8, 16}, "ETW_REF_CLOCK": {16, 16},
+		"CRITICAL_SECTION": {0x18, 0x28}, "CONDITION_VARIABLE": {4, 8},
+	}
+	if s, ok := sizes[t]; ok {
+		return s[a], true
+	}
+	if s, ok := Lookup(t); ok { // a structure of the catalogue: WNODE_HEADER, TRACE_ENABLE_INFO
+		w := s.At(v, a)
+		return w.Size, w.Exists
+	}
+	return 0, false
+}
+
+// In every version and architecture, a member whose type has a plain size ends before
+// the next member starts (unless they are one union), and the last member ends within
+// the structure's size, at most one alignment unit (8 bytes) before it.
+func TestCatalogueMembersFit(t *testing.T) {
+	checked := 0
+	for _, s := range All() {
+		for _, v := range winver.All() {
+			for a := X86; a <= X64; a++ {
+				w := s.At(v, a)
+				for i, m := range w.Members {
+					size, ok := typeSize(m.Type, v, a)
+					if !ok {
+						continue
+					}
+					end := m.Off[a] + size
+					if i+1 < len(w.Members) {
+						n := w.Members[i+1]
+						if end > n.Off[a] && (m.Union == "" || m.Union != n.Union) {
+							t.Errorf("%s %v %v: %s (%s) ends at %#x, after %s at %#x", s.Name, v, a, m.Name, m.Type, end, n.Name, n.Off[a])
+						}
+					} else if end > w.Size || w.Size-end >= 8 {
+						t.Errorf("%s %v %v: last member %s ends at %#x, size %#x", s.Name, v, a, m.Name, end, w.Size)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 1000 {
+		t.Errorf("only %d members sized", checked)
+	}
+}
+
+// WMI_LOGGER_CONTEXT, WNODE_HEADER and EVENT_TRACE_PROPERTIES reproduce the digest's
+// tables (sections 1.3 and 6.2) at each kind of row.
+func TestDigestStructures(t *testing.T) {
+	for _, w := range []struct {
+		s      *Struct
+		v      winver.Version
+		a      Arch
+		size   int
+		offs   map[string]int
+		absent bool
+	}{
+		{&LoggerContext, winver.V2004, X64, 0x550, map[string]int{"LoggerId": 0, "BufferQueue": 0x40, "LoggerName": 0x98,
+			"ClockType": 0xD8, "EventsLost": 0x100, "ReferenceTime": 0x140, "LoggerEvent": 0x1D8, "PmcData": 0x3E8, "ScratchArray": 0x410}, false},
+		{&LoggerContext, winver.V1909, X64, 0, nil, true},
+		{&LoggerContext, winver.V2004, X86, 0, nil, true},
+		{&WnodeHeader, winver.V6_1, X86, 0x30, map[string]int{"Guid": 0x18, "ClientContext": 0x28}, false},
+		{&TraceProperties, winver.V2004, X64, 0x78, map[string]int{"BufferSize": 0x30, "AgeLimit": 0x4C, "LoggerThreadId": 0x68, "LogFileNameOffset": 0x70, "LoggerNameOffset": 0x74}, false},
+		{&TraceProperties, winver.V5_0, X86, 0x78, map[string]int{"LoggerThreadId": 0x68, "LogFileNameOffset": 0x6C, "LoggerNameOffset": 0x70}, false},
+	} {
+		view := w.s.At(w.v, w.a)
+		if view.Exists == w.absent || view.Size != w.size {
+			t.Errorf("%s %v %v: exists %v, size %#x; want size %#x", w.s.Name, w.v, w.a, view.Exists, view.Size, w.size)
+		}
+		for name, off := range w.offs {
+			if got := view.Offset(name); got != off {
+				t.Errorf("%s %v %v: %s at %#x, want %#x", w.s.Name, w.v, w.a, name, got, off)
+			}
+		}
+	}
+	if n := len(All()); n < 10 {
+		t.Errorf("the catalogue has %d structures; dt -list promises at least ten", n)
 	}
 }

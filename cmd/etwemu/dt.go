@@ -141,19 +141,39 @@ func validVersion(s string) bool {
 }
 
 // dtType writes a C type the way WinDbg's dt names it: Uint4B, UChar, Ptr64 _X, [4] Uint2B.
+// The catalogue's "[8 bytes]" (bytes a source leaves unaccounted) is a byte array, and
+// "[4 or 8 bytes]" one pointer's worth of them.
 func dtType(t string, a layout.Arch) string {
 	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(t), " volatile"))
-	if i := strings.Index(t, "["); i > 0 {
-		return t[i:] + " " + dtType(t[:i], a)
-	}
-	if strings.HasSuffix(t, "*") {
-		p := "Ptr64"
-		if a == layout.X86 {
-			p = "Ptr32"
-		}
-		return p + " " + dtType(strings.TrimSpace(strings.TrimSuffix(t, "*")), a)
+	ptr := "Ptr64"
+	if a == layout.X86 {
+		ptr = "Ptr32"
 	}
 	switch t {
+	case "[4 or 8 bytes]":
+		if a == layout.X86 {
+			return "[4] UChar"
+		}
+		return "[8] UChar"
+	}
+	if n, ok := strings.CutSuffix(t, " bytes]"); ok && strings.HasPrefix(t, "[") {
+		return n + "] UChar"
+	}
+	if i := strings.Index(t, "["); i > 0 {
+		return strings.Replace(t[i:], "ANYSIZE_ARRAY", "1", 1) + " " + dtType(t[:i], a)
+	}
+	if strings.HasSuffix(t, "*") {
+		return ptr + " " + dtType(strings.TrimSpace(strings.TrimSuffix(t, "*")), a)
+	}
+	switch t {
+	case "HANDLE", "PVOID":
+		return ptr + " Void"
+	case "VOID":
+		return "Void"
+	case "DWORD":
+		return "Uint4B"
+	case "CRITICAL_SECTION", "CONDITION_VARIABLE":
+		return "_RTL_" + t
 	case "UCHAR", "BOOLEAN":
 		return "UChar"
 	case "USHORT":
@@ -184,6 +204,9 @@ func versionSpan(s *layout.Struct) string {
 	vs := s.Versions()
 	if len(vs) == 0 {
 		return "no version"
+	}
+	if len(vs) == 1 {
+		return vs[0].String() + " only"
 	}
 	return vs[0].String() + " to " + vs[len(vs)-1].String()
 }
