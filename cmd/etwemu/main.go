@@ -26,6 +26,8 @@ func init() {
 		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump},
 		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave},
 		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},
+		"run":     {"run a scenario file: sessions, providers, writes and views on a synchronous kernel with a manual clock", runScenario},
+		"shell":   {"type scenario commands one line at a time and see the emulated kernel answer", runShell},
 		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC},
 		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
 		"version": {"print etwemu's version, the Go toolchain it was built with and the Windows versions it emulates", runVersion},

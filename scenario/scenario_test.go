@@ -1,0 +1,105 @@
+package scenario
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// A failing command names its line and the Windows code; expect turns the failure into
+// output, and an unmet expect is itself an error.
+func TestRunErrors(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"start s file=a.etl\nstart s file=b.etl\n", "line 2: start: ERROR_ALREADY_EXISTS"},
+		{"bogus\n", `line 1: unknown command "bogus"`},
+		{"start s color=red\n", `unknown option "color"`},
+		{"start\n", "0 arguments"},
+		{"expect ERROR_ALREADY_EXISTS start s file=a.etl\n", "expected ERROR_ALREADY_EXISTS, but start succeeded"},
+		{"start s file=a.etl\nexpect ERROR_BUSY start s file=a.etl\n", "expected ERROR_BUSY, got ERROR_ALREADY_EXISTS"},
+		{"write P 1\n", "P is not registered"},
+		{"register P\nwrite P 1 size=70000\n", "size=70000: at most 65000"},
+		{"advance soon\n", "a duration"},
+		{"logdump nothing\n", "ERROR_WMI_INSTANCE_NOT_FOUND"},
+		{"kernel version=3.1\n", "unknown Windows version"},
+	} {
+		var out bytes.Buffer
+		m := New(&out)
+		err := m.Run(strings.NewReader(c.src))
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+// The views render as JSON that a script can read back.
+func TestViewsJSON(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	for _, line := range []string{"start s file=s.etl buffer=4", "register P", "enable s P level=5", "write P 3 proc=1"} {
+		if err := m.Exec(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for view, check := range map[string]func(v any) bool{
+		"strdump -json":   func(v any) bool { return v.([]any)[0].(map[string]any)["name"] == "s" },
+		"logger s -json":  func(v any) bool { return v.(map[string]any)["structure"] == "WMI_LOGGER_CONTEXT" },
+		"bufdump s -json": func(v any) bool { return len(v.([]any)) == 4 },
+		"logdump s -json": func(v any) bool { return len(v.([]any)) == 3 && v.([]any)[0].(map[string]any)["provider"] == "P" },
+		"guids -json":     func(v any) bool { return len(v.([]any)[0].(map[string]any)["slots"].([]any)) == 1 },
+		"regs -json":      func(v any) bool { return v.([]any)[0].(map[string]any)["enableMask"] == 1.0 },
+		"pmc s -json":     func(v any) bool { return len(v.(map[string]any)["sources"].([]any)) == 0 },
+	} {
+		out.Reset()
+		if err := m.Exec(view); err != nil {
+			t.Fatalf("%s: %v", view, err)
+		}
+		var v any
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil || !check(v) {
+			t.Errorf("%s: %v\n%s", view, err, out.Bytes())
+		}
+	}
+}
+
+// No line, however malformed, panics or leaves the machine unusable.
+func TestExecNeverPanics(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	lines := []string{"", "#", "##", "start", "start s mode=0xFFFFFFFF file=x", "start s buffer=99999999999 file=x",
+		"start s min=0x7fffffff max=1 file=x", "write", "write P -1", "write P 1 proc=999999", "register P guid=nope",
+		"register P guid={00000000-0000-0000-0000-000000000000}", "enable s P level=999", "expect", "expect X",
+		"expect SUCCESS echo hi", "advance -1s", "advance 1000000h", "kernel processors=0", "kernel processors=99999",
+		"help nope", "help start", "logger", "bufdump s bytes=99999999", "logdump s t=0", "unregister P", "update s max=0",
+		"stop s", "flush s", "pmc s", "files", "disable s P", "kernel", "strdump -json"}
+	for _, l := range lines {
+		_ = m.Exec(l) // errors are the point; a panic fails the test
+	}
+	if err := m.Exec("start last file=last.etl"); err != nil {
+		t.Fatalf("the machine is unusable after the malformed lines: %v", err)
+	}
+}
+
+// Peek is refused on a session with a logger goroutine, which moves buffers while they
+// would be read.
+func TestPeekNeedsSynchronousKernel(t *testing.T) {
+	k, err := emu.New(emu.Config{Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	if _, err := k.StartTrace("async", &emu.Properties{LogFileMode: 0x100}); err != nil {
+		t.Fatal(err)
+	}
+	err = k.Sessions()[0].Peek(func(session.BufferView, []byte) {})
+	if !errors.Is(err, winerr.ErrNotSupported) {
+		t.Fatalf("Peek on an asynchronous session: %v", err)
+	}
+}

@@ -1,0 +1,418 @@
+package scenario
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/layout"
+	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+)
+
+// The views read the kernel through its read-only accessors (statistics, properties,
+// buffer views, GUID-entry slots) and session.Logger.Peek, which copies a synchronous
+// session's buffers. Each builds a value that prints as text or, with -json, as JSON.
+
+// show prints v as indented JSON, or calls text.
+func (m *Machine) show(a args, v any, text func(w io.Writer)) error {
+	if a.json() {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(m.out, string(b))
+		return nil
+	}
+	tw := tabwriter.NewWriter(m.out, 0, 0, 2, ' ', 0)
+	text(tw)
+	return tw.Flush()
+}
+
+// loggerRow is one logger in strdump.
+type loggerRow struct {
+	LoggerID            uint16 `json:"loggerId"`
+	Name                string `json:"name"`
+	Kind                string `json:"kind"`
+	LoggerMode          string `json:"loggerMode"`
+	BufferSize          uint32 `json:"bufferSize"`
+	NumberOfBuffers     int64  `json:"numberOfBuffers"`
+	FreeBuffers         int64  `json:"freeBuffers"`
+	PeakBuffers         int64  `json:"peakBuffers"`
+	EventsLost          uint64 `json:"eventsLost"`
+	BuffersWritten      uint64 `json:"buffersWritten"`
+	LogBuffersLost      uint64 `json:"logBuffersLost"`
+	RealTimeBuffersLost uint64 `json:"realTimeBuffersLost"`
+}
+
+func rowOf(l *session.Logger) loggerRow {
+	s := l.Stats()
+	return loggerRow{LoggerID: l.ID(), Name: l.Name(), Kind: l.Kind().String(), LoggerMode: logmode.Mode(l.Mode()).Short(),
+		BufferSize: l.BufferSize(), NumberOfBuffers: s.NumberOfBuffers, FreeBuffers: s.FreeBuffers, PeakBuffers: s.PeakBuffers,
+		EventsLost: s.EventsLost, BuffersWritten: s.BuffersWritten, LogBuffersLost: s.LogBuffersLost, RealTimeBuffersLost: s.RealTimeBuffersLost}
+}
+
+func viewStrdump(m *Machine, a args) error {
+	if _, err := m.kernel(); err != nil {
+		return err
+	}
+	rows := []loggerRow{}
+	for _, l := range m.k.Sessions() {
+		rows = append(rows, rowOf(l))
+	}
+	return m.show(a, rows, func(w io.Writer) {
+		fmt.Fprintf(w, "%d loggers running (Windows %s)\n", len(rows), m.version)
+		fmt.Fprintln(w, "Id\tName\tKind\tLoggerMode\tBufferSize\tBuffers\tFree\tPeak\tEventsLost\tBuffersWritten\tLogBuffersLost\tRealTimeBuffersLost")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.LoggerID, r.Name, r.Kind, r.LoggerMode, r.BufferSize,
+				r.NumberOfBuffers, r.FreeBuffers, r.PeakBuffers, r.EventsLost, r.BuffersWritten, r.LogBuffersLost, r.RealTimeBuffersLost)
+		}
+	})
+}
+
+// field is one member of a logger context as the logger view prints it.
+type field struct {
+	Offset int    `json:"offset"` // -1 where the catalogue has no offset for this version
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+}
+
+func viewLogger(m *Machine, a args) error {
+	l, err := m.sessionNamed(a.pos[0])
+	if err != nil {
+		return err
+	}
+	st, p := l.Stats(), l.Properties()
+	// A private logger's context is ETW_UM_LOGGER_CONTEXT, in the provider's process;
+	// every other logger's is the kernel's WMI_LOGGER_CONTEXT.
+	s := &layout.LoggerContext
+	if l.Kind() == logmode.Private {
+		s = &layout.UMLoggerContext
+	}
+	view := s.At(m.version, layout.X64)
+	name := func(n string) int {
+		if !view.Exists {
+			return -1
+		}
+		return view.Offset(n)
+	}
+	collecting := 0
+	if l.Collecting() {
+		collecting = 1
+	}
+	fields := []field{
+		{name("LoggerId"), "LoggerId", fmt.Sprintf("0x%x", l.ID())},
+		{name("BufferSize"), "BufferSize", fmt.Sprintf("0x%x", l.BufferSize())},
+		{name("MaximumEventSize"), "MaximumEventSize", fmt.Sprintf("0x%x", l.MaxEventSize())},
+		{name("LoggerMode"), "LoggerMode", fmt.Sprintf("0x%08x (%s)", l.Mode(), logmode.Mode(l.Mode()).Short())},
+		{name("LoggerName"), "LoggerName", fmt.Sprintf("%q", l.Name())},
+		{name("LogFileName"), "LogFileName", fmt.Sprintf("%q", l.LogFileName())},
+		{name("ClockType"), "ClockType", fmt.Sprintf("%d (%s)", l.Clock().Type(), l.Clock().Type())},
+		{name("FlushTimer"), "FlushTimer", fmt.Sprintf("%d", p.FlushTimer)},
+		{name("MaximumFileSize"), "MaximumFileSize", fmt.Sprintf("%d", p.MaximumFileSize)},
+		{name("MinimumBuffers"), "MinimumBuffers", fmt.Sprintf("%d", p.MinimumBuffers)},
+		{name("MaximumBuffers"), "MaximumBuffers", fmt.Sprintf("%d", p.MaximumBuffers)},
+		{name("NumberOfBuffers"), "NumberOfBuffers", fmt.Sprintf("%d", st.NumberOfBuffers)},
+		{name("BuffersAvailable"), "BuffersAvailable", fmt.Sprintf("%d", st.FreeBuffers)},
+		{name("PeakBuffersCount"), "PeakBuffersCount", fmt.Sprintf("%d", st.PeakBuffers)},
+		{name("EventsLost"), "EventsLost", fmt.Sprintf("%d", st.EventsLost)},
+		{name("BuffersWritten"), "BuffersWritten", fmt.Sprintf("%d", st.BuffersWritten)},
+		{name("LogBuffersLost"), "LogBuffersLost", fmt.Sprintf("%d", st.LogBuffersLost)},
+		{name("RealTimeBuffersLost"), "RealTimeBuffersLost", fmt.Sprintf("%d", st.RealTimeBuffersLost)},
+		{name("CollectionOn"), "CollectionOn", fmt.Sprintf("%d", collecting)},
+		{name("NumberOfProcessors"), "NumberOfProcessors", fmt.Sprintf("%d", l.Streams())},
+	}
+	sort.SliceStable(fields, func(i, j int) bool {
+		if (fields[i].Offset < 0) != (fields[j].Offset < 0) {
+			return fields[j].Offset < 0
+		}
+		return fields[i].Offset < fields[j].Offset
+	})
+	out := struct {
+		Structure string  `json:"structure"`
+		Layout    bool    `json:"layoutKnown"`
+		Fields    []field `json:"fields"`
+	}{s.Name, view.Exists, fields}
+	return m.show(a, out, func(w io.Writer) {
+		where := "x64 offsets from the layout catalogue"
+		if !view.Exists {
+			where = fmt.Sprintf("the catalogue has no %s layout for %s: offsets unknown", s.Name, m.version)
+		}
+		fmt.Fprintf(w, "_%s of logger %d %q (Windows %s; %s)\n", s.Name, l.ID(), l.Name(), m.version, where)
+		for _, f := range fields {
+			off := "+?"
+			if f.Offset >= 0 {
+				off = fmt.Sprintf("+0x%03x", f.Offset)
+			}
+			fmt.Fprintf(w, "   %s\t%s\t: %s\n", off, f.Name, f.Value)
+		}
+	})
+}
+
+// bufferRow is one buffer in bufdump.
+type bufferRow struct {
+	session.BufferView
+	StateName string `json:"stateName"`
+	Records   int    `json:"records"`
+	Hex       string `json:"hex,omitempty"` // the first bytes after the buffer header
+}
+
+func viewBufdump(m *Machine, a args) error {
+	l, err := m.sessionNamed(a.pos[0])
+	if err != nil {
+		return err
+	}
+	limit, err := a.num("bytes", 32)
+	if err != nil {
+		return err
+	}
+	rows := []bufferRow{}
+	err = l.Peek(func(v session.BufferView, data []byte) {
+		r := bufferRow{BufferView: v, StateName: v.State.String()}
+		if len(data) > headerSize {
+			b := &etl.Buffer{Data: data}
+			_ = b.Records(func(etl.Record) error { r.Records++; return nil })
+			r.Hex = hex.EncodeToString(data[headerSize:min(len(data), headerSize+int(min(limit, 1<<16)))])
+		}
+		rows = append(rows, r)
+	})
+	if err != nil {
+		return err
+	}
+	cur := l.CurrentBuffers()
+	return m.show(a, rows, func(w io.Writer) {
+		fmt.Fprintf(w, "logger %d %q: %d buffers of %d bytes; current buffer by processor %v\n", l.ID(), l.Name(), len(rows), l.BufferSize(), cur)
+		fmt.Fprintln(w, "Buffer\tProcessor\tState\tCurrentOffset\tSavedOffset\tReferenceCount\tRecords\tFirst bytes after the header")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%d\t%d\t%s\t0x%x\t0x%x\t%d\t%d\t%s\n", r.ID, r.Stream, r.StateName, r.CurrentOffset, r.SavedOffset, r.ReferenceCount, r.Records, r.Hex)
+		}
+	})
+}
+
+// headerSize is WMI_BUFFER_HEADER's size: records start after it.
+const headerSize = 0x48
+
+// eventRow is one event in logdump.
+type eventRow struct {
+	TimeStamp int64  `json:"timeStamp"`
+	Processor int    `json:"processor"`
+	Buffer    int    `json:"buffer"`
+	Offset    int    `json:"offset"`
+	Provider  string `json:"provider"`
+	ID        uint16 `json:"id"`
+	Level     uint8  `json:"level"`
+	Keyword   uint64 `json:"keyword"`
+	Payload   int    `json:"payloadBytes"`
+	ProcessID uint32 `json:"processId"`
+	ThreadID  uint32 `json:"threadId"`
+}
+
+func viewLogdump(m *Machine, a args) error {
+	l, err := m.sessionNamed(a.pos[0])
+	if err != nil {
+		return err
+	}
+	last, err := a.num("t", 20)
+	if err != nil {
+		return err
+	}
+	names := map[guid.GUID]string{}
+	for _, p := range m.order {
+		names[p.g] = p.name
+	}
+	var rows []eventRow
+	err = l.Peek(func(v session.BufferView, data []byte) {
+		if len(data) <= headerSize {
+			return
+		}
+		b := &etl.Buffer{Data: data}
+		_ = b.Records(func(r etl.Record) error {
+			name, ok := names[r.Provider]
+			if !ok {
+				name = r.Provider.String()
+			}
+			rows = append(rows, eventRow{TimeStamp: r.TimeStamp, Processor: v.Stream, Buffer: v.ID, Offset: r.Offset, Provider: name,
+				ID: r.Event.Descriptor.ID, Level: r.Event.Descriptor.Level, Keyword: r.Event.Descriptor.Keyword,
+				Payload: len(r.Payload), ProcessID: r.ProcessID, ThreadID: r.ThreadID})
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		x, y := rows[i], rows[j]
+		if x.TimeStamp != y.TimeStamp {
+			return x.TimeStamp < y.TimeStamp
+		}
+		if x.Processor != y.Processor {
+			return x.Processor < y.Processor
+		}
+		if x.Buffer != y.Buffer {
+			return x.Buffer < y.Buffer
+		}
+		return x.Offset < y.Offset
+	})
+	total := len(rows)
+	if uint64(len(rows)) > last {
+		rows = rows[len(rows)-int(last):]
+	}
+	if rows == nil {
+		rows = []eventRow{}
+	}
+	return m.show(a, rows, func(w io.Writer) {
+		fmt.Fprintf(w, "logger %d %q: %d events in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), total, len(rows))
+		fmt.Fprintln(w, "TimeStamp\tProcessor\tBuffer\tOffset\tProvider\tId\tLevel\tKeyword\tPayload")
+		for _, r := range rows {
+			fmt.Fprintf(w, "%d\t%d\t%d\t0x%x\t%s\t%d\t%d\t0x%x\t%d\n", r.TimeStamp, r.Processor, r.Buffer, r.Offset, r.Provider, r.ID, r.Level, r.Keyword, r.Payload)
+		}
+	})
+}
+
+// slotRow is one enabled slot of a GUID entry.
+type slotRow struct {
+	Slot            int    `json:"slot"`
+	LoggerID        uint16 `json:"loggerId"`
+	Level           uint8  `json:"level"`
+	MatchAnyKeyword uint64 `json:"matchAnyKeyword"`
+	MatchAllKeyword uint64 `json:"matchAllKeyword"`
+}
+
+// guidRow is one GUID entry.
+type guidRow struct {
+	GUID          string    `json:"guid"`
+	Provider      string    `json:"provider,omitempty"`
+	Type          string    `json:"type"`
+	RefCount      int64     `json:"refCount"`
+	Mask          uint8     `json:"enabledSlots"`
+	Slots         []slotRow `json:"slots"`
+	Registrations int       `json:"registrations"`
+}
+
+func viewGuids(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	names := map[guid.GUID]string{}
+	for _, p := range m.order {
+		names[p.g] = p.name
+	}
+	rows := []guidRow{}
+	for _, e := range k.GuidTable().Entries() {
+		r := guidRow{GUID: e.GUID().String(), Provider: names[e.GUID()], Type: e.Type().String(), RefCount: e.RefCount(), Mask: e.Mask(),
+			Slots: []slotRow{}, Registrations: len(e.Registrations())}
+		for i := range 8 {
+			if s := e.Slot(i); s != nil && s.IsEnabled != 0 {
+				r.Slots = append(r.Slots, slotRow{Slot: i, LoggerID: s.LoggerID, Level: s.Level, MatchAnyKeyword: s.MatchAnyKeyword, MatchAllKeyword: s.MatchAllKeyword})
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].GUID < rows[j].GUID })
+	return m.show(a, rows, func(w io.Writer) {
+		fmt.Fprintf(w, "%d GUID entries (ETW_GUID_ENTRY)\n", len(rows))
+		for _, r := range rows {
+			fmt.Fprintf(w, "%s %s\t%s\tRefCount %d\tRegistrations %d\tslots in use 0b%08b\n", r.GUID, r.Provider, r.Type, r.RefCount, r.Registrations, r.Mask)
+			for _, s := range r.Slots {
+				fmt.Fprintf(w, "  EnableInfo[%d]\tLoggerId %d\tLevel %d\tMatchAnyKeyword 0x%x\tMatchAllKeyword 0x%x\n", s.Slot, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword)
+			}
+		}
+	})
+}
+
+// regRow is one of the scenario's providers.
+type regRow struct {
+	Provider        string `json:"provider"`
+	GUID            string `json:"guid"`
+	Registered      bool   `json:"registered"`
+	Index           uint16 `json:"index,omitempty"`
+	EnableMask      uint8  `json:"enableMask"`
+	GroupEnableMask uint8  `json:"groupEnableMask"`
+	Flags           string `json:"flags,omitempty"`
+}
+
+func viewRegs(m *Machine, a args) error {
+	if _, err := m.kernel(); err != nil {
+		return err
+	}
+	rows := []regRow{}
+	for _, p := range m.order {
+		r := regRow{Provider: p.name, GUID: p.g.String()}
+		if e := (*regentry.Entry)(p.reg); e != nil {
+			r.Registered, r.Index, r.EnableMask, r.GroupEnableMask, r.Flags = true, e.Index(), e.EnableMask(), e.GroupEnableMask(), e.Flags().String()
+		}
+		rows = append(rows, r)
+	}
+	return m.show(a, rows, func(w io.Writer) {
+		fmt.Fprintln(w, "Provider\tGUID\tETW_REG_ENTRY\tEnableMask\tGroupEnableMask\tFlags")
+		for _, r := range rows {
+			idx := "not registered"
+			if r.Registered {
+				idx = fmt.Sprintf("index %d", r.Index)
+			}
+			fmt.Fprintf(w, "%s\t%s\t%s\t0b%08b\t0b%08b\t%s\n", r.Provider, r.GUID, idx, r.EnableMask, r.GroupEnableMask, r.Flags)
+		}
+	})
+}
+
+func viewPMC(m *Machine, a args) error {
+	l, err := m.sessionNamed(a.pos[0])
+	if err != nil {
+		return err
+	}
+	s := l.PMC()
+	type pmcView struct {
+		Sources []string `json:"sources"`
+		HookIDs []string `json:"hookIds"`
+		Reads   []uint64 `json:"readsPerProcessor"`
+	}
+	v := pmcView{Sources: []string{}, HookIDs: []string{}, Reads: []uint64{}}
+	if s != nil {
+		for _, src := range s.Sources() {
+			v.Sources = append(v.Sources, src.String())
+		}
+		for _, h := range s.HookIDs() {
+			v.HookIDs = append(v.HookIDs, fmt.Sprintf("0x%04x", h))
+		}
+		for p := range m.k.Processors() {
+			v.Reads = append(v.Reads, s.Reads(p))
+		}
+	}
+	return m.show(a, v, func(w io.Writer) {
+		if s == nil {
+			fmt.Fprintf(w, "logger %d %q has no PMC support (no counter list was set)\n", l.ID(), l.Name())
+			return
+		}
+		fmt.Fprintf(w, "logger %d %q: ETW_PMC_SUPPORT with %d counters: %s\n", l.ID(), l.Name(), len(v.Sources), strings.Join(v.Sources, ", "))
+		fmt.Fprintf(w, "hook ids: %s\nreads per processor: %v\n", strings.Join(v.HookIDs, " "), v.Reads)
+	})
+}
+
+func viewFiles(m *Machine, a args) error {
+	if _, err := m.kernel(); err != nil {
+		return err
+	}
+	type file struct {
+		Name string `json:"name"`
+		Size int    `json:"size"`
+	}
+	files := []file{}
+	for _, n := range m.fs.Names() {
+		b, _ := m.fs.ReadFile(n)
+		files = append(files, file{n, len(b)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
+	return m.show(a, files, func(w io.Writer) {
+		for _, f := range files {
+			fmt.Fprintf(w, "%s\t%d bytes\n", f.Name, f.Size)
+		}
+	})
+}
