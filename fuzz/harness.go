@@ -57,11 +57,23 @@ func (c *Coverage) Add(c2 Coverage) {
 
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
 func RunProgram(p Program) (Coverage, error) {
+	cov, _, err := runProgram(p)
+	return cov, err
+}
+
+// Scenario runs p and returns it as a scenario (package scenario) that replays it with
+// every answer the emulator gave: a failing operation becomes "expect CODE ...".
+func Scenario(p Program) (string, error) {
+	_, results, err := runProgram(p)
+	return p.Scenario(results), err
+}
+
+func runProgram(p Program) (Coverage, []error, error) {
 	var cov Coverage
 	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
 		Clock: clock.NewManualSource(1000, 1), Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
-		return cov, err
+		return cov, nil, err
 	}
 	defer k.Close()
 	h := &harness{k: k, m: newModel(p.Version, p.Processors), handles: map[string]emu.TraceHandle{},
@@ -72,7 +84,8 @@ func RunProgram(p Program) (Coverage, error) {
 			err = h.compare()
 		}
 		if err != nil {
-			return cov, fmt.Errorf("step %d (%v): %w\nprogram:\n%v", i, op, err, p)
+			return cov, h.results, fmt.Errorf("step %d (%v): %w\nprogram:\n%v\nas a scenario (etwemu run FILE replays it up to the step that failed):\n%s",
+				i, op, err, p, p.Scenario(h.results))
 		}
 	}
 	for _, c := range h.calls {
@@ -82,11 +95,11 @@ func RunProgram(p Program) (Coverage, error) {
 	for _, name := range sessionNames {
 		if h.m.session(name) != nil {
 			if err := h.step(Op{Kind: OpStop, Session: indexOf(name)}); err != nil {
-				return cov, fmt.Errorf("final stop of %s: %w\nprogram:\n%v", name, err, p)
+				return cov, h.results, fmt.Errorf("final stop of %s: %w\nprogram:\n%v", name, err, p)
 			}
 		}
 	}
-	return cov, nil
+	return cov, h.results[:len(p.Ops)], nil
 }
 
 func indexOf(name string) int {
@@ -108,6 +121,9 @@ type harness struct {
 	check   *emu.Checker
 	cov     *Coverage
 	writes  int // OpWrite operations so far
+	// results is the emulator's answer to each operation step has run, in order, for
+	// printing the program as a scenario.
+	results []error
 }
 
 // stats returns the counters of every session the model knows, by logger id.
@@ -179,6 +195,7 @@ func (h *harness) step(o Op) error {
 		sink := &session.Counter{}
 		p := o.properties(sink)
 		got, err := k.StartTrace(name, p)
+		h.results = append(h.results, err)
 		want, werr := m.start(name, o)
 		if errors.Is(werr, winerr.ErrInvalidParameter) {
 			h.cov.Refused++
@@ -196,6 +213,7 @@ func (h *harness) step(o Op) error {
 	case OpStop:
 		var p emu.Properties
 		err := k.StopTrace(th, "", &p)
+		h.results = append(h.results, err)
 		var werr error
 		switch {
 		case ms == nil:
@@ -221,6 +239,7 @@ func (h *harness) step(o Op) error {
 		code := map[Kind]emu.ControlCode{OpFlush: emu.ControlFlush, OpQuery: emu.ControlQuery, OpUpdate: emu.ControlUpdate}[o.Kind]
 		p.MaximumBuffers = o.MaxBufs
 		err := k.ControlTrace(th, "", &p, code)
+		h.results = append(h.results, err)
 		var werr error
 		switch {
 		case ms == nil:
@@ -242,6 +261,7 @@ func (h *harness) step(o Op) error {
 		}
 		h.calls = append(h.calls, nil) // the callback may run before EventRegister returns
 		r, err := k.EventRegister(providers[o.Provider], cb, nil)
+		h.results = append(h.results, err)
 		if err != nil {
 			h.calls = h.calls[:idx]
 		}
@@ -259,6 +279,7 @@ func (h *harness) step(o Op) error {
 	case OpUnregister:
 		r, mr := h.reg(o.Reg)
 		err := k.EventUnregister(r)
+		h.results = append(h.results, err)
 		var werr error
 		switch {
 		case mr == nil:
@@ -271,6 +292,7 @@ func (h *harness) step(o Op) error {
 
 	case OpEnable, OpDisable, OpCapture:
 		err := k.EnableTraceEx2(th, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
+		h.results = append(h.results, err)
 		var werr error
 		switch {
 		case m.version < winver.V6_0: // no ETW_GUID_ENTRY enablement before 6.0
@@ -300,6 +322,7 @@ func (h *harness) step(o Op) error {
 			opts.Tally, before = nil, h.stats()
 		}
 		err := k.EventWriteEx(r, d, opts, make([]byte, o.Payload))
+		h.results = append(h.results, err)
 		want, werr := m.write(mr, o.Level, o.Any, o.Payload, o.Processor)
 		if e := h.sameErr(o, err, werr); e != nil {
 			return e
@@ -336,6 +359,7 @@ func (h *harness) step(o Op) error {
 
 	case OpPMC:
 		err := o.setPMC(k, th)
+		h.results = append(h.results, err)
 		if e := h.sameErr(o, err, m.pmc(ms, o)); e != nil || err != nil {
 			return e
 		}
@@ -344,6 +368,7 @@ func (h *harness) step(o Op) error {
 	case OpSysWrite:
 		var tally emu.Tally
 		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: &tally}, make([]byte, o.Payload))
+		h.results = append(h.results, err)
 		want, werr := m.sysWrite(ms, pmcHooks[o.Count], o.Payload, o.Processor)
 		if e := h.sameErr(o, err, werr); e != nil || ms == nil {
 			return e
@@ -364,6 +389,7 @@ func (h *harness) step(o Op) error {
 	case OpTraits:
 		r, mr := h.reg(o.Reg)
 		err := k.EventSetInformation(r, emu.EventProviderSetTraits, o.traitsBlob())
+		h.results = append(h.results, err)
 		var werr error
 		switch {
 		case mr == nil || mr.closed:

@@ -6,6 +6,7 @@ package fuzz
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -59,9 +61,16 @@ var (
 	versions = []winver.Version{winver.V5_2, winver.V6_0, winver.V6_1, winver.V6_3, winver.V10_0, winver.V1607, winver.V2004, winver.V1809}
 	// Session names; "S0" is "s0" in another case, which Windows treats as the same name.
 	sessionNames = []string{"s0", "s1", "s2", "s3", "S0"}
-	// Providers; the last two also serve as provider groups.
-	providers = []guid.GUID{guid.FromName("fuzz-a"), guid.FromName("fuzz-b"), guid.FromName("fuzz-c"),
-		guid.FromName("fuzz-group-1"), guid.FromName("fuzz-group-2")}
+	// Providers, by name and GUID (the EventSource hash of the name, as the scenario
+	// language derives it); the last two also serve as provider groups.
+	providerNames = []string{"fuzz-a", "fuzz-b", "fuzz-c", "fuzz-group-1", "fuzz-group-2"}
+	providers     = func() []guid.GUID {
+		out := make([]guid.GUID, len(providerNames))
+		for i, n := range providerNames {
+			out[i] = guid.FromName(n)
+		}
+		return out
+	}()
 	bufferKB = []uint32{4, 8, 64, 0}
 	// Mode choices, each run through the version's mode table (package logmode) by
 	// StartTrace and the model alike: real time with the write-path flags; modes that
@@ -462,7 +471,7 @@ func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
 	case pmcEvents:
 		ids := make([]pmc.ClassicEventID, o.Count)
 		for i, hk := range o.hooks() {
-			ids[i] = pmc.ClassicEventID{EventGUID: classOf[hk>>8], Type: uint8(hk)}
+			ids[i], _ = pmc.ClassicEventIDOf(hk) // every group of pmcHooks has a class
 		}
 		return k.TraceSetInformation(th, pmc.TracePmcEventListInfo, pmc.ClassicEventIDs(ids...))
 	case pmcNative:
@@ -475,10 +484,6 @@ func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
 	return k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(th), o.hooks()...))
 }
 
-// classOf names the kernel event class of each group the fuzzer's hook ids use, for
-// CLASSIC_EVENT_IDs.
-var classOf = map[uint32]guid.GUID{0x00: pmc.EventTraceGUID, 0x03: pmc.ProcessGUID, 0x05: pmc.ThreadGUID, 0x0F: pmc.PerfInfoGUID}
-
 // ulongs is a ULONG array's bytes.
 func ulongs(v []uint32) []byte {
 	b := make([]byte, 0, 4*len(v))
@@ -486,4 +491,106 @@ func ulongs(v []uint32) []byte {
 		b = binary.LittleEndian.AppendUint32(b, x)
 	}
 	return b
+}
+
+// Scenario writes p in the scenario language of package scenario (etwemu run), given the
+// emulator's answer to each operation (as Scenario and a failing run collect them): an
+// operation that failed is written "expect CODE ...", so the file replays the run and
+// stops where the emulator first answers otherwise. Registrations are named r0, r1, ...
+// in the order they succeeded; providers by their names, whose EventSource hash is
+// their GUID.
+func (p Program) Scenario(results []error) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# a fuzz program (%d operations) as a scenario\n", len(p.Ops))
+	fmt.Fprintf(&b, "kernel version=%s processors=%d pmccounters=%d\n", p.Version, p.Processors, pmcCounters)
+	regs := 0
+	reg := func(i int) string {
+		if regs == 0 {
+			return "none" // no registration yet: the kernel gets a NULL handle
+		}
+		return fmt.Sprintf("r%d", i%regs)
+	}
+	for i, o := range p.Ops {
+		if i >= len(results) {
+			break
+		}
+		name := sessionNames[o.Session]
+		var line string
+		switch o.Kind {
+		case OpStart:
+			line = fmt.Sprintf("start %s buffer=%d min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
+			if o.StartProp&startLogFile != 0 {
+				line += " file=fuzz%d.etl"
+			}
+			if o.StartProp&startMaxSize != 0 {
+				line += " maxfile=1"
+			}
+			if o.StartProp&startAutoLogger != 0 {
+				line += " autologger=1"
+			}
+		case OpStop, OpFlush, OpQuery:
+			line = fmt.Sprintf("%v %s", o.Kind, name)
+		case OpUpdate:
+			line = fmt.Sprintf("update %s max=%d", name, o.MaxBufs)
+		case OpRegister:
+			line = fmt.Sprintf("register r%d guid=%v", regs, providers[o.Provider])
+			if results[i] == nil {
+				regs++
+			}
+		case OpUnregister:
+			line = "unregister " + reg(o.Reg)
+		case OpEnable:
+			line = fmt.Sprintf("enable %s %s level=%d any=%#x all=%#x", name, providerNames[o.Provider], o.Level, o.Any, o.All)
+		case OpDisable, OpCapture:
+			line = fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
+		case OpWrite:
+			line = fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg(o.Reg), o.Payload, o.Processor, o.Level, o.Any)
+		case OpTraits:
+			line = "traits " + reg(o.Reg)
+			if o.Group {
+				line += " group=" + providerNames[o.Provider]
+			}
+		case OpPMC:
+			var items []string
+			if o.PMCFlags&pmcEvents != 0 {
+				for _, h := range o.hooks() {
+					items = append(items, fmt.Sprintf("%#04x", h))
+				}
+			} else {
+				for _, s := range pmcSources[:o.Count] {
+					items = append(items, fmt.Sprint(s))
+				}
+			}
+			list := strings.Join(items, ",")
+			if list == "" {
+				list = "none"
+			}
+			line = fmt.Sprintf("counters %s %s", name, list)
+			if o.PMCFlags&pmcEvents != 0 {
+				line = fmt.Sprintf("hooks %s %s", name, list)
+			}
+			if o.PMCFlags&pmcNative != 0 {
+				line += " via=native"
+			}
+		case OpSysWrite:
+			line = fmt.Sprintf("syswrite %s %#04x size=%d proc=%d", name, pmcHooks[o.Count], o.Payload, o.Processor)
+		}
+		if o.Group && (o.Kind == OpEnable || o.Kind == OpDisable) {
+			line += " group=1"
+		}
+		if err := results[i]; err != nil {
+			line = "expect " + scenarioCode(err) + " " + line
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// scenarioCode is the name an expect line gives err's Windows code.
+func scenarioCode(err error) string {
+	var e *winerr.Errno
+	if errors.As(err, &e) {
+		return e.Name()
+	}
+	return "NO_WINDOWS_CODE"
 }

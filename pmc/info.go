@@ -165,6 +165,17 @@ func kernelGroup(g guid.GUID) (uint8, bool) {
 	return 0, false
 }
 
+// ClassicEventIDOf is the CLASSIC_EVENT_ID that names a system event's hook id: the
+// class of its group and its type. False for a group without a known class.
+func ClassicEventIDOf(hook uint32) (ClassicEventID, bool) {
+	for _, k := range kernelGroups {
+		if uint32(k.group) == hook>>8&0xFF {
+			return ClassicEventID{EventGUID: k.g, Type: uint8(hook)}, true
+		}
+	}
+	return ClassicEventID{}, false
+}
+
 // Well-known hook ids, for examples and tests.
 const (
 	HookCSwitch        = 0x0524 // Thread, type 36: context switch

@@ -9,6 +9,7 @@ package scenario
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
@@ -43,19 +45,22 @@ type Machine struct {
 	k       *emu.Kernel // nil until the first command that needs it
 	version winver.Version
 	procs   int
+	pmcCtrs int // PMC counters per processor; 0 for pmc.DefaultPlatformCounters
 	clk     *clock.Manual
 	fs      *etl.MemFS
 	provs   map[string]*provider       // by lower-cased name
-	handles map[string]emu.TraceHandle // the sessions this scenario started, by lower-cased name
+	handles map[string]emu.TraceHandle // the last handle StartTrace gave each session name, lower-cased, kept after stop as a program keeps it
 	order   []*provider                // in registration order, for views
 }
 
-// provider is a provider the scenario named: its GUID and, while registered, its
-// registration.
+// provider is a name the scenario used for a provider or a registration: its GUID and,
+// once registered, its registration (kept after EventUnregister, as a program keeps a
+// stale REGHANDLE).
 type provider struct {
-	name string
-	g    guid.GUID
-	reg  *emu.Registration
+	name   string
+	g      guid.GUID
+	reg    *emu.Registration
+	closed bool // EventUnregister was called on reg
 }
 
 // New returns a machine that prints to out. Its kernel is created by the first command
@@ -80,7 +85,7 @@ func (m *Machine) kernel() (*emu.Kernel, error) {
 	m.clk = clock.NewManualSource(0, 0)
 	m.fs = &etl.MemFS{}
 	k, err := emu.New(emu.Config{Version: m.version, Processors: m.procs, Clock: m.clk, ClockFrequency: clockFrequency,
-		ProcessID: ProcessID, Synchronous: true, FileSystem: m.fs, PMCSource: pmc.Synthetic{}})
+		ProcessID: ProcessID, Synchronous: true, FileSystem: m.fs, PMCSource: pmc.Synthetic{}, PMCCounters: m.pmcCtrs})
 	if err != nil {
 		return nil, err
 	}
@@ -190,19 +195,26 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"kernel": {"kernel [version=V] [processors=N]", "start a new emulated kernel (the previous one and its sessions are gone); without it the first command starts version=2004 processors=2",
-			0, 0, "version processors", false, cmdKernel},
-		"start": {"start NAME [mode=FLAGS] [buffer=KB] [min=N] [max=N] [file=PATH] [maxfile=MB] [flush=S]", "StartTrace: start a session; mode takes LogFileMode names (SEQUENTIAL,CIRCULAR or EVENT_TRACE_*), file names an in-memory log file",
-			1, 1, "mode buffer min max file maxfile flush", false, cmdStart},
+		"kernel": {"kernel [version=V] [processors=N] [pmccounters=N]", "start a new emulated kernel (the previous one and its sessions are gone); without it the first command starts version=2004 processors=2",
+			0, 0, "version processors pmccounters", false, cmdKernel},
+		"start": {"start NAME [mode=FLAGS] [buffer=KB] [min=N] [max=N] [file=PATH] [maxfile=MB] [flush=S] [autologger=1]", "StartTrace: start a session; mode takes LogFileMode names (SEQUENTIAL,CIRCULAR or EVENT_TRACE_*), file names an in-memory log file; autologger=1 starts it as an AutoLogger session",
+			1, 1, "mode buffer min max file maxfile flush autologger", false, cmdStart},
+		"query":      {"query NAME", "ControlTrace(QUERY): the session's counters", 1, 1, "", false, cmdQuery},
 		"stop":       {"stop NAME", "StopTrace: stop a session and print its final counters", 1, 1, "", false, cmdStop},
 		"flush":      {"flush NAME", "FlushTrace: seal the session's current buffers and write them", 1, 1, "", false, cmdFlush},
-		"update":     {"update NAME [max=N] [flush=S]", "ControlTrace(UPDATE): raise MaximumBuffers or change the flush timer", 1, 1, "max flush", false, cmdUpdate},
-		"register":   {"register P [guid=GUID]", "EventRegister: register provider P (its GUID is the EventSource hash of the name unless given)", 1, 1, "guid", false, cmdRegister},
-		"unregister": {"unregister P", "EventUnregister: close P's registration", 1, 1, "", false, cmdUnregister},
-		"enable": {"enable NAME P [level=L] [any=K] [all=K]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet)",
-			2, 2, "level any all", false, cmdEnable},
-		"disable": {"disable NAME P", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "", false, cmdDisable},
-		"write": {"write P N [size=S] [proc=CPU] [level=L] [keyword=K] [id=ID]", "EventWriteEx N times: events of S payload bytes (default 16) on processor CPU (default 0)",
+		"update":     {"update NAME [max=N] [flush=S]", "ControlTrace(UPDATE) with MaximumBuffers and FlushTimer as given (0 where not)", 1, 1, "max flush", false, cmdUpdate},
+		"register":   {"register R [guid=GUID]", "EventRegister: register a provider under the name R (its GUID is the EventSource hash of R unless given; write and unregister name R)", 1, 1, "guid", false, cmdRegister},
+		"unregister": {"unregister R", "EventUnregister: close registration R (a second time, or a name never registered, goes to EventUnregister all the same)", 1, 1, "", false, cmdUnregister},
+		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group",
+			2, 2, "level any all group", false, cmdEnable},
+		"disable": {"disable NAME P [group=1]", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "group", false, cmdDisable},
+		"capture": {"capture NAME P [group=1]", "EnableTraceEx2(CAPTURE_STATE): ask P's enable callback for its state", 2, 2, "group", false, cmdCapture},
+		"traits":  {"traits R [group=P]", "EventSetInformation(EventProviderSetTraits): give registration R traits, joining provider group P if named", 1, 1, "group", false, cmdTraits},
+		"counters": {"counters NAME SRC[,SRC...] [via=native]", "set the session's PMC counter list (KPROFILE_SOURCE names or numbers; none for an empty list) with TraceSetInformation, or NtSetSystemInformation for via=native",
+			2, 2, "via", false, cmdCounters},
+		"hooks":    {"hooks NAME HOOK[,HOOK...] [via=native]", "set the system events (hook ids such as 0x0524) whose records carry the counters", 2, 2, "via", false, cmdHooks},
+		"syswrite": {"syswrite NAME HOOK [size=S] [proc=CPU]", "write a kernel event with a SYSTEM_TRACE_HEADER (hook id HOOK) to session NAME", 2, 2, "size proc", false, cmdSysWrite},
+		"write": {"write R N [size=S] [proc=CPU] [level=L] [keyword=K] [id=ID]", "EventWriteEx N times through registration R: events of S payload bytes (default 16) on processor CPU (default 0)",
 			2, 2, "size proc level keyword id", false, cmdWrite},
 		"advance": {"advance DURATION", "move the manual clock on: 1ms, 2s, 100us", 1, 1, "", false, cmdAdvance},
 		"expect":  {"expect CODE COMMAND ...", "run COMMAND, which must fail with the Windows code CODE (ERROR_INVALID_PARAMETER, ...) or succeed for SUCCESS", 0, 0, "", true, cmdExpect},
@@ -261,11 +273,18 @@ func cmdKernel(m *Machine, a args) error {
 	if n < 1 || n > 2048 {
 		return fmt.Errorf("processors=%d: the emulator supports 1 to 2048", n)
 	}
+	ctrs, err := a.num("pmccounters", uint64(m.pmcCtrs))
+	if err != nil {
+		return err
+	}
+	if ctrs > pmc.MaxPlatformCounters {
+		return fmt.Errorf("pmccounters=%d: the emulated HAL has at most %d", ctrs, pmc.MaxPlatformCounters)
+	}
 	if m.k != nil { // a new kernel: the old one and everything in it are gone
 		m.k.Close()
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
 	}
-	m.version, m.procs = version, int(n)
+	m.version, m.procs, m.pmcCtrs = version, int(n), int(ctrs)
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
@@ -282,7 +301,7 @@ func cmdStart(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	p := &emu.Properties{LogFileMode: uint32(mode), LogFileName: a.opts["file"]}
+	p := &emu.Properties{LogFileMode: uint32(mode), LogFileName: a.opts["file"], AutoLogger: a.opts["autologger"] == "1"}
 	for _, o := range []struct {
 		key string
 		dst *uint32
@@ -322,7 +341,6 @@ func cmdStop(m *Machine, a args) error {
 	if err := k.StopTrace(0, a.pos[0], &p); err != nil {
 		return err
 	}
-	delete(m.handles, strings.ToLower(a.pos[0]))
 	fmt.Fprintf(m.out, "stopped %s: %s\n", a.pos[0], counters(&p))
 	return nil
 }
@@ -340,25 +358,33 @@ func cmdFlush(m *Machine, a args) error {
 	return nil
 }
 
+func cmdQuery(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	var p emu.Properties
+	if err := k.QueryTrace(0, a.pos[0], &p); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "queried %s: %s\n", a.pos[0], counters(&p))
+	return nil
+}
+
 func cmdUpdate(m *Machine, a args) error {
 	k, err := m.kernel()
 	if err != nil {
 		return err
 	}
-	var q emu.Properties
-	if err := k.QueryTrace(0, a.pos[0], &q); err != nil {
-		return err
-	}
-	p := emu.Properties{LogFileMode: q.LogFileMode, MaximumBuffers: q.MaximumBuffers, FlushTimer: q.FlushTimer, LogFileName: q.LogFileName}
-	maxBuf, err := a.num("max", uint64(p.MaximumBuffers))
+	maxBuf, err := a.num("max", 0)
 	if err != nil {
 		return err
 	}
-	flush, err := a.num("flush", uint64(p.FlushTimer))
+	flush, err := a.num("flush", 0)
 	if err != nil {
 		return err
 	}
-	p.MaximumBuffers, p.FlushTimer = uint32(min(maxBuf, 1<<31)), uint32(min(flush, 1<<31))
+	p := emu.Properties{MaximumBuffers: uint32(min(maxBuf, 1<<31)), FlushTimer: uint32(min(flush, 1<<31))}
 	if err := k.ControlTrace(0, a.pos[0], &p, emu.ControlUpdate); err != nil {
 		return err
 	}
@@ -386,7 +412,7 @@ func cmdRegister(m *Machine, a args) error {
 	}
 	p := m.named(a.pos[0])
 	if p.reg != nil {
-		return fmt.Errorf("%s is already registered (a process may register a provider more than once; the scenario names one registration per provider)", p.name)
+		return fmt.Errorf("the name %s is taken by a registration; register the provider again under another name with guid=%v", p.name, p.g)
 	}
 	if g, ok := a.opts["guid"]; ok {
 		if p.g, err = guid.Parse(g); err != nil {
@@ -408,38 +434,38 @@ func cmdUnregister(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0])
-	if p.reg == nil {
-		return fmt.Errorf("%s is not registered", p.name)
-	}
-	if err := k.EventUnregister(p.reg); err != nil {
+	if err := k.EventUnregister(p.reg); err != nil { // a nil or closed handle: the kernel answers
 		return err
 	}
-	p.reg = nil
+	p.closed = p.reg != nil
 	fmt.Fprintf(m.out, "unregistered %s\n", p.name)
 	return nil
 }
 
-// handle returns the handle StartTrace gave the scenario for a session.
-func (m *Machine) handle(name string) (emu.TraceHandle, error) {
+// neverStarted is the handle of a session name the scenario never started: logger id 63
+// with an instance never handed out, so the kernel answers as for any stale handle.
+const neverStarted = emu.TraceHandle(0xFFFF<<16 | 63)
+
+// handle returns the last handle StartTrace gave the scenario for a session name.
+func (m *Machine) handle(name string) emu.TraceHandle {
 	if h, ok := m.handles[strings.ToLower(name)]; ok {
-		return h, nil
+		return h
 	}
-	return 0, winerr.New(winerr.ErrWMIInstanceNotFound, "this scenario started no running session named %q", name)
+	return neverStarted
 }
 
 func cmdEnable(m *Machine, a args) error { return enable(m, a, regentry.ControlEnable) }
 
 func cmdDisable(m *Machine, a args) error { return enable(m, a, regentry.ControlDisable) }
 
+func cmdCapture(m *Machine, a args) error { return enable(m, a, regentry.ControlCaptureState) }
+
 func enable(m *Machine, a args, code regentry.ControlCode) error {
 	k, err := m.kernel()
 	if err != nil {
 		return err
 	}
-	h, err := m.handle(a.pos[0])
-	if err != nil {
-		return err
-	}
+	h := m.handle(a.pos[0])
 	p := m.named(a.pos[1])
 	level, err := a.num("level", 0)
 	if err != nil {
@@ -453,15 +479,16 @@ func enable(m *Machine, a args, code regentry.ControlCode) error {
 	if err != nil {
 		return err
 	}
-	if err := k.EnableTraceEx2(h, p.g, code, uint8(min(level, 255)), anyKw, allKw, nil); err != nil {
+	var params *emu.EnableParameters
+	if a.opts["group"] == "1" {
+		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+	}
+	if err := k.EnableTraceEx2(h, p.g, code, uint8(min(level, 255)), anyKw, allKw, params); err != nil {
 		return err
 	}
-	verb := "enabled"
-	if code == regentry.ControlDisable {
-		verb = "disabled"
-	}
+	verb := map[regentry.ControlCode]string{regentry.ControlEnable: "enabled", regentry.ControlDisable: "disabled", regentry.ControlCaptureState: "asked for the state of"}[code]
 	mask := "not registered"
-	if p.reg != nil {
+	if p.reg != nil && !p.closed {
 		mask = fmt.Sprintf("EnableMask now 0x%02X", p.reg.EnableMask())
 	}
 	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.name, a.pos[0], h.LoggerID(), mask)
@@ -473,10 +500,7 @@ func cmdWrite(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	p := m.named(a.pos[0])
-	if p.reg == nil {
-		return fmt.Errorf("%s is not registered", p.name)
-	}
+	p := m.named(a.pos[0]) // never registered or closed: EventWriteEx answers
 	n, err := strconv.ParseUint(a.pos[1], 0, 32)
 	if err != nil || n > 10_000_000 {
 		return fmt.Errorf("count %q: a number up to 10000000", a.pos[1])
@@ -485,7 +509,7 @@ func cmdWrite(m *Machine, a args) error {
 	for i, o := range []struct {
 		key      string
 		def, max uint64
-	}{{"size", 16, 65000}, {"proc", 0, 1 << 20}, {"level", 4, 255}, {"keyword", 0, 1<<64 - 1}, {"id", 1, 65535}} {
+	}{{"size", 16, 65535}, {"proc", 0, 1 << 20}, {"level", 4, 255}, {"keyword", 0, 1<<64 - 1}, {"id", 1, 65535}} {
 		if v[i], err = a.num(o.key, o.def); err != nil {
 			return err
 		}
@@ -527,6 +551,144 @@ func cmdWrite(m *Machine, a args) error {
 	if failed != nil {
 		return fmt.Errorf("EventWriteEx: %w", failed)
 	}
+	return nil
+}
+
+func cmdTraits(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	p := m.named(a.pos[0])
+	blob := regentry.BuildTraits(p.name)
+	if g, ok := a.opts["group"]; ok {
+		blob = regentry.BuildTraits(p.name, regentry.GroupTrait(m.named(g).g))
+	}
+	if err := k.EventSetInformation(p.reg, emu.EventProviderSetTraits, blob); err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "set the traits of %s (%d bytes)\n", p.name, len(blob))
+	return nil
+}
+
+// list reads a comma-separated list of numbers or names; "none" is the empty list.
+func list(s string, parse func(string) (uint32, error)) ([]uint32, error) {
+	var out []uint32
+	if s == "none" {
+		return out, nil
+	}
+	for _, w := range strings.Split(s, ",") {
+		v, err := parse(w)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func cmdCounters(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	srcs, err := list(a.pos[1], func(w string) (uint32, error) {
+		s, err := pmc.ParseProfileSource(w)
+		return uint32(s), err
+	})
+	if err != nil {
+		return err
+	}
+	h := m.handle(a.pos[0])
+	if a.opts["via"] == "native" {
+		ps := make([]pmc.ProfileSource, len(srcs))
+		for i, s := range srcs {
+			ps[i] = pmc.ProfileSource(s)
+		}
+		err = k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.CounterInformation(uint64(h), ps...))
+	} else {
+		err = k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, ulongs(srcs))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "set %d counters on %s\n", len(srcs), a.pos[0])
+	return nil
+}
+
+func cmdHooks(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	hooks, err := list(a.pos[1], parseHook)
+	if err != nil {
+		return err
+	}
+	h := m.handle(a.pos[0])
+	if a.opts["via"] == "native" {
+		err = k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), hooks...))
+	} else {
+		ids := make([]pmc.ClassicEventID, len(hooks))
+		for i, hk := range hooks {
+			id, ok := pmc.ClassicEventIDOf(hk)
+			if !ok {
+				return fmt.Errorf("hook %#04x: its group has no kernel event class a CLASSIC_EVENT_ID can name (via=native takes it)", hk)
+			}
+			ids[i] = id
+		}
+		err = k.TraceSetInformation(h, pmc.TracePmcEventListInfo, pmc.ClassicEventIDs(ids...))
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "set %d PMC hook ids on %s\n", len(hooks), a.pos[0])
+	return nil
+}
+
+func parseHook(w string) (uint32, error) {
+	v, err := strconv.ParseUint(w, 0, 16)
+	if err != nil {
+		return 0, fmt.Errorf("hook id %q: a number such as 0x0524", w)
+	}
+	return uint32(v), nil
+}
+
+// ulongs is a ULONG array's bytes.
+func ulongs(v []uint32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+func cmdSysWrite(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	hook, err := parseHook(a.pos[1])
+	if err != nil {
+		return err
+	}
+	size, err := a.num("size", 16)
+	if err != nil {
+		return err
+	}
+	proc, err := a.num("proc", 0)
+	if err != nil {
+		return err
+	}
+	if size > 65535 || proc > 1<<20 {
+		return fmt.Errorf("size=%d proc=%d: at most 65535 and %d", size, proc, 1<<20)
+	}
+	var t emu.Tally
+	if err := k.WriteSystemEvent(m.handle(a.pos[0]), uint16(hook), &emu.WriteOptions{Processor: int(proc), Tally: &t}, make([]byte, size)); err != nil {
+		return err
+	}
+	id := m.handle(a.pos[0]).LoggerID()
+	fmt.Fprintf(m.out, "wrote kernel event %#04x to %s: %d written, %d lost\n", hook, a.pos[0], t.Delivered[id], t.Lost[id])
 	return nil
 }
 

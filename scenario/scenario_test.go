@@ -22,8 +22,8 @@ func TestRunErrors(t *testing.T) {
 		{"start\n", "0 arguments"},
 		{"expect ERROR_ALREADY_EXISTS start s file=a.etl\n", "expected ERROR_ALREADY_EXISTS, but start succeeded"},
 		{"start s file=a.etl\nexpect ERROR_BUSY start s file=a.etl\n", "expected ERROR_BUSY, got ERROR_ALREADY_EXISTS"},
-		{"write P 1\n", "P is not registered"},
-		{"register P\nwrite P 1 size=70000\n", "size=70000: at most 65000"},
+		{"write P 1\n", "write: EventWriteEx: ERROR_INVALID_HANDLE"},
+		{"register P\nwrite P 1 size=70000\n", "size=70000: at most 65535"},
 		{"advance soon\n", "a duration"},
 		{"logdump nothing\n", "ERROR_WMI_INSTANCE_NOT_FOUND"},
 		{"kernel version=3.1\n", "unknown Windows version"},
@@ -78,7 +78,9 @@ func TestExecNeverPanics(t *testing.T) {
 		"register P guid={00000000-0000-0000-0000-000000000000}", "enable s P level=999", "expect", "expect X",
 		"expect SUCCESS echo hi", "advance -1s", "advance 1000000h", "kernel processors=0", "kernel processors=99999",
 		"help nope", "help start", "logger", "bufdump s bytes=99999999", "logdump s t=0", "unregister P", "update s max=0",
-		"stop s", "flush s", "pmc s", "files", "disable s P", "kernel", "strdump -json"}
+		"stop s", "flush s", "pmc s", "files", "disable s P", "kernel", "strdump -json", "query s", "capture s P group=1",
+		"traits P group=Q", "traits nobody", "counters s TotalCycles,bogus", "counters s 0xFFFFFFFF via=native", "hooks s 0x0524,0x7777",
+		"hooks s 0xFFFFF", "hooks s 0x0524 via=native", "syswrite s 0x0524 size=65535 proc=7", "syswrite nobody zz", "unregister P", "write P 1 size=65535"}
 	for _, l := range lines {
 		_ = m.Exec(l) // errors are the point; a panic fails the test
 	}
