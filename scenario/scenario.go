@@ -197,8 +197,9 @@ func init() {
 	commands = map[string]command{
 		"kernel": {"kernel [version=V] [processors=N] [pmccounters=N]", "start a new emulated kernel (the previous one and its sessions are gone); without it the first command starts version=2004 processors=2",
 			0, 0, "version processors pmccounters", false, cmdKernel},
-		"start": {"start NAME [mode=FLAGS] [buffer=KB] [min=N] [max=N] [file=PATH] [maxfile=MB] [flush=S] [autologger=1]", "StartTrace: start a session; mode takes LogFileMode names (SEQUENTIAL,CIRCULAR or EVENT_TRACE_*), file names an in-memory log file; autologger=1 starts it as an AutoLogger session",
-			1, 1, "mode buffer min max file maxfile flush autologger", false, cmdStart},
+		"start": {"start NAME [mode=FLAGS] [buffer=KB] [min=N] [max=N] [file=PATH] [maxfile=MB] [flush=S] [guid=P] [autologger=1]", "StartTrace: start a session; mode takes LogFileMode names (SEQUENTIAL,CIRCULAR or EVENT_TRACE_*), file names an in-memory log file, guid the session GUID (a provider name or a GUID: a private logger's provider), autologger=1 starts it as an AutoLogger session",
+			1, 1, "mode buffer min max file maxfile flush guid autologger", false, cmdStart},
+		"save":       {"save NAME FILE", "write an in-memory (BUFFERING) session's ring of buffers to an in-memory ETL file, as xperf -flush does", 2, 2, "", false, cmdSave},
 		"query":      {"query NAME", "ControlTrace(QUERY): the session's counters", 1, 1, "", false, cmdQuery},
 		"stop":       {"stop NAME", "StopTrace: stop a session and print its final counters", 1, 1, "", false, cmdStop},
 		"flush":      {"flush NAME", "FlushTrace: seal the session's current buffers and write them", 1, 1, "", false, cmdFlush},
@@ -302,6 +303,11 @@ func cmdStart(m *Machine, a args) error {
 		return err
 	}
 	p := &emu.Properties{LogFileMode: uint32(mode), LogFileName: a.opts["file"], AutoLogger: a.opts["autologger"] == "1"}
+	if g, ok := a.opts["guid"]; ok {
+		if p.GUID, err = guid.Parse(g); err != nil {
+			p.GUID = m.named(g).g // a provider's name: its GUID
+		}
+	}
 	for _, o := range []struct {
 		key string
 		dst *uint32
@@ -355,6 +361,19 @@ func cmdFlush(m *Machine, a args) error {
 		return err
 	}
 	fmt.Fprintf(m.out, "flushed %s: %s\n", a.pos[0], counters(&p))
+	return nil
+}
+
+func cmdSave(m *Machine, a args) error {
+	k, err := m.kernel()
+	if err != nil {
+		return err
+	}
+	n, err := k.SaveBuffers(a.pos[0], a.pos[1])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.out, "saved %s to %s: %d buffers after the header\n", a.pos[0], a.pos[1], n)
 	return nil
 }
 

@@ -129,6 +129,9 @@ func viewLogger(m *Machine, a args) error {
 		{name("CollectionOn"), "CollectionOn", fmt.Sprintf("%d", collecting)},
 		{name("NumberOfProcessors"), "NumberOfProcessors", fmt.Sprintf("%d", l.Streams())},
 	}
+	if in, out := l.CompressionRatio(); in > 0 {
+		fields = append(fields, field{-1, "(compression)", fmt.Sprintf("%d bytes of buffers stored in %d (%.1f%%)", in, out, 100*float64(out)/float64(in))})
+	}
 	sort.SliceStable(fields, func(i, j int) bool {
 		if (fields[i].Offset < 0) != (fields[j].Offset < 0) {
 			return fields[j].Offset < 0
@@ -201,17 +204,19 @@ const headerSize = 0x48
 
 // eventRow is one event in logdump.
 type eventRow struct {
-	TimeStamp int64  `json:"timeStamp"`
-	Processor int    `json:"processor"`
-	Buffer    int    `json:"buffer"`
-	Offset    int    `json:"offset"`
-	Provider  string `json:"provider"`
-	ID        uint16 `json:"id"`
-	Level     uint8  `json:"level"`
-	Keyword   uint64 `json:"keyword"`
-	Payload   int    `json:"payloadBytes"`
-	ProcessID uint32 `json:"processId"`
-	ThreadID  uint32 `json:"threadId"`
+	TimeStamp int64    `json:"timeStamp"`
+	Processor int      `json:"processor"`
+	Buffer    int      `json:"buffer"`
+	Offset    int      `json:"offset"`
+	Provider  string   `json:"provider"`
+	ID        uint16   `json:"id"`
+	Level     uint8    `json:"level"`
+	Keyword   uint64   `json:"keyword"`
+	Payload   int      `json:"payloadBytes"`
+	ProcessID uint32   `json:"processId"`
+	ThreadID  uint32   `json:"threadId"`
+	HookID    uint16   `json:"hookId,omitempty"` // a kernel (system) event's
+	PMC       []uint64 `json:"pmc,omitempty"`    // the counters the record carries
 }
 
 func viewLogdump(m *Machine, a args) error {
@@ -235,12 +240,15 @@ func viewLogdump(m *Machine, a args) error {
 		b := &etl.Buffer{Data: data}
 		_ = b.Records(func(r etl.Record) error {
 			name, ok := names[r.Provider]
-			if !ok {
+			switch {
+			case r.Kind != etl.KindEventHeader:
+				name = r.Kind.String() // a kernel event: HookID says which
+			case !ok:
 				name = r.Provider.String()
 			}
 			rows = append(rows, eventRow{TimeStamp: r.TimeStamp, Processor: v.Stream, Buffer: v.ID, Offset: r.Offset, Provider: name,
 				ID: r.Event.Descriptor.ID, Level: r.Event.Descriptor.Level, Keyword: r.Event.Descriptor.Keyword,
-				Payload: len(r.Payload), ProcessID: r.ProcessID, ThreadID: r.ThreadID})
+				Payload: len(r.Payload), ProcessID: r.ProcessID, ThreadID: r.ThreadID, HookID: r.HookID, PMC: r.PMC})
 			return nil
 		})
 	})
@@ -269,9 +277,17 @@ func viewLogdump(m *Machine, a args) error {
 	}
 	return m.show(a, rows, func(w io.Writer) {
 		fmt.Fprintf(w, "logger %d %q: %d events in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), total, len(rows))
-		fmt.Fprintln(w, "TimeStamp\tProcessor\tBuffer\tOffset\tProvider\tId\tLevel\tKeyword\tPayload")
+		fmt.Fprintln(w, "TimeStamp\tProcessor\tBuffer\tOffset\tProvider\tId\tLevel\tKeyword\tPayload\tPMC")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%d\t%d\t%d\t0x%x\t%s\t%d\t%d\t0x%x\t%d\n", r.TimeStamp, r.Processor, r.Buffer, r.Offset, r.Provider, r.ID, r.Level, r.Keyword, r.Payload)
+			id := fmt.Sprint(r.ID)
+			if r.HookID != 0 {
+				id = fmt.Sprintf("hook 0x%04x", r.HookID)
+			}
+			pmcs := "-"
+			if len(r.PMC) > 0 {
+				pmcs = fmt.Sprint(r.PMC)
+			}
+			fmt.Fprintf(w, "%d\t%d\t%d\t0x%x\t%s\t%s\t%d\t0x%x\t%d\t%s\n", r.TimeStamp, r.Processor, r.Buffer, r.Offset, r.Provider, id, r.Level, r.Keyword, r.Payload, pmcs)
 		}
 	})
 }
