@@ -150,10 +150,22 @@ var (
 var kernelGroups = []struct {
 	g     guid.GUID
 	group uint8
+	name  string // the class's name in the kernel's MOF (tracerpt prints it)
 }{
-	{EventTraceGUID, 0x00}, {DiskIoGUID, 0x01}, {PageFaultGUID, 0x02}, {ProcessGUID, 0x03},
-	{FileIoGUID, 0x04}, {ThreadGUID, 0x05}, {TcpIpGUID, 0x06}, {UdpIpGUID, 0x08},
-	{RegistryGUID, 0x09}, {PerfInfoGUID, 0x0F},
+	{EventTraceGUID, 0x00, "EventTrace"}, {DiskIoGUID, 0x01, "DiskIo"}, {PageFaultGUID, 0x02, "PageFault"},
+	{ProcessGUID, 0x03, "Process"}, {FileIoGUID, 0x04, "FileIo"}, {ThreadGUID, 0x05, "Thread"},
+	{TcpIpGUID, 0x06, "TcpIp"}, {UdpIpGUID, 0x08, "UdpIp"}, {RegistryGUID, 0x09, "Registry"},
+	{PerfInfoGUID, 0x0F, "PerfInfo"},
+}
+
+// KernelClassName returns the name of a kernel event class GUID, or "".
+func KernelClassName(g guid.GUID) string {
+	for _, k := range kernelGroups {
+		if k.g == g {
+			return k.name
+		}
+	}
+	return ""
 }
 
 func kernelGroup(g guid.GUID) (uint8, bool) {

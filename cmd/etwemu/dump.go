@@ -15,7 +15,10 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/pmc"
+	"github.com/etwemu/etwemu/regentry"
 )
 
 func runDump(args []string, stdout, stderr io.Writer) int {
@@ -24,6 +27,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	limit := fs.Int("limit", 0, "stop after this many records (0: all)")
 	payload := fs.Int("payload", 32, "payload bytes to show in hex per record (0 to 65535)")
 	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
+	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (every processor's records merged by timestamp; holds the file's records in memory)")
 	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
 	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
 		return code
@@ -34,10 +38,13 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if *summary && b.given("payload") {
 		b.fail("-payload has no effect with -summary, which prints no payloads")
 	}
+	if *order != "file" && *order != "time" {
+		b.fail("-sort %q: file or time", *order)
+	}
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
-	o := dumpOptions{json: *asJSON, limit: *limit, payload: *payload, summary: *summary}
+	o := dumpOptions{json: *asJSON, limit: *limit, payload: *payload, summary: *summary, byTime: *order == "time"}
 	if err := dump(fs.Arg(0), o, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu dump: %v\n", err)
 		return 1
@@ -51,6 +58,7 @@ type dumpOptions struct {
 	limit   int // records to read; 0 for all
 	payload int // payload bytes to show per record
 	summary bool
+	byTime  bool // -sort time: print the records merged by timestamp
 }
 
 // dumpHeader is the file header as dump prints it.
@@ -82,6 +90,7 @@ type dumpRecord struct {
 	Kind       string   `json:"kind"`
 	Size       int      `json:"size"`
 	Provider   string   `json:"provider,omitempty"`
+	Name       string   `json:"provider_name,omitempty"` // from the record's provider traits, or a kernel event class
 	ID         *uint16  `json:"id,omitempty"`
 	Version    uint8    `json:"version,omitempty"`
 	Level      uint8    `json:"level,omitempty"`
@@ -196,11 +205,13 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		})
 	}
 	n, nh, buffers := 0, 0, -1 // buffer 0 is the header buffer; nh counts its records
+	names := providerNames{}
+	var held []dumpRecord // -sort time: every record, printed after the walk
 	var last *etl.Buffer
 	sum := summary{rows: map[summaryKey]*summaryRow{}}
 	errStop := errors.New("limit")
 	visit := func(b *etl.Buffer, r etl.Record) error {
-		if limit > 0 && n >= limit {
+		if limit > 0 && n >= limit && !o.byTime {
 			return errStop
 		}
 		n++
@@ -219,7 +230,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		switch r.Kind {
 		case etl.KindEventHeader:
 			e := r.Event
-			d.Provider = e.ProviderID.String()
+			d.Provider, d.Name = e.ProviderID.String(), names.learn(e.ProviderID, r.Ext)
 			id := e.Descriptor.ID
 			d.ID, d.Version, d.Level, d.Opcode, d.Task = &id, e.Descriptor.Version, e.Descriptor.Level, e.Descriptor.Opcode, e.Descriptor.Task
 			d.Keyword = fmt.Sprintf("%#x", e.Descriptor.Keyword)
@@ -230,7 +241,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			d.HookID = fmt.Sprintf("%#04x", r.HookID)
 			d.HookName, d.Detail = etl.HookName(r.HookID), hookDetail(r.HookID, r.Payload)
 		case etl.KindFullHeader, etl.KindInstance:
-			d.Provider = r.Provider.String()
+			d.Provider, d.Name = r.Provider.String(), names.learn(r.Provider, r.Ext)
 		case etl.KindUnknown:
 			d.Marker = fmt.Sprintf("%#08x", r.Marker)
 		}
@@ -250,40 +261,11 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			p = p[:payload]
 		}
 		d.Payload = hex.EncodeToString(p)
-		if asJSON {
-			return enc.Encode(d)
+		if o.byTime {
+			held = append(held, d)
+			return nil
 		}
-		fmt.Fprintf(out, "cpu %d seq %d +%#x %s", d.Processor, d.Sequence, d.Offset, d.Kind)
-		if d.Provider != "" {
-			fmt.Fprintf(out, " %s", d.Provider)
-		}
-		if d.ID != nil {
-			fmt.Fprintf(out, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
-		}
-		if d.HookID != "" {
-			fmt.Fprintf(out, " hook %s", d.HookID)
-		}
-		if d.HookName != "" {
-			fmt.Fprintf(out, " %s", d.HookName)
-		}
-		if d.Marker != "" {
-			fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
-		}
-		fmt.Fprintf(out, " tid %d pid %d ts %d", d.ThreadID, d.ProcessID, d.TimeStamp)
-		if d.Time != "" {
-			fmt.Fprintf(out, " %s", d.Time)
-		}
-		if len(d.Ext) > 0 {
-			fmt.Fprintf(out, " ext %v", d.Ext)
-		}
-		if len(d.PMC) > 0 {
-			fmt.Fprintf(out, " pmc %v", d.PMC)
-		}
-		if d.Detail != "" {
-			fmt.Fprintf(out, " (%s)", d.Detail)
-		}
-		fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
-		return nil
+		return printRecord(out, enc, asJSON, &d)
 	}
 	hb := f.HeaderBuffer()
 	err = hb.Records(func(r etl.Record) error { return visit(hb, r) })
@@ -300,6 +282,21 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	if o.summary {
 		return sum.print(out, asJSON, n, nh, toTime)
 	}
+	if o.byTime {
+		sort.SliceStable(held, func(i, j int) bool { return held[i].TimeStamp < held[j].TimeStamp })
+		if limit > 0 && len(held) > limit {
+			held = held[:limit]
+		}
+		for i := range held {
+			if held[i].Name == "" && held[i].Provider != "" { // named by a later record's traits
+				held[i].Name = names[held[i].Provider]
+			}
+			if err := printRecord(out, enc, asJSON, &held[i]); err != nil {
+				return err
+			}
+		}
+		n = len(held)
+	}
 	if !asJSON {
 		fmt.Fprintf(out, "\n%d records (%d in the header buffer)\n", n, nh)
 		if limit == 0 {
@@ -307,6 +304,69 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// printRecord prints one record as a text line or a JSON line.
+func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
+	if asJSON {
+		return enc.Encode(d)
+	}
+	fmt.Fprintf(out, "cpu %d seq %d +%#x %s", d.Processor, d.Sequence, d.Offset, d.Kind)
+	if d.Provider != "" {
+		fmt.Fprintf(out, " %s", d.Provider)
+	}
+	if d.Name != "" {
+		fmt.Fprintf(out, " (%s)", d.Name)
+	}
+	if d.ID != nil {
+		fmt.Fprintf(out, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
+	}
+	if d.HookID != "" {
+		fmt.Fprintf(out, " hook %s", d.HookID)
+	}
+	if d.HookName != "" {
+		fmt.Fprintf(out, " %s", d.HookName)
+	}
+	if d.Marker != "" {
+		fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
+	}
+	fmt.Fprintf(out, " tid %d pid %d ts %d", d.ThreadID, d.ProcessID, d.TimeStamp)
+	if d.Time != "" {
+		fmt.Fprintf(out, " %s", d.Time)
+	}
+	if len(d.Ext) > 0 {
+		fmt.Fprintf(out, " ext %v", d.Ext)
+	}
+	if len(d.PMC) > 0 {
+		fmt.Fprintf(out, " pmc %v", d.PMC)
+	}
+	if d.Detail != "" {
+		fmt.Fprintf(out, " (%s)", d.Detail)
+	}
+	fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
+	return nil
+}
+
+// providerNames maps provider GUIDs (as strings) to names: the kernel event classes,
+// then every name a record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging
+// providers send their traits, whose first field is the provider's name).
+type providerNames map[string]string
+
+// learn returns the name of provider g, reading it from ext's provider traits if they
+// carry one, else from the names already known, else "".
+func (p providerNames) learn(g guid.GUID, ext []etl.ExtItem) string {
+	key := g.String()
+	for _, x := range ext {
+		if x.Type == abi.ExtTypeProvTraits {
+			if t, err := regentry.ParseTraits(x.Data); err == nil && t.Name != "" {
+				p[key] = t.Name
+			}
+		}
+	}
+	if n, ok := p[key]; ok {
+		return n
+	}
+	return pmc.KernelClassName(g)
 }
 
 // summaryKey groups records: by provider and event id for EVENT_HEADER events, by hook id

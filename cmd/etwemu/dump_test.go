@@ -5,6 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/pmc"
+	"github.com/etwemu/etwemu/regentry"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -199,5 +206,96 @@ func TestReadmeFileExample(t *testing.T) {
 	}
 	if got := num(out.String(), `\n(\d+) records \(`); got != 5 {
 		t.Fatalf("dump -limit 5 printed %d records:\n%s", got, out.String())
+	}
+}
+
+// dump -sort time merges the processors' buffers: timestamps never go back, both
+// processors appear, and the same records come out as in file order.
+func TestDumpSortTime(t *testing.T) {
+	// Two processors write in turn on a manual clock: processor 0 at odd ticks, 1 at
+	// even ones, so file order (buffer by buffer) and time order differ on every record.
+	path := filepath.Join(t.TempDir(), "two.etl")
+	clk := clock.NewManualSource(1, 0)
+	k, err := emu.New(emu.Config{Processors: 2, Clock: clk, Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.StartTrace("two", &emu.Properties{LogFileName: path, BufferSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := k.EventRegister(guid.FromName("two"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, guid.FromName("two"), regentry.ControlEnable, 0, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := k.EventWriteEx(reg, &emu.EventDescriptor{ID: uint16(i)}, &emu.WriteOptions{Processor: i % 2}, make([]byte, 40)); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(1)
+	}
+	if err := k.StopTrace(h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	k.Close()
+	var out, errb bytes.Buffer
+	read := func(args ...string) []map[string]any {
+		out.Reset()
+		if code := run(append([]string{"dump", "-json"}, append(args, path)...), &out, &errb); code != 0 {
+			t.Fatalf("dump %v: exit %d: %s", args, code, errb.String())
+		}
+		var recs []map[string]any
+		sc := bufio.NewScanner(&out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatal(err)
+			}
+			recs = append(recs, m)
+		}
+		return recs[1:] // the file header
+	}
+	byFile, byTime := read(), read("-sort", "time")
+	if len(byFile) != len(byTime) || len(byTime) < 200 {
+		t.Fatalf("%d records in file order, %d by time", len(byFile), len(byTime))
+	}
+	cpus, swaps := map[float64]int{}, 0
+	for i, r := range byTime {
+		cpus[r["cpu"].(float64)]++
+		if i > 0 && r["timestamp"].(float64) < byTime[i-1]["timestamp"].(float64) {
+			t.Fatalf("record %d goes back in time: %v after %v", i, r["timestamp"], byTime[i-1]["timestamp"])
+		}
+		if r["cpu"] != byFile[i]["cpu"] || r["offset"] != byFile[i]["offset"] {
+			swaps++
+		}
+	}
+	if len(cpus) != 2 || swaps == 0 {
+		t.Errorf("records per processor %v, %d placed differently from file order", cpus, swaps)
+	}
+	if got := read("-sort", "time", "-limit", "5"); len(got) != 5 || got[4]["timestamp"] != byTime[4]["timestamp"] {
+		t.Errorf("-sort time -limit 5: %d records", len(got))
+	}
+}
+
+// Provider names come from a record's PROV_TRAITS item, or name a kernel event class.
+func TestProviderNames(t *testing.T) {
+	names := providerNames{}
+	g := guid.FromName("Contoso.Widgets")
+	if n := names.learn(g, nil); n != "" {
+		t.Fatalf("unknown provider named %q", n)
+	}
+	traits := etl.ExtItem{Type: abi.ExtTypeProvTraits, Data: regentry.BuildTraits("Contoso.Widgets")}
+	if n := names.learn(g, []etl.ExtItem{traits}); n != "Contoso.Widgets" {
+		t.Fatalf("traits gave %q", n)
+	}
+	if n := names.learn(g, nil); n != "Contoso.Widgets" {
+		t.Fatalf("a later record of the provider is named %q", n)
+	}
+	if n := names.learn(pmc.ThreadGUID, nil); n != "Thread" {
+		t.Fatalf("the Thread class is named %q", n)
 	}
 }
