@@ -1,10 +1,12 @@
 package layout
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/etwemu/etwemu/layout/internal/cells"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -264,5 +266,85 @@ func TestDigestStructures(t *testing.T) {
 	}
 	if n := len(All()); n < 10 {
 		t.Errorf("the catalogue has %d structures; dt -list promises at least ten", n)
+	}
+}
+
+// Every row of seed 002 (ETW_REG_ENTRY), its cells copied as the seed writes them, holds
+// in the catalogue at every version and architecture it names. A row of the seed's second
+// table names one arm of the union at the same place; arm matches it inside the
+// catalogue's union row.
+func TestRegEntryEverySeedRow(t *testing.T) {
+	rows := []struct {
+		name, x86, x64, versions string
+		typ                      string // the catalogue's type where the seed's differs by version; "" to skip
+		arm                      bool
+	}{
+		{"RegList", "0x00", "0x00", "6.0 and higher", "LIST_ENTRY", false},
+		{"GroupRegList", "0x08", "0x10", "10.0 and higher", "LIST_ENTRY", false},
+		{"GuidEntry", "0x08 (6.0 to 6.3); 0x10", "0x10 (6.0 to 6.3); 0x20", "6.0 and higher", "ETW_GUID_ENTRY *", false},
+		{"GroupEntry", "0x14", "0x28", "10.0 and higher", "ETW_GUID_ENTRY *", false},
+		{"Index", "0x0C (6.0 to 6.1)", "0x18 (6.0 to 6.1)", "6.0 to 6.1", "USHORT", false},
+		{"Flags", "0x0E (6.0 to 6.1)", "0x1A (6.0 to 6.1)", "6.0 to 6.1", "USHORT", false},
+		{"EnableMask", "0x10 (6.0 to 6.1)", "0x1C (6.0 to 6.1)", "6.0 to 6.1", "UCHAR", false},
+		{"ReplyQueue", "0x14 (6.0 to 6.1); 0x0C (6.2 to 6.3); 0x18", "0x20 (6.0 to 6.1); 0x18 (6.2 to 6.3); 0x30", "6.0 and higher", "union", true},
+		{"Process", "0x24 (6.0 to 6.1); 0x1C (6.2 to 6.3); 0x28", "0x40 (6.0 to 6.1); 0x38 (6.2 to 6.3); 0x50", "6.0 and higher", "union", true},
+		{"{Callback; CallbackContext}", "0x24 (6.0 to 6.1)", "0x40 (6.0 to 6.1)", "6.0 to 6.1", "union", true},
+		{"{CallbackContext; Callback}", "0x1C (6.2 to 6.3); 0x28", "0x38 (6.2 to 6.3); 0x50", "6.2 and higher", "union", true},
+		{"Index", "0x24 (6.2 to 6.3); 0x30", "0x48 (6.2 to 6.3); 0x60", "6.2 and higher", "USHORT", false},
+		{"Flags", "0x26 (6.2 to 6.3); 0x32", "0x4A (6.2 to 6.3); 0x62", "6.2 to 1511", "UCHAR", false},
+		{"Flags", "0x26 (6.2 to 6.3); 0x32", "0x4A (6.2 to 6.3); 0x62", "1607 and higher", "USHORT", false},
+		{"EnableMask", "0x27 (6.2 to 6.3); 0x33 (10.0 to 1511); 0x34", "0x4B (6.2 to 6.3); 0x63 (10.0 to 1511); 0x64", "6.2 and higher", "UCHAR", false},
+		{"GroupEnableMask", "0x34 (10.0 to 1511); 0x35", "0x64 (10.0 to 1511); 0x65", "10.0 and higher", "UCHAR", false},
+		{"HostEnableMask", "0x36", "0x66", "2004 and higher", "UCHAR", false},
+		{"HostGroupEnableMask", "0x37", "0x67", "2004 and higher", "UCHAR", false},
+		{"UseDescriptorType", "0x35 (10.0 to 1511); 0x36 (1607 to 1703)", "0x65 (10.0 to 1511); 0x66 (1607 to 1703)", "10.0 to 1703", "BOOLEAN", false},
+		{"Traits", "0x38", "0x68", "10.0 and higher", "ETW_PROVIDER_TRAITS *", false},
+		// The seed's second table: what the union holds.
+		{"SessionId", "0x14 (6.1)", "0x20 (6.1)", "6.1 only", "union", true},
+		{"ReplySlot[4]", "0x14 (6.0 to 6.1); 0x0C (6.2 to 6.3); 0x18", "0x20 (6.0 to 6.1); 0x18 (6.2 to 6.3); 0x30", "6.0 and higher", "union", true},
+		{"{Caller; SessionId}", "0x0C (6.2 to 6.3); 0x18", "0x18 (6.2 to 6.3); 0x30", "6.2 and higher", "union", true},
+	}
+	checked := 0
+	for _, r := range rows {
+		vs, err := cells.Versions(r.versions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, cell := range [2]string{r.x86, r.x64} {
+			offs, err := cells.Offsets(cell, vs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for v, want := range offs {
+				found := false
+				for _, m := range RegEntry.At(v, Arch(a)).Members {
+					named := m.Name == r.name
+					if r.arm {
+						named = slices.Contains(strings.Split(m.Name, " / "), r.name)
+					}
+					if named && m.Off[a] == want && (r.typ == "" || m.Type == r.typ) {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("%s (%s) %v %v: not at %#x in the catalogue", r.name, r.typ, v, Arch(a), want)
+				}
+				checked++
+			}
+		}
+	}
+	for _, s := range []struct {
+		versions string
+		size     [2]int
+	}{{"6.0 to 6.1", [2]int{0x2C, 0x50}}, {"6.2 to 6.3", [2]int{0x28, 0x50}}, {"10.0 to 2004", [2]int{0x3C, 0x70}}} {
+		vs, _ := cells.Versions(s.versions)
+		for _, v := range vs {
+			if got := [2]int{RegEntry.At(v, X86).Size, RegEntry.At(v, X64).Size}; got != s.size {
+				t.Errorf("%v: sizes %#x, seed %#x", v, got, s.size)
+			}
+		}
+	}
+	if checked < 300 {
+		t.Errorf("only %d offsets checked", checked)
 	}
 }

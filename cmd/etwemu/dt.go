@@ -35,6 +35,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	diff := fs.Bool("diff", false, "compare two versions, named as arguments: -diff 6.1 6.2")
 	versions := fs.Bool("versions", false, "one column of offsets per version the structure exists in")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
+	recurse := fs.Bool("r", false, "as WinDbg's dt -r: expand members whose type the catalogue has (WNODE_HEADER in EVENT_TRACE_PROPERTIES, TRACE_ENABLE_INFO in ETW_GUID_ENTRY) and list each arm of a union, indented")
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // the flag package prints the error; the help goes to stdout
 	// Flags and names may come in any order (dt NAME -version 6.1, as WinDbg writes it, or
@@ -120,18 +121,42 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 		return writeJSON("dt", stdout, stderr, jsonView(w))
 	}
 	fmt.Fprintf(stdout, "nt!_%s (Windows %s, %s; %s)\n", s.Name, version, a, s.Source)
-	for _, m := range w.Members {
-		line := fmt.Sprintf("   +0x%03x %-*s : %s", m.Off[a], nameWidth(w.Members), m.Name, dtType(m.Type, a))
-		if m.Remark != "" {
-			line += "  (" + m.Remark + ")"
-		}
-		fmt.Fprintln(stdout, line)
-	}
+	dtMembers(stdout, w, 0, "   ", *recurse)
 	if len(w.Members) == 0 {
 		fmt.Fprintf(stdout, "   (the source gives no member offsets for %s; -arch x64 shows them)\n", a)
 	}
 	fmt.Fprintf(stdout, "   size 0x%x (%d bytes)\n", w.Size, w.Size)
 	return 0
+}
+
+// dtMembers prints a view's members, each offset from the start of its own structure,
+// with indent before each line. With recurse, a member whose type the catalogue has is
+// followed by that structure's members, indented further, as dt -r shows them, and a
+// union's arms each get a line at the union's offset.
+func dtMembers(w io.Writer, v layout.View, depth int, indent string, recurse bool) {
+	a := v.Arch
+	for _, m := range v.Members {
+		line := fmt.Sprintf("%s+0x%03x %-*s : %s", indent, m.Off[a], nameWidth(v.Members), m.Name, dtType(m.Type, a))
+		if m.Remark != "" {
+			line += "  (" + m.Remark + ")"
+		}
+		fmt.Fprintln(w, line)
+		if !recurse {
+			continue
+		}
+		if m.Type == "union" {
+			for _, arm := range strings.Split(m.Name, " / ") {
+				fmt.Fprintf(w, "%s   +0x%03x %s\n", indent, m.Off[a], arm)
+			}
+			continue
+		}
+		base, _, _ := strings.Cut(m.Type, " [") // an array: its element's structure
+		if sub, ok := layout.Lookup(base); ok && depth < 4 {
+			if sv := sub.At(v.Version, a); sv.Exists {
+				dtMembers(w, sv, depth+1, indent+"   ", recurse)
+			}
+		}
+	}
 }
 
 // validVersion reports whether s names a Windows version.

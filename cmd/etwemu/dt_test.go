@@ -35,6 +35,10 @@ func TestDt(t *testing.T) {
 		{[]string{"ETW_REG_ENTRY", "-diff", "6.1", "7.7"}, 2, []string{"-diff"}},
 		{[]string{"ETW_REG_ENTRY", "-version", "9"}, 2, []string{"Run 'etwemu help dt'"}},
 		{[]string{"-h"}, 0, []string{"Usage: etwemu dt STRUCT", "-versions"}},
+		{[]string{"EVENT_TRACE_PROPERTIES", "-r"}, 0, []string{"+0x000 Wnode", ": _WNODE_HEADER\n      +0x000 BufferSize", "      +0x028 ClientContext", "   +0x030 BufferSize"}},
+		{[]string{"ETW_REG_ENTRY", "-r", "-version", "6.1"}, 0, []string{": <unnamed-tag> (union)\n      +0x020 ReplyQueue\n      +0x020 ReplySlot[4]\n      +0x020 SessionId"}},
+		{[]string{"ETW_UM_LOGGER_CONTEXT", "-version", "5.0", "-arch", "x86"}, 0, []string{"+0x00c <unaccounted four or eight bytes>", ": [4] UChar", "+0x0c8 <unknown pointer to trace buffers>", ": Ptr32 Void", "size 0xd0"}},
+		{[]string{"ETW_UM_LOGGER_CONTEXT", "-version", "10.0"}, 0, []string{"+0x090 LogFileHandle", "x64 offset rebuilt: the seed's cell reads 0x80", "+0x218 ProcessorBuffers", ": [1] Ptr64 _WMI_BUFFER_HEADER", "size 0x220"}},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
