@@ -233,6 +233,7 @@ func TestCatalogueMembersFit(t *testing.T) {
 	if checked < 1000 {
 		t.Errorf("only %d members sized", checked)
 	}
+	t.Logf("%d members sized and fitted", checked)
 }
 
 // WMI_LOGGER_CONTEXT, WNODE_HEADER and EVENT_TRACE_PROPERTIES reproduce the digest's
@@ -347,4 +348,5 @@ func TestRegEntryEverySeedRow(t *testing.T) {
 	if checked < 300 {
 		t.Errorf("only %d offsets checked", checked)
 	}
+	t.Logf("%d rows of seed 002, %d offsets checked", len(rows), checked)
 }
