@@ -222,13 +222,13 @@ func init() {
 		"echo":    {"echo TEXT", "print TEXT", 0, 0, "", true, cmdEcho},
 		"help":    {"help [COMMAND]", "list the commands, or explain one", 0, 1, "", false, cmdHelp},
 		"strdump": {"strdump [-json]", "every logger: id, name, kind, mode, buffers and counters (like !wmitrace.strdump)", 0, 0, "", false, viewStrdump},
-		"logger":  {"logger NAME [-json]", "one logger context, its fields named and placed as the layout catalogue has them for this version", 1, 1, "", false, viewLogger},
-		"bufdump": {"bufdump NAME [bytes=N] [-json]", "each buffer: processor, state, offsets, reference count, then its records' first N bytes in hex (default 32)", 1, 1, "bytes", false, viewBufdump},
-		"logdump": {"logdump NAME [t=N] [-json]", "the last N (default 20) events in the session's buffers, all processors merged by timestamp", 1, 1, "t", false, viewLogdump},
+		"logger":  {"logger NAME|ID [-json]", "one logger context, its fields named and placed as the layout catalogue has them for this version", 1, 1, "", false, viewLogger},
+		"bufdump": {"bufdump NAME|ID [bytes=N] [-json]", "each buffer: processor, state, offsets, reference count, then its records' first N bytes in hex (default 32)", 1, 1, "bytes", false, viewBufdump},
+		"logdump": {"logdump NAME|ID [t=N] [-json]", "the last N (default 20) events in the session's buffers, all processors merged by timestamp", 1, 1, "t", false, viewLogdump},
 		"guids":   {"guids [-json]", "each GUID entry: its eight enable slots and its registrations", 0, 0, "", false, viewGuids},
 		"regs":    {"regs [-json]", "the scenario's providers: registration index and enable masks", 0, 0, "", false, viewRegs},
 		"files":   {"files", "the log files the sessions wrote (in memory), with their sizes", 0, 0, "", false, viewFiles},
-		"pmc":     {"pmc NAME [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
+		"pmc":     {"pmc NAME|ID [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
 	}
 }
 
@@ -767,13 +767,14 @@ func cmdExpect(m *Machine, a args) error {
 	return nil
 }
 
-// sessionNamed finds a running session by name.
+// sessionNamed finds a running session by name or by logger id (as !wmitrace takes it).
 func (m *Machine) sessionNamed(name string) (*session.Logger, error) {
 	if _, err := m.kernel(); err != nil {
 		return nil, err
 	}
+	id, err := strconv.ParseUint(name, 0, 16)
 	for _, l := range m.k.Sessions() {
-		if strings.EqualFold(l.Name(), name) {
+		if strings.EqualFold(l.Name(), name) || err == nil && uint64(l.ID()) == id {
 			return l, nil
 		}
 	}

@@ -51,6 +51,7 @@ func TestViewsJSON(t *testing.T) {
 	for view, check := range map[string]func(v any) bool{
 		"strdump -json":   func(v any) bool { return v.([]any)[0].(map[string]any)["name"] == "s" },
 		"logger s -json":  func(v any) bool { return v.(map[string]any)["structure"] == "WMI_LOGGER_CONTEXT" },
+		"logger 2 -json":  func(v any) bool { return v.(map[string]any)["fields"].([]any)[0].(map[string]any)["value"] == "0x2" },
 		"bufdump s -json": func(v any) bool { return len(v.([]any)) == 4 },
 		"logdump s -json": func(v any) bool { return len(v.([]any)) == 3 && v.([]any)[0].(map[string]any)["provider"] == "P" },
 		"guids -json":     func(v any) bool { return len(v.([]any)[0].(map[string]any)["slots"].([]any)) == 1 },
