@@ -55,7 +55,11 @@ func NewChecker(k *Kernel) *Checker {
 
 // Accepted adds n to the events writers were told session l accepted (the Delivered
 // counts of their Tallies).
-func (c *Checker) Accepted(l *session.Logger, n uint64) { c.accepted[l] += n }
+func (c *Checker) Accepted(s *Session, n uint64) {
+	if s != nil {
+		c.accepted[s.l] += n
+	}
+}
 
 // Check walks the kernel once and returns every violation found, sorted by rule.
 func (c *Checker) Check() []Violation {
@@ -223,7 +227,7 @@ func (c *Checker) checkCounters(l *session.Logger, report func(rule, detail stri
 // does not keep every stopped session alive.
 func (c *Checker) Forget() {
 	running := map[*session.Logger]bool{}
-	for _, l := range c.k.Sessions() {
+	for _, l := range c.k.running() {
 		running[l] = true
 	}
 	for l := range c.last {

@@ -11,6 +11,17 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
+// EventControlCode is EVENT_CONTROL_CODE: what EnableTraceEx2 asks for and what an enable
+// callback is told.
+type EventControlCode = regentry.ControlCode
+
+// EVENT_CONTROL_CODE_* values, for EnableTraceEx2 and enable callbacks.
+const (
+	DisableProvider = regentry.ControlDisable      // EVENT_CONTROL_CODE_DISABLE_PROVIDER
+	EnableProvider  = regentry.ControlEnable       // EVENT_CONTROL_CODE_ENABLE_PROVIDER
+	CaptureState    = regentry.ControlCaptureState // EVENT_CONTROL_CODE_CAPTURE_STATE
+)
+
 // EnableParameters is the part of ENABLE_TRACE_PARAMETERS the emulator uses.
 type EnableParameters struct {
 	EnableProperty uint32    // EVENT_ENABLE_PROPERTY_* bits
@@ -35,7 +46,7 @@ const groupsSince = winver.V10_0
 // property bit, or a group enable before 10.0; ERROR_WMI_INSTANCE_NOT_FOUND for a handle
 // of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one provider.
 // Disabling a provider the session has not enabled does nothing and succeeds.
-func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code regentry.ControlCode, level uint8,
+func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventControlCode, level uint8,
 	matchAny, matchAll uint64, params *EnableParameters) error {
 	if h == 0 {
 		return winerr.New(winerr.ErrInvalidParameter, "trace handle is 0")

@@ -77,7 +77,7 @@ func TestPreEnableThenRegisterIsToldAtOnce(t *testing.T) {
 	if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 4, 0xF0, 0, &EnableParameters{SourceID: guid.FromName("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if e := k.GuidTable().Lookup(provA, guidtable.TraceGuid); e == nil || e.RefCount() != 1 {
+	if e := k.guids.Lookup(provA, guidtable.TraceGuid); e == nil || e.RefCount() != 1 {
 		t.Fatal("enable of an unregistered provider created no pre-enabled entry")
 	}
 	rec := &recorder{}

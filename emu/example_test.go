@@ -5,22 +5,18 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/logmode"
-	"github.com/etwemu/etwemu/regentry"
-	"github.com/etwemu/etwemu/session"
-	"github.com/etwemu/etwemu/winver"
 )
 
 // The README's example: start a session, register and enable a provider, write, stop.
 func Example() {
-	k, _ := emu.New(emu.Config{Version: winver.V2004, Processors: 1})
+	k, _ := emu.New(emu.Config{Processors: 1}) // Windows 10 2004 unless Version says otherwise
 	defer k.Close()
-	sink := &session.MemorySink{}
-	props := &emu.Properties{LogFileMode: logmode.RealTime, BufferSize: 64, Sink: sink}
+	sink := &emu.MemorySink{}
+	props := &emu.Properties{LogFileMode: emu.RealTimeMode, BufferSize: 64, Sink: sink}
 	h, _ := k.StartTrace("MySession", props)
 	prov := guid.FromName("My.Provider")
 	reg, _ := k.EventRegister(prov, nil, nil)
-	k.EnableTraceEx2(h, prov, regentry.ControlEnable, 4, 0, 0, nil)
+	k.EnableTraceEx2(h, prov, emu.EnableProvider, 4, 0, 0, nil)
 	k.EventWrite(reg, &emu.EventDescriptor{ID: 1, Level: 4}, []byte("hello"))
 	k.EventWrite(reg, &emu.EventDescriptor{ID: 2, Level: 5}, []byte("too verbose for level 4"))
 	var p emu.Properties

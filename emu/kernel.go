@@ -129,9 +129,6 @@ func (k *Kernel) Version() winver.Version { return k.version }
 // Processors returns the number of emulated processors.
 func (k *Kernel) Processors() int { return k.nproc }
 
-// GuidTable returns the kernel's GUID table, for views and checks.
-func (k *Kernel) GuidTable() *guidtable.Table { return k.guids }
-
 // CurrentProcessor maps the processor the calling goroutine runs on (RDPID, RDTSCP or a
 // portable hint) onto the emulated processors.
 func (k *Kernel) CurrentProcessor() int { return k.emulated(hw.CPU()) }
@@ -156,7 +153,7 @@ func (k *Kernel) Close() {
 	}
 	k.mu.Unlock()
 	for _, h := range hs {
-		if l := k.Session(h); l != nil {
+		if l, err := k.lookup(h, ""); err == nil {
 			k.stop(l) // shutdown stops even EVENT_TRACE_NONSTOPPABLE_MODE sessions
 		}
 	}

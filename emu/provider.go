@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"sync/atomic"
+
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
@@ -9,9 +11,75 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Registration is a provider registration handle (REGHANDLE): a pointer to the
-// registration's ETW_REG_ENTRY.
-type Registration = regentry.Entry
+// Registration is the handle EventRegister returns (REGHANDLE). It holds the
+// registration's ETW_REG_ENTRY, which only the kernel changes (through EventRegister,
+// EventUnregister, EventSetInformation and the sessions' enablement); its methods read
+// it. It leaves out nothing a user-mode caller could see of the REGHANDLE.
+type Registration struct {
+	// mask is the ETW_REG_ENTRY's masks word (e keeps a pointer to it), here so that
+	// EventWrite's disabled test is a nil check, a load at the handle's address and a
+	// compare, within its caller's inlining budget. Atomic; written only by package
+	// regentry, under the GUID table's bucket lock.
+	mask atomic.Uint64
+	e    regentry.Entry // the ETW_REG_ENTRY; changed by the kernel only
+}
+
+// Index is the registration's ETW_REG_ENTRY.Index.
+func (r *Registration) Index() uint16 { return r.e.Index() }
+
+// EnableMask is ETW_REG_ENTRY.EnableMask: one bit per enable slot of the provider's
+// ETW_GUID_ENTRY whose session enabled it.
+func (r *Registration) EnableMask() uint8 { return r.e.EnableMask() }
+
+// GroupEnableMask is ETW_REG_ENTRY.GroupEnableMask: the slots of the provider group's
+// entry (10.0 and later).
+func (r *Registration) GroupEnableMask() uint8 { return r.e.GroupEnableMask() }
+
+// HostEnableMask and HostGroupEnableMask are the 2004 masks for sessions of the host
+// (emulated as the same kernel: always 0).
+func (r *Registration) HostEnableMask() uint8 { return r.e.HostEnableMask() }
+
+// HostGroupEnableMask: see HostEnableMask.
+func (r *Registration) HostGroupEnableMask() uint8 { return r.e.HostGroupEnableMask() }
+
+// Flags are ETW_REG_ENTRY.Flags as a version-independent set (regentry.Flags names
+// them as the emulated version does).
+func (r *Registration) Flags() regentry.Flags { return r.e.Flags() }
+
+// Closed reports whether EventUnregister closed the registration.
+func (r *Registration) Closed() bool { return r.e.Closed() }
+
+// Provider returns the GUID the registration was made for.
+func (r *Registration) Provider() guid.GUID {
+	if g := r.e.GuidEntry(); g != nil {
+		return g.GUID()
+	}
+	return guid.Null
+}
+
+// Group returns the provider group the registration's traits put it in, if any.
+func (r *Registration) Group() (guid.GUID, bool) {
+	if g := r.e.GroupEntry(); g != nil {
+		return g.GUID(), true
+	}
+	return guid.Null, false
+}
+
+// TraitsName is the provider name of the registration's traits, "" without traits.
+func (r *Registration) TraitsName() string {
+	if t := r.e.Traits(); t != nil {
+		return t.Name
+	}
+	return ""
+}
+
+// entry returns r's ETW_REG_ENTRY, nil for a nil handle.
+func (r *Registration) entry() *regentry.Entry {
+	if r == nil {
+		return nil
+	}
+	return &r.e
+}
 
 // EventDescriptor is EVENT_DESCRIPTOR.
 type EventDescriptor = abi.EventDescriptor
@@ -54,9 +122,11 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 		return nil, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
 	}
 	k.regIndex++
-	r := regentry.New(k.version, regentry.Options{
+	h := &Registration{}
+	r := &h.e
+	r.Init(k.version, regentry.Options{
 		Flags: regentry.FlagUser | regentry.FlagModern, Callback: cb, CallbackContext: context,
-		ProcessID: k.pid, Index: k.regIndex,
+		ProcessID: k.pid, Index: k.regIndex, Mask: &h.mask,
 	})
 	e, err := k.guids.Register(provider, guidtable.TraceGuid, r)
 	if err != nil {
@@ -70,12 +140,12 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 	}
 	k.mu.Unlock()
 	k.notify.run()
-	return r, nil
+	return h, nil
 }
 
 // ownLocked reports whether r is an open registration of this kernel.
 // Preconditions: k.mu is held.
-func (k *Kernel) ownLocked(r *Registration) bool {
+func (k *Kernel) ownLocked(r *regentry.Entry) bool {
 	_, ok := k.regs[r]
 	return ok
 }
@@ -83,10 +153,11 @@ func (k *Kernel) ownLocked(r *Registration) bool {
 // EventUnregister closes a registration: writers stop routing through it at once and its
 // callbacks stop. A nil handle is accepted and does nothing, as a zero REGHANDLE is.
 // Errors: ERROR_INVALID_HANDLE for a handle already unregistered or of another kernel.
-func (k *Kernel) EventUnregister(r *Registration) error {
-	if r == nil {
+func (k *Kernel) EventUnregister(h *Registration) error {
+	if h == nil {
 		return nil
 	}
+	r := &h.e
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if !k.ownLocked(r) {
@@ -107,12 +178,12 @@ func (k *Kernel) EventUnregister(r *Registration) error {
 // Errors: ERROR_INVALID_HANDLE for a closed handle; ERROR_INVALID_PARAMETER for a
 // malformed traits blob; ERROR_NOT_SUPPORTED for other classes or older versions.
 func (k *Kernel) EventSetInformation(r *Registration, class int, data []byte) error {
-	err := k.setInformation(r, class, data)
+	err := k.setInformation(r.entry(), class, data)
 	k.notify.run() // joining an enabled group queued a callback
 	return err
 }
 
-func (k *Kernel) setInformation(r *Registration, class int, data []byte) error {
+func (k *Kernel) setInformation(r *regentry.Entry, class int, data []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if r == nil || !k.ownLocked(r) {
@@ -133,7 +204,7 @@ func (k *Kernel) setInformation(r *Registration, class int, data []byte) error {
 
 // setTraitsLocked replaces r's traits and moves it into the group the traits name.
 // Preconditions: k.mu is held.
-func (k *Kernel) setTraitsLocked(r *Registration, blob []byte) error {
+func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 	t, err := k.traits.Acquire(blob)
 	if err != nil {
 		return err
@@ -162,10 +233,11 @@ func (k *Kernel) setTraitsLocked(r *Registration, blob []byte) error {
 // EventProviderEnabled reports whether any session wants events of this level and keyword
 // from the provider: the quick test against the aggregate of its GUID entry and of its
 // group's. A nil or closed handle gives false.
-func (k *Kernel) EventProviderEnabled(r *Registration, level uint8, keyword uint64) bool {
-	if r == nil || r.Masks() == 0 || r.Closed() {
+func (k *Kernel) EventProviderEnabled(h *Registration, level uint8, keyword uint64) bool {
+	if h == nil || h.e.Masks() == 0 || h.e.Closed() {
 		return false
 	}
+	r := &h.e
 	if r.GuidEntry().Provider().Passes(level, keyword) {
 		return true
 	}

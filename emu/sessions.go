@@ -54,6 +54,19 @@ var privateLimit = winver.Steps[int]{{Since: winver.V5_0, Value: 1}, {Since: win
 // private session" (MSDOC configuring-and-starting-a-private-logger-session).
 var privateNeedsProvider = winver.Steps[bool]{{Since: winver.V5_0, Value: true}, {Since: winver.V1703, Value: false}}
 
+// The LogFileMode flags most sessions start with, so that a program needs no other
+// package for them; package logmode has every flag and the rules StartTrace applies.
+const (
+	FileModeSequential = logmode.Sequential // EVENT_TRACE_FILE_MODE_SEQUENTIAL
+	FileModeCircular   = logmode.Circular   // EVENT_TRACE_FILE_MODE_CIRCULAR
+	RealTimeMode       = logmode.RealTime   // EVENT_TRACE_REAL_TIME_MODE
+	BufferingMode      = logmode.Buffering  // EVENT_TRACE_BUFFERING_MODE
+)
+
+// MemorySink keeps every sealed buffer of a session in memory: a stand-in for a
+// real-time consumer in tests and examples (see session.MemorySink).
+type MemorySink = session.MemorySink
+
 // ControlCode is an EVENT_TRACE_CONTROL_* code for ControlTrace.
 type ControlCode uint32
 
@@ -374,17 +387,26 @@ func (k *Kernel) FlushTrace(h TraceHandle, name string, p *Properties) error {
 	return k.ControlTrace(h, name, p, ControlFlush)
 }
 
-// Session returns the running session with handle h, for views; nil if none.
-func (k *Kernel) Session(h TraceHandle) *session.Logger {
+// Session returns a view of the running session with handle h; nil if none.
+func (k *Kernel) Session(h TraceHandle) *Session {
 	l, err := k.lookup(h, "")
 	if err != nil {
 		return nil
 	}
-	return l
+	return &Session{l}
 }
 
-// Sessions returns the running sessions in logger-id order.
-func (k *Kernel) Sessions() []*session.Logger {
+// Sessions returns a view of every running session, in logger-id order.
+func (k *Kernel) Sessions() []*Session {
+	var out []*Session
+	for _, l := range k.running() {
+		out = append(out, &Session{l})
+	}
+	return out
+}
+
+// running returns every running session's logger, in logger-id order.
+func (k *Kernel) running() []*session.Logger {
 	var out []*session.Logger
 	for i := range k.loggers {
 		if l := k.loggers[i].Load(); l != nil {

@@ -60,7 +60,7 @@ type WriteOptions struct {
 func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte) error {
 	// Small enough to inline (.ci/run checks it with -gcflags=-m): the disabled case costs
 	// the caller a nil check, a load and a compare.
-	if r != nil && r.MaskWord.Load() == 0 {
+	if r != nil && r.mask.Load() == 0 {
 		return nil
 	}
 	return k.write(r, d, nil, data)
@@ -69,7 +69,7 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 // EventWriteTransfer is EventWrite with an activity id and a related activity id (either
 // may be nil).
 func (k *Kernel) EventWriteTransfer(r *Registration, d *EventDescriptor, activity, related *guid.GUID, data ...[]byte) error {
-	if r.Quiet() {
+	if r.entry().Quiet() {
 		return nil
 	}
 	o := WriteOptions{Processor: AnyProcessor, ActivityID: activity, RelatedActivityID: related}
@@ -79,7 +79,7 @@ func (k *Kernel) EventWriteTransfer(r *Registration, d *EventDescriptor, activit
 // EventWriteEx is EventWrite with explicit options: the processor (for deterministic
 // runs), thread and activity ids, and a Tally of per-session outcomes.
 func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptions, data ...[]byte) error {
-	if r.Quiet() {
+	if r.entry().Quiet() {
 		return nil
 	}
 	return k.write(r, d, o, data)
@@ -91,11 +91,12 @@ func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptio
 // EnableMask, then the provider group's (writeGroup), every session through deliver.
 // State lives in locals rather than a struct passed around, so it stays in registers
 // (BenchmarkWrite).
-func (k *Kernel) write(r *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
-	if r == nil {
+func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
+	if h == nil {
 		return winerr.ErrInvalidHandle
 	}
-	w := r.Masks()
+	r := &h.e
+	w := h.mask.Load()
 	if w == 0 {
 		return nil
 	}

@@ -55,7 +55,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 			starts = append(starts, o)
 		}
 	}
-	var loggers [4]*session.Logger // to read what a BUFFERING ring overwrote, after stop
+	var loggers [4]*emu.Session // to read what a BUFFERING ring overwrote, after stop
 	for s := 0; s < 4; s++ {
 		o := Op{BufferKB: 4, Mode: logmode.RealTime}
 		if s < len(starts) {

@@ -453,7 +453,8 @@ func (h *harness) compare() error {
 			if group {
 				typ = guidtable.GroupGuid
 			}
-			if err := compareEntry(h.k.GuidTable().Lookup(g, typ), h.m.entry(g, group, false)); err != nil {
+			e, found := h.k.LookupGuidEntry(g, group)
+			if err := compareEntry(e, found, h.m.entry(g, group, false)); err != nil {
 				return fmt.Errorf("%v entry %s: %w", typ, g, err)
 			}
 		}
@@ -468,11 +469,11 @@ func (h *harness) compare() error {
 	return nil
 }
 
-func compareEntry(e *guidtable.Entry, me *mEntry) error {
+func compareEntry(e emu.GuidEntry, found bool, me *mEntry) error {
 	switch {
-	case e == nil && me == nil:
+	case !found && me == nil:
 		return nil
-	case e == nil:
+	case !found:
 		return fmt.Errorf("missing; the model has it with %d references", me.refs())
 	case me == nil:
 		return fmt.Errorf("present with %d references; the model has none", e.RefCount())
@@ -481,11 +482,12 @@ func compareEntry(e *guidtable.Entry, me *mEntry) error {
 		return fmt.Errorf("RefCount %d, model expects %d", e.RefCount(), me.refs())
 	}
 	for i := 0; i < guidtable.Slots; i++ {
-		s, ms := e.Slot(i), me.slots[i]
+		s, used := e.Slot(i)
+		ms := me.slots[i]
 		switch {
-		case s == nil && ms == nil:
-		case s == nil || ms == nil:
-			return fmt.Errorf("slot %d used %v, model expects %v", i, s != nil, ms != nil)
+		case !used && ms == nil:
+		case !used || ms == nil:
+			return fmt.Errorf("slot %d used %v, model expects %v", i, used, ms != nil)
 		case s.LoggerID != ms.logger || s.Level != ms.level || s.MatchAnyKeyword != ms.any || s.MatchAllKeyword != ms.all:
 			return fmt.Errorf("slot %d = logger %d level %d any %#x all %#x, model expects %+v",
 				i, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword, *ms)

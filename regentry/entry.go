@@ -55,6 +55,10 @@ type Options struct {
 	Caller          uintptr // kernel registrations: the caller's address
 	SessionID       uint32  // kernel registrations: the session id
 	Index           uint16
+	// Mask is the word the Entry keeps its masks in (see Entry.mask), for a holder that
+	// keeps it where its writers read it without a pointer (emu.Registration); nil for
+	// a word of the Entry's own.
+	Mask *atomic.Uint64
 }
 
 // Entry is the emulator's model of ETW_REG_ENTRY (undocumented; fields per Chappell's
@@ -62,12 +66,13 @@ type Options struct {
 // host entries (no server silos exist in the emulator, so HostEnableMask and
 // HostGroupEnableMask stay zero).
 type Entry struct {
-	// MaskWord holds EnableMask (bits 0-7), GroupEnableMask (8-15), HostEnableMask
-	// (16-23), HostGroupEnableMask (24-31) and the closed bit (32). Atomic; written only by
-	// this package (SetEnableMask under the GUID table's bucket lock, and Close), read by
-	// event writers. It is exported so a writer's disabled test (nil check, load, compare)
-	// fits the inlining budget of its caller; never store to it from outside.
-	MaskWord atomic.Uint64
+	// mask points at the word holding EnableMask (bits 0-7), GroupEnableMask (8-15),
+	// HostEnableMask (16-23), HostGroupEnableMask (24-31) and the closed bit (32): own, or
+	// the holder's Options.Mask. The pointer is immutable after Init; the word is atomic,
+	// written only by this package (SetEnableMask under the GUID table's bucket lock, and
+	// Close), read by event writers.
+	mask *atomic.Uint64
+	own  atomic.Uint64 // the word, unless the holder keeps it
 
 	version   winver.Version                  // immutable
 	guidEntry *guidtable.Entry                // GuidEntry; immutable after Link
@@ -89,15 +94,24 @@ type Entry struct {
 
 // New returns an unlinked registration for version v.
 func New(v winver.Version, o Options) *Entry {
-	e := &Entry{
-		version: v, index: o.Index, callback: o.Callback, context: o.CallbackContext,
-		processID: o.ProcessID, caller: o.Caller, sessionID: o.SessionID,
+	e := &Entry{}
+	e.Init(v, o)
+	return e
+}
+
+// Init makes a zero Entry an unlinked registration for version v, in place, for a
+// holder that embeds the Entry (emu.Registration). It must run before the Entry is used.
+func (e *Entry) Init(v winver.Version, o Options) {
+	e.mask = o.Mask
+	if e.mask == nil {
+		e.mask = &e.own
 	}
+	e.version, e.index, e.callback, e.context = v, o.Index, o.Callback, o.CallbackContext
+	e.processID, e.caller, e.sessionID = o.ProcessID, o.Caller, o.SessionID
 	e.flags.Store(uint32(o.Flags))
 	if o.Flags&FlagReply != 0 {
 		e.replyQueue = &ReplyQueue{}
 	}
-	return e
 }
 
 // Link records the GUID entry the registration was put on and marks it inserted.
@@ -127,12 +141,12 @@ func (e *Entry) SetEnableMask(t guidtable.Type, mask uint8) {
 		shift = shiftGroup
 	}
 	for {
-		old := e.MaskWord.Load()
+		old := e.mask.Load()
 		if old&closedBit != 0 {
 			return // a closed registration keeps zero masks
 		}
 		nw := old&^(enableMaskBits<<shift) | uint64(mask)<<shift
-		if e.MaskWord.CompareAndSwap(old, nw) {
+		if e.mask.CompareAndSwap(old, nw) {
 			return
 		}
 	}
@@ -140,25 +154,25 @@ func (e *Entry) SetEnableMask(t guidtable.Type, mask uint8) {
 
 // Masks returns the raw masks word: zero exactly when the registration is open and no
 // session enables it, which is what the write path tests first.
-func (e *Entry) Masks() uint64 { return e.MaskWord.Load() }
+func (e *Entry) Masks() uint64 { return e.mask.Load() }
 
 // Quiet reports whether e is an open registration that no session enables: the write
 // path's first test. It is false for a nil or closed registration, whose writes must fail.
-func (e *Entry) Quiet() bool { return e != nil && e.MaskWord.Load() == 0 }
+func (e *Entry) Quiet() bool { return e != nil && e.mask.Load() == 0 }
 
 // EnableMask returns the 8-bit EnableMask: bit i set when slot i of the GUID entry is on.
-func (e *Entry) EnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftEnable) }
+func (e *Entry) EnableMask() uint8 { return uint8(e.mask.Load() >> shiftEnable) }
 
 // GroupEnableMask returns the 8-bit GroupEnableMask (10.0+): bit i set when slot i of the
 // group's GUID entry is on.
-func (e *Entry) GroupEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftGroup) }
+func (e *Entry) GroupEnableMask() uint8 { return uint8(e.mask.Load() >> shiftGroup) }
 
 // HostEnableMask returns HostEnableMask (2004+); always zero, as no silos are emulated.
-func (e *Entry) HostEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftHost) }
+func (e *Entry) HostEnableMask() uint8 { return uint8(e.mask.Load() >> shiftHost) }
 
 // HostGroupEnableMask returns HostGroupEnableMask (2004+); always zero, as no silos are
 // emulated.
-func (e *Entry) HostGroupEnableMask() uint8 { return uint8(e.MaskWord.Load() >> shiftHostGroup) }
+func (e *Entry) HostGroupEnableMask() uint8 { return uint8(e.mask.Load() >> shiftHostGroup) }
 
 // RoutingMasks splits a masks word into the two masks the write path routes by.
 func RoutingMasks(w uint64) (enable, group uint8) { return uint8(w), uint8(w >> shiftGroup) }
@@ -170,13 +184,13 @@ func IsClosedWord(w uint64) bool { return w&closedBit != 0 }
 // routing through it and see the closed bit instead. The caller unlinks it from its GUID
 // entries.
 func (e *Entry) Close() {
-	e.MaskWord.Store(closedBit)
+	e.mask.Store(closedBit)
 	e.setFlag(FlagClosed, true)
 	e.setFlag(FlagInserted, false)
 }
 
 // Closed reports whether Close was called.
-func (e *Entry) Closed() bool { return e.MaskWord.Load()&closedBit != 0 }
+func (e *Entry) Closed() bool { return e.mask.Load()&closedBit != 0 }
 
 // GuidEntry returns the provider's GUID entry.
 func (e *Entry) GuidEntry() *guidtable.Entry { return e.guidEntry }

@@ -26,7 +26,6 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
-	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -473,13 +472,13 @@ func (m *Machine) handle(name string) emu.TraceHandle {
 	return neverStarted
 }
 
-func cmdEnable(m *Machine, a args) error { return enable(m, a, regentry.ControlEnable) }
+func cmdEnable(m *Machine, a args) error { return enable(m, a, emu.EnableProvider) }
 
-func cmdDisable(m *Machine, a args) error { return enable(m, a, regentry.ControlDisable) }
+func cmdDisable(m *Machine, a args) error { return enable(m, a, emu.DisableProvider) }
 
-func cmdCapture(m *Machine, a args) error { return enable(m, a, regentry.ControlCaptureState) }
+func cmdCapture(m *Machine, a args) error { return enable(m, a, emu.CaptureState) }
 
-func enable(m *Machine, a args, code regentry.ControlCode) error {
+func enable(m *Machine, a args, code emu.EventControlCode) error {
 	k, err := m.kernel()
 	if err != nil {
 		return err
@@ -505,7 +504,7 @@ func enable(m *Machine, a args, code regentry.ControlCode) error {
 	if err := k.EnableTraceEx2(h, p.g, code, uint8(min(level, 255)), anyKw, allKw, params); err != nil {
 		return err
 	}
-	verb := map[regentry.ControlCode]string{regentry.ControlEnable: "enabled", regentry.ControlDisable: "disabled", regentry.ControlCaptureState: "asked for the state of"}[code]
+	verb := map[emu.EventControlCode]string{emu.EnableProvider: "enabled", emu.DisableProvider: "disabled", emu.CaptureState: "asked for the state of"}[code]
 	mask := "not registered"
 	if p.reg != nil && !p.closed {
 		mask = fmt.Sprintf("EnableMask now 0x%02X", p.reg.EnableMask())
@@ -768,7 +767,7 @@ func cmdExpect(m *Machine, a args) error {
 }
 
 // sessionNamed finds a running session by name or by logger id (as !wmitrace takes it).
-func (m *Machine) sessionNamed(name string) (*session.Logger, error) {
+func (m *Machine) sessionNamed(name string) (*emu.Session, error) {
 	if _, err := m.kernel(); err != nil {
 		return nil, err
 	}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/logmode"
-	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 )
 
@@ -52,7 +52,7 @@ type loggerRow struct {
 	RealTimeBuffersLost uint64 `json:"realTimeBuffersLost"`
 }
 
-func rowOf(l *session.Logger) loggerRow {
+func rowOf(l *emu.Session) loggerRow {
 	s := l.Stats()
 	return loggerRow{LoggerID: l.ID(), Name: l.Name(), Kind: l.Kind().String(), LoggerMode: logmode.Mode(l.Mode()).Short(),
 		BufferSize: l.BufferSize(), NumberOfBuffers: s.NumberOfBuffers, FreeBuffers: s.FreeBuffers, PeakBuffers: s.PeakBuffers,
@@ -114,7 +114,7 @@ func viewLogger(m *Machine, a args) error {
 		{name("LoggerMode"), "LoggerMode", fmt.Sprintf("0x%08x (%s)", l.Mode(), logmode.Mode(l.Mode()).Short())},
 		{name("LoggerName"), "LoggerName", fmt.Sprintf("%q", l.Name())},
 		{name("LogFileName"), "LogFileName", fmt.Sprintf("%q", l.LogFileName())},
-		{name("ClockType"), "ClockType", fmt.Sprintf("%d (%s)", l.Clock().Type(), l.Clock().Type())},
+		{name("ClockType"), "ClockType", fmt.Sprintf("%d (%s)", l.ClockType(), l.ClockType())},
 		{name("FlushTimer"), "FlushTimer", fmt.Sprintf("%d", p.FlushTimer)},
 		{name("MaximumFileSize"), "MaximumFileSize", fmt.Sprintf("%d", p.MaximumFileSize)},
 		{name("MinimumBuffers"), "MinimumBuffers", fmt.Sprintf("%d", p.MinimumBuffers)},
@@ -322,11 +322,11 @@ func viewGuids(m *Machine, a args) error {
 		names[p.g] = p.name
 	}
 	rows := []guidRow{}
-	for _, e := range k.GuidTable().Entries() {
+	for _, e := range k.GuidEntries() {
 		r := guidRow{GUID: e.GUID().String(), Provider: names[e.GUID()], Type: e.Type().String(), RefCount: e.RefCount(), Mask: e.Mask(),
-			Slots: []slotRow{}, Registrations: len(e.Registrations())}
+			Slots: []slotRow{}, Registrations: e.Registrations()}
 		for i := range 8 {
-			if s := e.Slot(i); s != nil && s.IsEnabled != 0 {
+			if s, ok := e.Slot(i); ok && s.IsEnabled {
 				r.Slots = append(r.Slots, slotRow{Slot: i, LoggerID: s.LoggerID, Level: s.Level, MatchAnyKeyword: s.MatchAnyKeyword, MatchAllKeyword: s.MatchAllKeyword})
 			}
 		}
@@ -362,7 +362,7 @@ func viewRegs(m *Machine, a args) error {
 	rows := []regRow{}
 	for _, p := range m.order {
 		r := regRow{Provider: p.name, GUID: p.g.String()}
-		if e := (*regentry.Entry)(p.reg); e != nil {
+		if e := p.reg; e != nil {
 			r.Registered, r.Index, r.EnableMask, r.GroupEnableMask, r.Flags = true, e.Index(), e.EnableMask(), e.GroupEnableMask(), e.Flags().String()
 		}
 		rows = append(rows, r)

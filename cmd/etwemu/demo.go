@@ -174,7 +174,7 @@ func demo(cfg demoConfig, out io.Writer) error {
 		fmt.Fprintf(out, "log file %q, mode %s\n", props.LogFileName, logmode.Mode(props.LogFileMode).Short())
 	}
 	logger := k.Session(h)
-	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.Clock().Source())
+	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.ClockSource())
 	fmt.Fprintf(out, "session %q: logger id %d, BufferSize %d KB, MinimumBuffers %d, MaximumBuffers %d (as adjusted by StartTrace)\n",
 		"etwemu-demo", h.LoggerID(), props.BufferSize, props.MinimumBuffers, props.MaximumBuffers)
 
@@ -293,7 +293,7 @@ func demo(cfg demoConfig, out io.Writer) error {
 
 // progress prints a live line until the duration is over: on a terminal one line
 // rewritten in place, elsewhere a line per interval.
-func progress(out io.Writer, cfg demoConfig, start time.Time, l *session.Logger, live *atomic.Uint64, record uint64, finished <-chan struct{}) {
+func progress(out io.Writer, cfg demoConfig, start time.Time, l *emu.Session, live *atomic.Uint64, record uint64, finished <-chan struct{}) {
 	deadline := time.NewTimer(time.Until(start.Add(cfg.duration)))
 	defer deadline.Stop()
 	if cfg.progress <= 0 {
