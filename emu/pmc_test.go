@@ -2,7 +2,6 @@ package emu
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -27,13 +26,7 @@ func pmcKernel(t *testing.T, v winver.Version, counters int, fs etl.FileSystem) 
 	return k
 }
 
-func ulongs(v ...uint32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
+var ulongs = pmc.ULONGs
 
 func seq32(n int) []uint32 {
 	v := make([]uint32, n)

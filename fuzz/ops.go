@@ -5,7 +5,6 @@
 package fuzz
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -467,13 +466,13 @@ func Encode(p Program) ([]byte, error) {
 func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
 	switch o.PMCFlags {
 	case 0:
-		return k.TraceSetInformation(th, pmc.TracePmcCounterListInfo, ulongs(pmcSources[:o.Count]))
+		return k.TraceSetInformation(th, pmc.TracePmcCounterListInfo, pmc.ULONGs(pmcSources[:o.Count]...))
 	case pmcEvents:
-		ids := make([]pmc.ClassicEventID, o.Count)
-		for i, hk := range o.hooks() {
-			ids[i], _ = pmc.ClassicEventIDOf(hk) // every group of pmcHooks has a class
+		ids, err := pmc.HookEventIDs(o.hooks()...)
+		if err != nil { // every group of pmcHooks has a class
+			panic(err)
 		}
-		return k.TraceSetInformation(th, pmc.TracePmcEventListInfo, pmc.ClassicEventIDs(ids...))
+		return k.TraceSetInformation(th, pmc.TracePmcEventListInfo, ids)
 	case pmcNative:
 		srcs := make([]pmc.ProfileSource, o.Count)
 		for i, v := range pmcSources[:o.Count] {
@@ -482,15 +481,6 @@ func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
 		return k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.CounterInformation(uint64(th), srcs...))
 	}
 	return k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(th), o.hooks()...))
-}
-
-// ulongs is a ULONG array's bytes.
-func ulongs(v []uint32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, x)
-	}
-	return b
 }
 
 // Scenario writes p in the scenario language of package scenario (etwemu run), given the

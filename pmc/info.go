@@ -79,6 +79,16 @@ func ParseInformation(b []byte) (class uint32, h uint64, list []uint32, err *Ref
 	return class, h, list, nil
 }
 
+// ULONGs builds a ULONG array, as TracePmcCounterListInfo takes its profile sources; the
+// inverse of ParseULONGs.
+func ULONGs(v ...uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
 // ParseULONGs reads the ULONG array TracePmcCounterListInfo takes. Refusal:
 // ERROR_BAD_LENGTH for an empty buffer or one that is not a whole number of ULONGs.
 func ParseULONGs(b []byte) ([]uint32, *Refusal) {
@@ -186,6 +196,21 @@ func ClassicEventIDOf(hook uint32) (ClassicEventID, bool) {
 		}
 	}
 	return ClassicEventID{}, false
+}
+
+// HookEventIDs builds the CLASSIC_EVENT_ID array that names the given hook ids, for
+// TracePmcEventListInfo; an error names the first hook whose group has no event class
+// (NtSetSystemInformation's EventInformation takes any hook id).
+func HookEventIDs(hooks ...uint32) ([]byte, error) {
+	ids := make([]ClassicEventID, len(hooks))
+	for i, h := range hooks {
+		id, ok := ClassicEventIDOf(h)
+		if !ok {
+			return nil, Refuse(RuleInvalid, "hook %#04x: group %#02x has no kernel event class a CLASSIC_EVENT_ID can name", h, h>>8&0xFF)
+		}
+		ids[i] = id
+	}
+	return ClassicEventIDs(ids...), nil
 }
 
 // Well-known hook ids, for examples and tests.

@@ -9,7 +9,6 @@ package scenario
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -625,7 +624,7 @@ func cmdCounters(m *Machine, a args) error {
 		}
 		err = k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.CounterInformation(uint64(h), ps...))
 	} else {
-		err = k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, ulongs(srcs))
+		err = k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, pmc.ULONGs(srcs...))
 	}
 	if err != nil {
 		return err
@@ -647,15 +646,11 @@ func cmdHooks(m *Machine, a args) error {
 	if a.opts["via"] == "native" {
 		err = k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), hooks...))
 	} else {
-		ids := make([]pmc.ClassicEventID, len(hooks))
-		for i, hk := range hooks {
-			id, ok := pmc.ClassicEventIDOf(hk)
-			if !ok {
-				return fmt.Errorf("hook %#04x: its group has no kernel event class a CLASSIC_EVENT_ID can name (via=native takes it)", hk)
-			}
-			ids[i] = id
+		ids, bad := pmc.HookEventIDs(hooks...)
+		if bad != nil {
+			return fmt.Errorf("%w (via=native takes any hook id)", bad)
 		}
-		err = k.TraceSetInformation(h, pmc.TracePmcEventListInfo, pmc.ClassicEventIDs(ids...))
+		err = k.TraceSetInformation(h, pmc.TracePmcEventListInfo, ids)
 	}
 	if err != nil {
 		return err
@@ -670,15 +665,6 @@ func parseHook(w string) (uint32, error) {
 		return 0, fmt.Errorf("hook id %q: a number such as 0x0524", w)
 	}
 	return uint32(v), nil
-}
-
-// ulongs is a ULONG array's bytes.
-func ulongs(v []uint32) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, x)
-	}
-	return b
 }
 
 func cmdSysWrite(m *Machine, a args) error {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
@@ -382,17 +381,17 @@ func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu
 // demoPMC configures the session's counters: the profile sources by TraceSetInformation,
 // event id 1 by NtSetSystemInformation, the two ways in.
 func demoPMC(k *emu.Kernel, h emu.TraceHandle, list string, out io.Writer) error {
-	var ids []byte
+	var srcs []uint32
 	var names []string
 	for _, name := range strings.Split(list, ",") {
 		s, err := pmc.ParseProfileSource(strings.TrimSpace(name))
 		if err != nil {
 			return err
 		}
-		ids = binary.LittleEndian.AppendUint32(ids, uint32(s))
+		srcs = append(srcs, uint32(s))
 		names = append(names, s.String())
 	}
-	if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, ids); err != nil {
+	if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, pmc.ULONGs(srcs...)); err != nil {
 		return fmt.Errorf("TraceSetInformation(TracePmcCounterListInfo): %w", err)
 	}
 	if err := k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), 1)); err != nil {
