@@ -185,53 +185,83 @@ const (
 	pmcNative             // NtSetSystemInformation rather than TraceSetInformation
 )
 
+// String writes the operation as a scenario line (see Program.Scenario), naming the
+// registration it uses by its raw index, "r<Reg>", which the run wraps round the
+// registrations that exist.
 func (o Op) String() string {
+	reg := fmt.Sprintf("r%d", o.Reg)
+	if o.Kind == OpRegister {
+		reg = "(next)"
+	}
+	return o.line(reg)
+}
+
+// line writes the operation in the scenario language, with reg as the name of the
+// registration it registers or uses.
+func (o Op) line(reg string) string {
 	name := sessionNames[o.Session]
 	switch o.Kind {
 	case OpStart:
-		s := fmt.Sprintf("start %s buf=%dKB min=%d max=%d mode=%s", name, o.BufferKB, o.MinBufs, o.MaxBufs, logmode.Mode(o.Mode).Short())
+		line := fmt.Sprintf("start %s buffer=%d min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
 		if o.StartProp&startLogFile != 0 {
-			s += " logfile"
+			line += " file=fuzz%d.etl"
 		}
 		if o.StartProp&startMaxSize != 0 {
-			s += " maxsize=1"
+			line += " maxfile=1"
 		}
 		if o.StartProp&startAutoLogger != 0 {
-			s += " autologger"
+			line += " autologger=1"
 		}
-		return s
+		return line
 	case OpStop, OpFlush, OpQuery:
 		return fmt.Sprintf("%v %s", o.Kind, name)
 	case OpUpdate:
 		return fmt.Sprintf("update %s max=%d", name, o.MaxBufs)
 	case OpRegister:
-		return fmt.Sprintf("register p%d", o.Provider)
+		return fmt.Sprintf("register %s guid=%v", reg, providers[o.Provider])
 	case OpUnregister:
-		return fmt.Sprintf("unregister r%d", o.Reg)
-	case OpEnable:
-		return fmt.Sprintf("enable %s p%d group=%v level=%d any=%#x all=%#x", name, o.Provider, o.Group, o.Level, o.Any, o.All)
-	case OpDisable:
-		return fmt.Sprintf("disable %s p%d group=%v", name, o.Provider, o.Group)
-	case OpCapture:
-		return fmt.Sprintf("capture %s p%d", name, o.Provider)
+		return "unregister " + reg
+	case OpEnable, OpDisable, OpCapture:
+		line := fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
+		if o.Kind == OpEnable {
+			line += fmt.Sprintf(" level=%d any=%#x all=%#x", o.Level, o.Any, o.All)
+		}
+		if o.Group && o.Kind != OpCapture {
+			line += " group=1"
+		}
+		return line
 	case OpWrite:
-		return fmt.Sprintf("write r%d level=%d kw=%#x payload=%d cpu=%d", o.Reg, o.Level, o.Any, o.Payload, o.Processor)
+		return fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg, o.Payload, o.Processor, o.Level, o.Any)
+	case OpTraits:
+		if o.Group {
+			return fmt.Sprintf("traits %s group=%s", reg, providerNames[o.Provider])
+		}
+		return "traits " + reg
 	case OpPMC:
-		what, route := "counters", "TraceSetInformation"
+		var items []string
 		if o.PMCFlags&pmcEvents != 0 {
-			what = "events"
+			for _, h := range o.hooks() {
+				items = append(items, fmt.Sprintf("%#04x", h))
+			}
+		} else {
+			for _, s := range pmcSources[:o.Count] {
+				items = append(items, fmt.Sprint(s))
+			}
+		}
+		list := strings.Join(items, ",")
+		if list == "" {
+			list = "none"
+		}
+		line := fmt.Sprintf("counters %s %s", name, list)
+		if o.PMCFlags&pmcEvents != 0 {
+			line = fmt.Sprintf("hooks %s %s", name, list)
 		}
 		if o.PMCFlags&pmcNative != 0 {
-			route = "NtSetSystemInformation"
+			line += " via=native"
 		}
-		return fmt.Sprintf("pmc %s %s %d via %s", name, what, o.Count, route)
+		return line
 	case OpSysWrite:
-		return fmt.Sprintf("syswrite %s hook %#04x payload=%d cpu=%d", name, pmcHooks[o.Count], o.Payload, o.Processor)
-	case OpTraits:
-		if !o.Group {
-			return fmt.Sprintf("traits r%d no group", o.Reg)
-		}
-		return fmt.Sprintf("traits r%d group p%d", o.Reg, o.Provider)
+		return fmt.Sprintf("syswrite %s %#04x size=%d proc=%d", name, pmcHooks[o.Count], o.Payload, o.Processor)
 	}
 	return o.Kind.String()
 }
@@ -493,81 +523,22 @@ func (p Program) Scenario(results []error) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# a fuzz program (%d operations) as a scenario\n", len(p.Ops))
 	fmt.Fprintf(&b, "kernel version=%s processors=%d pmccounters=%d\n", p.Version, p.Processors, pmcCounters)
-	regs := 0
-	reg := func(i int) string {
-		if regs == 0 {
-			return "none" // no registration yet: the kernel gets a NULL handle
-		}
-		return fmt.Sprintf("r%d", i%regs)
-	}
+	regs := 0 // registrations that succeeded so far: r0, r1, ...
 	for i, o := range p.Ops {
 		if i >= len(results) {
 			break
 		}
-		name := sessionNames[o.Session]
-		var line string
-		switch o.Kind {
-		case OpStart:
-			line = fmt.Sprintf("start %s buffer=%d min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
-			if o.StartProp&startLogFile != 0 {
-				line += " file=fuzz%d.etl"
-			}
-			if o.StartProp&startMaxSize != 0 {
-				line += " maxfile=1"
-			}
-			if o.StartProp&startAutoLogger != 0 {
-				line += " autologger=1"
-			}
-		case OpStop, OpFlush, OpQuery:
-			line = fmt.Sprintf("%v %s", o.Kind, name)
-		case OpUpdate:
-			line = fmt.Sprintf("update %s max=%d", name, o.MaxBufs)
-		case OpRegister:
-			line = fmt.Sprintf("register r%d guid=%v", regs, providers[o.Provider])
+		reg := "none" // no registration yet: the kernel gets a NULL handle
+		switch {
+		case o.Kind == OpRegister:
+			reg = fmt.Sprintf("r%d", regs)
 			if results[i] == nil {
 				regs++
 			}
-		case OpUnregister:
-			line = "unregister " + reg(o.Reg)
-		case OpEnable:
-			line = fmt.Sprintf("enable %s %s level=%d any=%#x all=%#x", name, providerNames[o.Provider], o.Level, o.Any, o.All)
-		case OpDisable, OpCapture:
-			line = fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
-		case OpWrite:
-			line = fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg(o.Reg), o.Payload, o.Processor, o.Level, o.Any)
-		case OpTraits:
-			line = "traits " + reg(o.Reg)
-			if o.Group {
-				line += " group=" + providerNames[o.Provider]
-			}
-		case OpPMC:
-			var items []string
-			if o.PMCFlags&pmcEvents != 0 {
-				for _, h := range o.hooks() {
-					items = append(items, fmt.Sprintf("%#04x", h))
-				}
-			} else {
-				for _, s := range pmcSources[:o.Count] {
-					items = append(items, fmt.Sprint(s))
-				}
-			}
-			list := strings.Join(items, ",")
-			if list == "" {
-				list = "none"
-			}
-			line = fmt.Sprintf("counters %s %s", name, list)
-			if o.PMCFlags&pmcEvents != 0 {
-				line = fmt.Sprintf("hooks %s %s", name, list)
-			}
-			if o.PMCFlags&pmcNative != 0 {
-				line += " via=native"
-			}
-		case OpSysWrite:
-			line = fmt.Sprintf("syswrite %s %#04x size=%d proc=%d", name, pmcHooks[o.Count], o.Payload, o.Processor)
+		case regs > 0:
+			reg = fmt.Sprintf("r%d", o.Reg%regs)
 		}
-		if o.Group && (o.Kind == OpEnable || o.Kind == OpDisable) {
-			line += " group=1"
-		}
+		line := o.line(reg)
 		if err := results[i]; err != nil {
 			line = "expect " + scenarioCode(err) + " " + line
 		}
