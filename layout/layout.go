@@ -49,6 +49,18 @@ type Struct struct {
 	Members []Member
 }
 
+// since gives every member written without versions the versions from v on, for the
+// tables whose rows (all, or all but a few that say otherwise) hold in every version of
+// the structure.
+func since(v winver.Version, ms []Member) []Member {
+	for i := range ms {
+		if ms[i].Versions == (winver.Range{}) {
+			ms[i].Versions = winver.Since(v)
+		}
+	}
+	return ms
+}
+
 // View is a structure as one version and architecture lay it out: the members present,
 // sorted by offset, and its size. Exists is false for a version without the structure.
 type View struct {

@@ -16,7 +16,7 @@ var LoggerContext = Struct{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V2004, Value: [2]int{0, 0x550}},
 	},
-	Members: lc([]Member{
+	Members: since(winver.V2004, []Member{
 		{Name: "LoggerId", Type: "ULONG", Off: [2]int{x86Unknown, 0x000}, Remark: "index in the logger table"},
 		{Name: "BufferSize", Type: "ULONG", Off: [2]int{x86Unknown, 0x004}, Remark: "bytes"},
 		{Name: "MaximumEventSize", Type: "ULONG", Off: [2]int{x86Unknown, 0x008}},
@@ -95,12 +95,4 @@ var LoggerContext = Struct{
 		{Name: "CompressionWorkItem ... CompressionDpc", Type: "[152 bytes]", Off: [2]int{x86Unknown, 0x460}, Remark: "kernel-side buffer compression (1607 and later)"},
 		{Name: "LastBufferSwitchTime ... BufferMdl", Type: "[88 bytes]", Off: [2]int{x86Unknown, 0x4F8}, Remark: "timings, drop times, partition context"},
 	}),
-}
-
-// lc gives every row of WMI_LOGGER_CONTEXT the one version its source describes.
-func lc(ms []Member) []Member {
-	for i := range ms {
-		ms[i].Versions = winver.Since(winver.V2004)
-	}
-	return ms
 }
