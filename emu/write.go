@@ -42,6 +42,10 @@ type WriteOptions struct {
 	RelatedActivityID *guid.GUID
 	// Tally, if not nil, receives the outcome per session.
 	Tally *Tally
+
+	// provMeta and evMeta are the TraceLogging metadata EventWriteDescriptors found in
+	// typed data descriptors.
+	provMeta, evMeta []byte
 }
 
 // EventWrite writes an event through registration r to every session that enables it at
@@ -85,6 +89,79 @@ func (k *Kernel) EventWriteEx(r *Registration, d *EventDescriptor, o *WriteOptio
 	return k.write(r, d, o, data)
 }
 
+// DataDescriptor is EVENT_DATA_DESCRIPTOR: one block of an event's data and the Type
+// byte of its Reserved field. It leaves out the pointer and size, which Data carries.
+type DataDescriptor struct {
+	Data []byte
+	Type uint8
+}
+
+// EVENT_DATA_DESCRIPTOR_TYPE_* values (evntprov.h).
+const (
+	DescriptorUserData         = 0 // EVENT_DATA_DESCRIPTOR_TYPE_NONE: the event's payload
+	DescriptorEventMetadata    = 1 // EVENT_DATA_DESCRIPTOR_TYPE_EVENT_METADATA: a TraceLogging event schema
+	DescriptorProviderMetadata = 2 // EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA: TraceLogging provider traits
+)
+
+// EventWriteDescriptors is EventWriteEx with typed data descriptors, as TraceLogging
+// writes (go-winio's etw package passes the provider metadata, the event metadata, then
+// the user data). ETW honours the Type only for a registration that called
+// EventSetInformation with EventProviderSetTraits or EventProviderUseDescriptorType;
+// otherwise every block is user data. Honoured, the provider-metadata blocks become the
+// event's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item and the event-metadata blocks its
+// EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL item (blocks of one type concatenated), and only
+// user-data blocks are the payload. o may be nil.
+//
+// [UNCERTAIN] That the PROV_TRAITS item holds the descriptor's bytes rather than the
+// traits the registration set: TraceLogging passes the same blob to both.
+//
+// Errors: those of EventWrite; ERROR_INVALID_PARAMETER for more than 128 descriptors or
+// an honoured Type above 2 (TIMESTAMP_OVERRIDE and later types are not emulated).
+func (k *Kernel) EventWriteDescriptors(r *Registration, d *EventDescriptor, o *WriteOptions, descs ...DataDescriptor) error {
+	if r.entry().Quiet() {
+		return nil
+	}
+	if r == nil {
+		return winerr.ErrInvalidHandle
+	}
+	if len(descs) > MaxDataDescriptors {
+		return winerr.ErrInvalidParameter
+	}
+	opts := WriteOptions{Processor: AnyProcessor}
+	if o != nil {
+		opts = *o
+	}
+	honoured := r.e.Traits() != nil || r.e.Flags()&regentry.FlagUseDescriptorType != 0
+	var blocks [MaxDataDescriptors][]byte
+	n := 0
+	for _, dd := range descs {
+		t := dd.Type
+		if !honoured {
+			t = DescriptorUserData
+		}
+		switch t {
+		case DescriptorUserData:
+			blocks[n] = dd.Data
+			n++
+		case DescriptorEventMetadata:
+			opts.evMeta = appendBlock(opts.evMeta, dd.Data)
+		case DescriptorProviderMetadata:
+			opts.provMeta = appendBlock(opts.provMeta, dd.Data)
+		default:
+			return winerr.New(winerr.ErrInvalidParameter, "EVENT_DATA_DESCRIPTOR Type %d is not emulated", t)
+		}
+	}
+	return k.write(r, d, &opts, blocks[:n])
+}
+
+// appendBlock adds block to the metadata acc holds, copying only when there are two.
+func appendBlock(acc, block []byte) []byte {
+	if len(acc) == 0 {
+		return block
+	}
+	return append(append([]byte(nil), acc...), block...)
+}
+
 // write is the enabled path, in three parts: check the handle and arguments and describe
 // the record once; the one-session path, for an event enabled by one session with
 // nothing to count per session; and the general path, each set bit of the registration's
@@ -123,11 +200,18 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if o != nil {
 		proc, tally = o.Processor, o.Tally
 		ev.ThreadID = o.ThreadID
-		if o.ActivityID != nil || o.RelatedActivityID != nil {
+		if o.ActivityID != nil || o.RelatedActivityID != nil || o.provMeta != nil || o.evMeta != nil {
 			extra.Activity, extra.Related = o.ActivityID, o.RelatedActivityID
+			extra.ProviderMeta, extra.EventMeta = o.provMeta, o.evMeta
 			ev.Extra = &extra
 			if o.RelatedActivityID != nil {
 				size += session.RelatedItemSize
+			}
+			if len(o.provMeta) != 0 {
+				size += abi.ExtItemSize(len(o.provMeta))
+			}
+			if len(o.evMeta) != 0 {
+				size += abi.ExtItemSize(len(o.evMeta))
 			}
 		}
 	}

@@ -74,18 +74,35 @@ func (l *Logger) deliver(buf []byte) {
 	}
 }
 
-// Consume attaches a real-time consumer and calls fn with every buffer the session
-// delivers from then on, in flush order (so in order per processor), starting with the
-// buffers kept while no consumer was attached. backlog bounds the buffers waiting for fn
+// Consume attaches a real-time consumer and processes what it receives: Attach, then
+// Attachment.Process.
+func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) error) error {
+	a, err := l.Attach(backlog)
+	if err != nil {
+		return err
+	}
+	return a.Process(ctx, fn)
+}
+
+// Attachment is one real-time consumer attached to a session (what OpenTrace holds for
+// a real-time trace): from Attach on, the session delivers its buffers to it.
+type Attachment struct {
+	l       *Logger
+	c       *consumer
+	pending [][]byte // the buffers kept while no consumer was attached; Process's only
+}
+
+// Attach attaches a real-time consumer: it receives the buffers the session kept while no
+// consumer was attached, then every buffer the session delivers from now on, in flush
+// order (so in order per processor). backlog bounds the buffers waiting to be processed
 // (DefaultConsumerBacklog when 0); past it buffers are dropped and counted in
-// RealTimeBuffersLost. Consume returns nil once the session has stopped and every
-// buffer it delivered was processed, ctx's error when ctx ends first, or fn's error.
+// RealTimeBuffersLost. Process reads them; Close detaches without reading.
 //
 // Errors: ERROR_INVALID_PARAMETER for a session without EVENT_TRACE_REAL_TIME_MODE;
 // ErrStopped for a session that has stopped.
-func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) error) error {
+func (l *Logger) Attach(backlog int) (*Attachment, error) {
 	if l.rt == nil {
-		return winerr.New(winerr.ErrInvalidParameter, "session %q has no EVENT_TRACE_REAL_TIME_MODE", l.name)
+		return nil, winerr.New(winerr.ErrInvalidParameter, "session %q has no EVENT_TRACE_REAL_TIME_MODE", l.name)
 	}
 	if backlog <= 0 {
 		backlog = DefaultConsumerBacklog
@@ -95,14 +112,23 @@ func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) e
 	rt.mu.Lock()
 	if rt.closed {
 		rt.mu.Unlock()
-		return ErrStopped
+		return nil, ErrStopped
 	}
 	pending := rt.backlog
 	rt.backlog = nil
 	rt.consumers = append(rt.consumers, c)
 	l.rtFull.Store(false)
 	rt.mu.Unlock()
-	defer l.detach(c)
+	return &Attachment{l: l, c: c, pending: pending}, nil
+}
+
+// Process calls fn with every buffer the attachment receives, then detaches. It returns
+// nil once the session has stopped and every buffer delivered was processed, ctx's error
+// when ctx ends first, or fn's error. Call it once.
+func (a *Attachment) Process(ctx context.Context, fn func(buf []byte) error) error {
+	defer a.Close()
+	pending := a.pending
+	a.pending = nil
 	for _, b := range pending {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -115,7 +141,7 @@ func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) e
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case b, ok := <-c.ch:
+		case b, ok := <-a.c.ch:
 			if !ok {
 				return nil
 			}
@@ -125,6 +151,10 @@ func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) e
 		}
 	}
 }
+
+// Close detaches the consumer; buffers it held unprocessed are dropped. Closing twice
+// does nothing.
+func (a *Attachment) Close() { a.l.detach(a.c) }
 
 func (l *Logger) detach(c *consumer) {
 	rt := l.rt

@@ -8,6 +8,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/hw"
+	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -35,7 +36,15 @@ type Event struct {
 type EventExtra struct {
 	Activity *guid.GUID // nil for GUID_NULL
 	Related  *guid.GUID // if not nil, written as a RELATED_ACTIVITYID extended item
+	// ProviderMeta and EventMeta are a TraceLogging event's metadata (the blocks of
+	// EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA and _EVENT_METADATA), written as a
+	// PROV_TRAITS and an EVENT_SCHEMA_TL extended item when not empty.
+	ProviderMeta, EventMeta []byte
 }
+
+// traceLogging reports whether x carries TraceLogging metadata; such events are written by
+// writeExtended.
+func (x *EventExtra) traceLogging() bool { return len(x.ProviderMeta)+len(x.EventMeta) != 0 }
 
 // RelatedItemSize is the in-buffer size of the RELATED_ACTIVITYID extended item.
 const RelatedItemSize = abi.ExtItemHeaderSize + 16
@@ -58,12 +67,16 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // ERROR_NOT_ENOUGH_MEMORY when no free buffer is left (both counted in EventsLost), and
 // ErrStopped (not counted) once the session stops.
 //
-// An event whose id the logger's PMC configuration selects goes to writeCounted, which
-// adds the writing processor's counters; the check is one atomic load while no counters
-// are configured.
+// An event whose id the logger's PMC configuration selects, or that carries TraceLogging
+// metadata, goes to writeExtended, which adds the writing processor's counters and the
+// metadata items; the checks are one atomic load while no counters are configured and one
+// nil test for a plain event.
 func (l *Logger) Write(proc int, ev *Event) error {
 	if p := l.pmcData.Load(); p != nil && p.Selects(ev.Descriptor.ID) {
-		return l.writeCounted(proc, ev, p)
+		return l.writeExtended(proc, ev, p)
+	}
+	if x := ev.Extra; x != nil && x.traceLogging() {
+		return l.writeExtended(proc, ev, nil)
 	}
 	need := abi.Align(ev.Size)
 	if need > l.maxRecord || ev.Size < abi.EventHeaderSize {
@@ -106,11 +119,69 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	return nil
 }
 
+// writeExtended is Write for an event with extended items past RELATED_ACTIVITYID: the
+// counters of processor proc, read at write time, when the logger's PMC configuration p
+// selects the event (EVENT_HEADER_EXT_TYPE_PMC_COUNTERS; p is nil otherwise), and a
+// TraceLogging event's metadata (PROV_TRAITS, then EVENT_SCHEMA_TL, the order of the
+// real files in the parsers' test data). ev.Size counts the metadata items but not the
+// counters, whose number the session's configuration decides.
+//
+// [UNCERTAIN] Where RELATED_ACTIVITYID and PMC_COUNTERS stand relative to the
+// TraceLogging items: no real file with both was found; they are written first, in type
+// order.
+func (l *Logger) writeExtended(proc int, ev *Event, p *pmc.Support) error {
+	var ctr [pmc.MaxPlatformCounters]uint64
+	size := ev.Size
+	n := 0
+	if p != nil {
+		n = p.CountersCount()
+		size += uint32(abi.ExtItemSize(8 * n))
+	}
+	need := abi.Align(size)
+	if need > l.maxRecord || size > abi.MaxEventSize || ev.Size < abi.EventHeaderSize {
+		return l.refuseRecord()
+	}
+	b, rec, err := l.reserve(proc, need)
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		n = p.Read(proc, ctr[:])
+	}
+	putEventHeader((*[abi.EventHeaderSize]byte)(rec), ev, size, l.stamp(ev))
+	rec[abi.OffEventFlags] |= abi.EventFlagExtendedInfo
+	var traits, schema []byte
+	x := ev.Extra
+	if x != nil {
+		traits, schema = x.ProviderMeta, x.EventMeta
+	}
+	tl := len(traits)+len(schema) != 0
+	body := rec[abi.EventHeaderSize:]
+	if x != nil && x.Related != nil {
+		body = putRelatedItem(body, x.Related, p != nil || tl)
+	}
+	if p != nil {
+		var data [8 * pmc.MaxPlatformCounters]byte
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint64(data[8*i:], ctr[i])
+		}
+		body = body[abi.PutExtItem(body, abi.ExtTypePMCCounters, tl, data[:8*n]):]
+	}
+	if len(traits) != 0 {
+		body = body[abi.PutExtItem(body, abi.ExtTypeProvTraits, len(schema) != 0, traits):]
+	}
+	if len(schema) != 0 {
+		body = body[abi.PutExtItem(body, abi.ExtTypeEventSchemaTL, false, schema):]
+	}
+	complete(b, body, ev.Data)
+	return nil
+}
+
 // putEventHeader encodes ev's EVENT_HEADER (x64 layout, marker 0xC013) into h for a
 // record of size bytes stamped ts: EVENT_HEADER_FLAG_64_BIT_HEADER, and
 // EXTENDED_INFO when ev carries a related activity id (a caller adding another item sets
 // it); EventProperty 0; KernelTime and UserTime, not modelled, 0. It is the write path's
-// only EVENT_HEADER encoder (Write, writeCounted), held to abi.EventHeader.Encode, the
+// only EVENT_HEADER encoder (Write, writeExtended), held to abi.EventHeader.Encode, the
 // readable one, by TestPutEventHeaderMatchesEncode. The fields go in as 8-byte words:
 // byte and 2-byte stores showed in BenchmarkWrite.
 func putEventHeader(h *[abi.EventHeaderSize]byte, ev *Event, size uint32, ts int64) {
