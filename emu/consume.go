@@ -19,22 +19,57 @@ import (
 // Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_INVALID_PARAMETER
 // for a session without EVENT_TRACE_REAL_TIME_MODE.
 func (k *Kernel) Consume(ctx context.Context, name string, backlog int, fn func(*etl.Buffer) error) error {
-	l, err := k.lookup(0, name)
+	t, err := k.OpenTrace(name, backlog)
 	if err != nil {
 		return err
 	}
-	err = l.Consume(ctx, backlog, func(b []byte) error {
+	return t.Process(ctx, fn)
+}
+
+// Trace is a real-time consumer attached to a session: what OpenTrace returns for a
+// real-time logger name. It leaves out EVENT_TRACE_LOGFILE's callbacks, which Process
+// takes as a function.
+type Trace struct {
+	a *session.Attachment
+}
+
+// OpenTrace attaches a real-time consumer to the session named name (OpenTrace with
+// PROCESS_TRACE_MODE_REAL_TIME). From its return on, the session delivers every buffer
+// it flushes to the consumer, after the buffers it kept while none was attached; Process
+// reads them, CloseTrace (Trace.Close) detaches. backlog is as in Consume.
+//
+// Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_INVALID_PARAMETER
+// for a session without EVENT_TRACE_REAL_TIME_MODE.
+func (k *Kernel) OpenTrace(name string, backlog int) (*Trace, error) {
+	l, err := k.lookup(0, name)
+	if err != nil {
+		return nil, err
+	}
+	a, err := l.Attach(backlog)
+	if err == session.ErrStopped {
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q stopped before the consumer attached", name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Trace{a: a}, nil
+}
+
+// Process is ProcessTrace: it calls fn with each buffer, decoded, until the session
+// stops and every buffer delivered was seen (nil), ctx ends (its error) or fn fails (its
+// error), then detaches. Call it once.
+func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
+	return t.a.Process(ctx, func(b []byte) error {
 		buf, err := etl.ParseBuffer(b)
 		if err != nil {
 			return err
 		}
 		return fn(buf)
 	})
-	if err == session.ErrStopped {
-		return winerr.New(winerr.ErrWMIInstanceNotFound, "session %q stopped before the consumer attached", name)
-	}
-	return err
 }
+
+// Close is CloseTrace: the consumer detaches; buffers not yet processed are dropped.
+func (t *Trace) Close() { t.a.Close() }
 
 // SaveBuffers writes the in-memory ring of the EVENT_TRACE_BUFFERING_MODE session named
 // name to a new ETL file at path (through Config.FileSystem), oldest buffer first, as

@@ -126,6 +126,10 @@ func New(cfg Config) (*Kernel, error) {
 // Version returns the emulated Windows version.
 func (k *Kernel) Version() winver.Version { return k.version }
 
+// FileSystem returns the file system sessions write log files to (Config.FileSystem),
+// nil for the operating system's.
+func (k *Kernel) FileSystem() etl.FileSystem { return k.fs }
+
 // Processors returns the number of emulated processors.
 func (k *Kernel) Processors() int { return k.nproc }
 
