@@ -1,0 +1,294 @@
+package tracelogging
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/etwemu/etwemu/guid"
+)
+
+// Field is one decoded field of an event.
+//
+// Value's Go type follows the InType: int8 to uint64 for the integers (UInt8 with
+// OutType Boolean, and Bool32, as bool), float32 and float64, string for every string
+// type, []byte for binary and custom fields, guid.GUID, time.Time (UTC) for FileTime and
+// SystemTime, a "S-1-..." string for a SID, uint32 and uint64 for HexInt32 and HexInt64
+// (and Pointer, read as 8 bytes: the emulator writes 64-bit events), []Field for a
+// struct. An array's Value is a []any of such values.
+type Field struct {
+	Name  string
+	In    InType
+	Out   OutType
+	Tags  uint32
+	Array bool
+	Value any
+}
+
+// Decode reads the payload of an event written with schema s. It fails, naming the
+// field, when the payload ends early or a struct claims more fields than follow it; bytes
+// left after the last field are an error too.
+func (s *Schema) Decode(payload []byte) ([]Field, error) {
+	d := decoder{defs: s.Fields, b: payload}
+	var out []Field
+	for d.i < len(d.defs) {
+		f, err := d.field()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, f)
+	}
+	if d.p != len(d.b) {
+		return out, fmt.Errorf("tracelogging: %d payload bytes after the last field", len(d.b)-d.p)
+	}
+	return out, nil
+}
+
+type decoder struct {
+	defs   []FieldDef
+	i      int // next definition
+	b      []byte
+	p      int // next payload byte
+	values int // values decoded so far, bounded by maxValues
+}
+
+// maxValues bounds the values one event decodes to: arrays of zero-size values (Null
+// fields, empty structs) take no payload, so only this stops a crafted schema.
+const maxValues = 1 << 20
+
+// field decodes the field of definition d.i (and, for a struct, of its members).
+func (d *decoder) field() (Field, error) {
+	def := d.defs[d.i]
+	d.i++
+	f := Field{Name: def.Name, In: def.In, Out: def.Out, Tags: def.Tags}
+	if def.In == InStruct {
+		f.Out = OutDefault
+	}
+	members := d.i
+	n := 1
+	switch def.Arity {
+	case Ccount:
+		n = int(def.Count)
+		f.Array = true
+	case Vcount:
+		if len(d.b)-d.p < 2 {
+			return f, fmt.Errorf("tracelogging: field %q: no element count", def.Name)
+		}
+		n = int(binary.LittleEndian.Uint16(d.b[d.p:]))
+		d.p += 2
+		f.Array = true
+	case Custom:
+		v, err := d.counted(def.Name)
+		f.Value = v
+		return f, err
+	}
+	if !f.Array {
+		v, err := d.one(def, members)
+		f.Value = v
+		return f, err
+	}
+	elems := make([]any, 0, n)
+	for e := 0; e < n; e++ {
+		v, err := d.one(def, members)
+		if err != nil {
+			return f, err
+		}
+		elems = append(elems, v)
+	}
+	if n == 0 && def.In == InStruct {
+		d.i = d.after(members - 1) // no element read the members' definitions
+	}
+	f.Value = elems
+	return f, nil
+}
+
+// one decodes one value of definition def, whose struct members (if any) start at
+// definition members.
+func (d *decoder) one(def FieldDef, members int) (any, error) {
+	if d.values++; d.values > maxValues {
+		return nil, fmt.Errorf("tracelogging: field %q: more than %d values in one event", def.Name, maxValues)
+	}
+	if def.In == InStruct {
+		d.i = members
+		return d.structValue(def)
+	}
+	return d.value(def)
+}
+
+// after returns the index of the definition after definition i and, for a struct, its
+// members.
+func (d *decoder) after(i int) int {
+	def := d.defs[i]
+	i++
+	if def.In == InStruct {
+		for m := 0; m < int(def.Out) && i < len(d.defs); m++ {
+			i = d.after(i)
+		}
+	}
+	return i
+}
+
+// structValue decodes the members of struct definition def, which start at d.i.
+func (d *decoder) structValue(def FieldDef) (any, error) {
+	members := make([]Field, 0, int(def.Out))
+	for m := 0; m < int(def.Out); m++ {
+		if d.i >= len(d.defs) {
+			return nil, fmt.Errorf("tracelogging: struct %q claims %d fields, the metadata has %d after it", def.Name, def.Out, m)
+		}
+		f, err := d.field()
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, f)
+	}
+	return members, nil
+}
+
+// take returns the next n payload bytes.
+func (d *decoder) take(name string, n int) ([]byte, error) {
+	if len(d.b)-d.p < n {
+		return nil, fmt.Errorf("tracelogging: field %q: %d bytes wanted, %d left", name, n, len(d.b)-d.p)
+	}
+	b := d.b[d.p : d.p+n]
+	d.p += n
+	return b, nil
+}
+
+// counted returns the bytes of a u16-counted value.
+func (d *decoder) counted(name string) ([]byte, error) {
+	c, err := d.take(name, 2)
+	if err != nil {
+		return nil, err
+	}
+	return d.take(name, int(binary.LittleEndian.Uint16(c)))
+}
+
+// fixedSizes are the payload sizes of the fixed-size in-types.
+var fixedSizes = [...]int{InInt8: 1, InUInt8: 1, InInt16: 2, InUInt16: 2, InInt32: 4, InUInt32: 4, InInt64: 8, InUInt64: 8,
+	InFloat: 4, InDouble: 8, InBool32: 4, InGUID: 16, InPointer: 8, InFileTime: 8, InSystemTime: 16, InHexInt32: 4, InHexInt64: 8,
+	InCountedBinary: 0}
+
+// value decodes one value of a non-struct definition.
+func (d *decoder) value(def FieldDef) (any, error) {
+	le := binary.LittleEndian
+	switch def.In {
+	case InNull:
+		return nil, nil
+	case InAnsiString:
+		s, p, err := cstring(d.b, d.p)
+		if err != nil {
+			return nil, fmt.Errorf("tracelogging: field %q: string %w", def.Name, err)
+		}
+		d.p = p
+		return s, nil
+	case InUnicodeString:
+		for q := d.p; q+1 < len(d.b); q += 2 {
+			if d.b[q] == 0 && d.b[q+1] == 0 {
+				s := utf16String(d.b[d.p:q])
+				d.p = q + 2
+				return s, nil
+			}
+		}
+		return nil, fmt.Errorf("tracelogging: field %q: UTF-16 string without a NUL", def.Name)
+	case InBinary, InCountedBinary:
+		b, err := d.counted(def.Name)
+		return b, err
+	case InCountedString:
+		b, err := d.counted(def.Name)
+		return utf16String(b), err
+	case InCountedAnsiString:
+		b, err := d.counted(def.Name)
+		return string(b), err
+	case InSID:
+		head, err := d.take(def.Name, 8)
+		if err != nil {
+			return nil, err
+		}
+		subs, err := d.take(def.Name, 4*int(head[1]))
+		if err != nil {
+			return nil, err
+		}
+		return sidString(head, subs), nil
+	}
+	if int(def.In) >= len(fixedSizes) || fixedSizes[def.In] == 0 {
+		return nil, fmt.Errorf("tracelogging: field %q: in-type %d is not known", def.Name, def.In)
+	}
+	b, err := d.take(def.Name, fixedSizes[def.In])
+	if err != nil {
+		return nil, err
+	}
+	switch def.In {
+	case InInt8:
+		return int8(b[0]), nil
+	case InUInt8:
+		if def.Out == OutBoolean {
+			return b[0] != 0, nil
+		}
+		return b[0], nil
+	case InInt16:
+		return int16(le.Uint16(b)), nil
+	case InUInt16:
+		return le.Uint16(b), nil
+	case InInt32:
+		return int32(le.Uint32(b)), nil
+	case InUInt32, InHexInt32:
+		return le.Uint32(b), nil
+	case InInt64:
+		return int64(le.Uint64(b)), nil
+	case InUInt64, InHexInt64, InPointer:
+		return le.Uint64(b), nil
+	case InFloat:
+		return math.Float32frombits(le.Uint32(b)), nil
+	case InDouble:
+		return math.Float64frombits(le.Uint64(b)), nil
+	case InBool32:
+		return le.Uint32(b) != 0, nil
+	case InGUID:
+		return guid.FromBytes(b), nil
+	case InFileTime:
+		return FileTimeToTime(le.Uint64(b)), nil
+	default: // InSystemTime
+		w := func(i int) int { return int(le.Uint16(b[2*i:])) }
+		return time.Date(w(0), time.Month(w(1)), w(3), w(4), w(5), w(6), w(7)*int(time.Millisecond), time.UTC), nil
+	}
+}
+
+// fileTimeEpoch is 1970-01-01 in FILETIME units (100 ns since 1601-01-01).
+const fileTimeEpoch = 116444736000000000
+
+// FileTimeToTime converts a FILETIME to a UTC time.
+func FileTimeToTime(ft uint64) time.Time {
+	return time.Unix(0, (int64(ft)-fileTimeEpoch)*100).UTC()
+}
+
+// TimeToFileTime converts a time to a FILETIME, as go-winio's Time field does
+// (windows.NsecToFiletime of the UTC time).
+func TimeToFileTime(t time.Time) uint64 {
+	return uint64(t.UTC().UnixNano()/100 + fileTimeEpoch)
+}
+
+func utf16String(b []byte) string {
+	u := make([]uint16, len(b)/2)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return string(utf16.Decode(u))
+}
+
+// sidString formats a SID: head is Revision, SubAuthorityCount and the 6-byte
+// big-endian IdentifierAuthority; subs the little-endian sub-authorities.
+func sidString(head, subs []byte) string {
+	var auth uint64
+	for _, c := range head[2:8] {
+		auth = auth<<8 | uint64(c)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "S-%d-%d", head[0], auth)
+	for i := 0; i+4 <= len(subs); i += 4 {
+		fmt.Fprintf(&sb, "-%d", binary.LittleEndian.Uint32(subs[i:]))
+	}
+	return sb.String()
+}

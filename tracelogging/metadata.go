@@ -1,0 +1,202 @@
+package tracelogging
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Builder writes an event metadata blob (the EVENT_SCHEMA_TL item): Event once, then a
+// Field or Struct per field in payload order. The zero Builder is ready; Reset makes it
+// ready for another event and keeps its memory.
+type Builder struct {
+	b []byte
+}
+
+// Reset empties the builder.
+func (m *Builder) Reset() { m.b = m.b[:0] }
+
+// Event starts the blob: the size placeholder, the event's tags and its name.
+func (m *Builder) Event(name string, tags uint32) {
+	m.b = append(m.b[:0], 0, 0)
+	m.b = appendTags(m.b, tags)
+	m.b = append(append(m.b, name...), 0)
+}
+
+// Field adds a field: a scalar, or an array of in whose count is in the payload (Vcount)
+// or fixed here (Ccount, count elements). The OutType and tags are written only when
+// they are not the defaults, as TraceLoggingProvider.h does.
+func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity Arity, count uint16) {
+	m.b = append(append(m.b, name...), 0)
+	meta := byte(in) & inTypeMask
+	switch arity {
+	case Ccount:
+		meta |= flagCcount
+	case Vcount:
+		meta |= flagVcount
+	case Custom:
+		meta |= flagCustom
+	}
+	switch {
+	case out == OutDefault && tags == 0:
+		m.b = append(m.b, meta)
+	case tags == 0:
+		m.b = append(m.b, meta|chain, byte(out)&0x7F)
+	default:
+		m.b = append(m.b, meta|chain, byte(out)&0x7F|chain)
+		m.b = appendTags(m.b, tags)
+	}
+	if arity == Ccount {
+		m.b = binary.LittleEndian.AppendUint16(m.b, count)
+	}
+}
+
+// Struct adds a struct field whose members are the next fields fields added.
+func (m *Builder) Struct(name string, fields uint8, tags uint32) {
+	m.Field(name, InStruct, OutType(fields), tags, Scalar, 0)
+}
+
+// Bytes returns the blob with its size filled in. It stays valid until the next Event
+// or Reset. A blob over 64 KB cannot be described (the size is a u16): Bytes reports it
+// as an error.
+func (m *Builder) Bytes() ([]byte, error) {
+	if len(m.b) < 2 {
+		return nil, errors.New("tracelogging: event metadata without an event")
+	}
+	if len(m.b) > 0xFFFF {
+		return nil, fmt.Errorf("tracelogging: event metadata of %d bytes is over 65535", len(m.b))
+	}
+	binary.LittleEndian.PutUint16(m.b, uint16(len(m.b)))
+	return m.b, nil
+}
+
+// appendTags writes a 28-bit tags value 7 bits a byte, most significant group first, the
+// high bit of each byte but the last set; 0 is one 0 byte.
+func appendTags(b []byte, tags uint32) []byte {
+	tags &= MaxTags
+	for {
+		v := byte(tags >> 21)
+		if tags&0x1FFFFF == 0 {
+			return append(b, v&0x7F)
+		}
+		b = append(b, v|0x80)
+		tags <<= 7
+	}
+}
+
+// readTags reads tags written by appendTags, looping on the high bit as long as it is
+// set (real files carry a zero written as two bytes, 0x80 0x00).
+func readTags(b []byte, p int) (uint32, int, error) {
+	var tags uint32
+	for shift := 21; ; shift -= 7 {
+		if p >= len(b) {
+			return 0, 0, errors.New("tags run past the metadata")
+		}
+		c := b[p]
+		p++
+		if shift >= 0 {
+			tags |= uint32(c&0x7F) << shift
+		}
+		if c&0x80 == 0 {
+			return tags, p, nil
+		}
+	}
+}
+
+// FieldDef is one field of an event schema.
+type FieldDef struct {
+	Name  string
+	In    InType
+	Out   OutType // for a struct, the number of member fields
+	Tags  uint32
+	Arity Arity
+	Count uint16 // the element count of a Ccount array
+	// Schema is a custom field's schema bytes.
+	Schema []byte
+}
+
+// Schema is a decoded event metadata blob.
+type Schema struct {
+	Name   string
+	Tags   uint32
+	Fields []FieldDef
+}
+
+// ParseSchema decodes an event metadata blob.
+func ParseSchema(b []byte) (Schema, error) {
+	var s Schema
+	if len(b) < 4 {
+		return s, fmt.Errorf("tracelogging: event metadata of %d bytes (at least 4)", len(b))
+	}
+	size := int(binary.LittleEndian.Uint16(b))
+	if size < 4 || size > len(b) {
+		return s, fmt.Errorf("tracelogging: event metadata size %d, blob %d bytes", size, len(b))
+	}
+	b = b[:size]
+	tags, p, err := readTags(b, 2)
+	if err != nil {
+		return s, fmt.Errorf("tracelogging: event tags: %w", err)
+	}
+	s.Tags = tags
+	if s.Name, p, err = cstring(b, p); err != nil {
+		return s, fmt.Errorf("tracelogging: event name: %w", err)
+	}
+	for p < size {
+		var f FieldDef
+		at := p
+		if f.Name, p, err = cstring(b, p); err != nil {
+			return s, fmt.Errorf("tracelogging: field at %d: %w", at, err)
+		}
+		if p >= size {
+			return s, fmt.Errorf("tracelogging: field %q at %d: no InMeta", f.Name, at)
+		}
+		in := b[p]
+		p++
+		f.In = InType(in & inTypeMask)
+		f.Arity = Arity((in & countMask) >> 5)
+		if in&chain != 0 {
+			if p >= size {
+				return s, fmt.Errorf("tracelogging: field %q at %d: no OutMeta", f.Name, at)
+			}
+			out := b[p]
+			p++
+			f.Out = OutType(out & 0x7F)
+			if out&chain != 0 {
+				if f.Tags, p, err = readTags(b, p); err != nil {
+					return s, fmt.Errorf("tracelogging: field %q tags: %w", f.Name, err)
+				}
+			}
+		}
+		switch f.Arity {
+		case Ccount:
+			if size-p < 2 {
+				return s, fmt.Errorf("tracelogging: field %q at %d: no count", f.Name, at)
+			}
+			f.Count = binary.LittleEndian.Uint16(b[p:])
+			p += 2
+		case Custom:
+			if size-p < 2 {
+				return s, fmt.Errorf("tracelogging: field %q at %d: no schema size", f.Name, at)
+			}
+			n := int(binary.LittleEndian.Uint16(b[p:]))
+			p += 2
+			if size-p < n {
+				return s, fmt.Errorf("tracelogging: field %q at %d: schema of %d bytes runs past the metadata", f.Name, at, n)
+			}
+			f.Schema = b[p : p+n]
+			p += n
+		}
+		s.Fields = append(s.Fields, f)
+	}
+	return s, nil
+}
+
+// cstring reads a NUL-terminated string at p and returns it and the offset after the NUL.
+func cstring(b []byte, p int) (string, int, error) {
+	for i := p; i < len(b); i++ {
+		if b[i] == 0 {
+			return string(b[p:i]), i + 1, nil
+		}
+	}
+	return "", 0, errors.New("no NUL before the end")
+}

@@ -1,0 +1,155 @@
+package tracelogging
+
+import (
+	"bytes"
+	"encoding/binary"
+	"strings"
+	"testing"
+)
+
+func TestTags(t *testing.T) {
+	for _, c := range []struct {
+		tags uint32
+		enc  []byte
+	}{
+		{0, []byte{0}},
+		{1 << 21, []byte{1}},
+		{1, []byte{0x80, 0x80, 0x80, 1}},
+		{0x0FE00000, []byte{0x7F}},
+		{MaxTags, []byte{0xFF, 0xFF, 0xFF, 0x7F}},
+		{0x0ABCDEF, []byte{0x85, 0xAF, 0x9B, 0x6F}},
+	} {
+		got := appendTags(nil, c.tags)
+		if !bytes.Equal(got, c.enc) {
+			t.Errorf("appendTags(%#x) = % x, want % x", c.tags, got, c.enc)
+		}
+		back, n, err := readTags(got, 0)
+		if err != nil || back != c.tags || n != len(got) {
+			t.Errorf("readTags(% x) = %#x, %d, %v", got, back, n, err)
+		}
+	}
+	// Real files carry a zero written as two bytes.
+	if v, n, err := readTags([]byte{0x80, 0x00}, 0); v != 0 || n != 2 || err != nil {
+		t.Errorf("readTags(80 00) = %#x, %d, %v", v, n, err)
+	}
+	if _, _, err := readTags([]byte{0x80}, 0); err == nil {
+		t.Error("readTags accepted tags cut short")
+	}
+}
+
+func schema(t *testing.T, build func(m *Builder)) Schema {
+	t.Helper()
+	var m Builder
+	m.Event("E", 0)
+	build(&m)
+	b, err := m.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseSchema(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDecodeKinds(t *testing.T) {
+	le := binary.LittleEndian
+	s := schema(t, func(m *Builder) {
+		m.Field("u", InUnicodeString, OutDefault, 0, Scalar, 0)
+		m.Field("cs", InCountedString, OutDefault, 0, Scalar, 0)
+		m.Field("cas", InCountedAnsiString, OutDefault, 0, Scalar, 0)
+		m.Field("sid", InSID, OutDefault, 0, Scalar, 0)
+		m.Field("st", InSystemTime, OutDefault, 0, Scalar, 0)
+		m.Field("fixed", InUInt16, OutHex, 0x1234, Ccount, 2)
+		m.Field("ip", InUInt32, OutIPv4, 0, Scalar, 0)
+		m.Field("b32", InBool32, OutDefault, 0, Scalar, 0)
+		m.Struct("none", 1, 0)
+		m.Field("inner", InUInt8, OutDefault, 0, Scalar, 0)
+	})
+	if f := s.Fields[5]; f.Tags != 0x1234 || f.Arity != Ccount || f.Count != 2 || f.Out != OutHex {
+		t.Errorf("fixed-count field read back as %+v", f)
+	}
+	var p []byte
+	p = append(p, 'h', 0, 'i', 0, 0, 0)              // UTF-16 "hi"
+	p = append(p, 4, 0, 'o', 0, 'k', 0)              // counted UTF-16 "ok"
+	p = append(p, 2, 0, 'g', 'o')                    // counted ANSI "go"
+	p = append(p, 1, 2, 0, 0, 0, 0, 0, 5)            // S-1-5
+	p = le.AppendUint32(le.AppendUint32(p, 32), 544) // -32-544
+	for _, w := range []uint16{2024, 2, 4, 29, 13, 14, 15, 500} {
+		p = le.AppendUint16(p, w)
+	}
+	p = le.AppendUint16(le.AppendUint16(p, 0xAB), 0xCD) // no count in the payload
+	p = append(p, 192, 168, 0, 1)
+	p = le.AppendUint32(p, 7)
+	p = append(p, 9)
+	fields, err := s.Decode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `u="hi" cs="ok" cas="go" sid="S-1-5-32-544" st=2024-02-29T13:14:15.5Z fixed=[0x00AB 0x00CD] ip=192.168.0.1 b32=true none={inner=9}`
+	if got := Text(fields); got != want {
+		t.Errorf("decoded\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	s := schema(t, func(m *Builder) {
+		m.Field("a", InUInt32, OutDefault, 0, Scalar, 0)
+		m.Field("arr", InUInt8, OutDefault, 0, Vcount, 0)
+	})
+	for _, c := range []struct {
+		payload []byte
+		want    string
+	}{
+		{[]byte{1, 2}, `field "a": 4 bytes wanted, 2 left`},
+		{[]byte{1, 2, 3, 4}, `field "arr": no element count`},
+		{[]byte{1, 2, 3, 4, 3, 0, 1}, `field "arr": 1 bytes wanted, 0 left`},
+		{[]byte{1, 2, 3, 4, 0, 0, 9}, `1 payload bytes after the last field`},
+	} {
+		if _, err := s.Decode(c.payload); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Decode(% x) = %v, want %q", c.payload, err, c.want)
+		}
+	}
+	bad := schema(t, func(m *Builder) { m.Struct("s", 3, 0); m.Field("x", InUInt8, OutDefault, 0, Scalar, 0) })
+	if _, err := bad.Decode([]byte{1}); err == nil || !strings.Contains(err.Error(), `struct "s" claims 3 fields`) {
+		t.Errorf("a struct claiming more fields than follow: %v", err)
+	}
+	for _, b := range [][]byte{nil, {4, 0, 0}, {9, 0, 0, 'E', 0}, {6, 0, 0, 'E', 0, 'f'}, {7, 0, 0, 'E', 0, 'f', 0}} {
+		if _, err := ParseSchema(b); err == nil {
+			t.Errorf("ParseSchema(% x) accepted a malformed blob", b)
+		}
+	}
+}
+
+// FuzzDecode holds ParseSchema and Decode to never panic, whatever the bytes.
+func FuzzDecode(f *testing.F) {
+	var m Builder
+	m.Event("E", 5)
+	m.Struct("s", 2, 0)
+	m.Field("a", InUInt16, OutDefault, 0, Vcount, 0)
+	m.Field("b", InAnsiString, OutUTF8, 3, Scalar, 0)
+	b, _ := m.Bytes()
+	f.Add(b, []byte{1, 0, 7, 0, 'x', 0})
+	f.Fuzz(func(t *testing.T, meta, payload []byte) {
+		s, err := ParseSchema(meta)
+		if err != nil {
+			return
+		}
+		fields, _ := s.Decode(payload)
+		_ = Text(fields)
+	})
+}
+
+// TestDecodeBounded: arrays of zero-size values take no payload; a schema nesting them
+// is refused rather than decoded for ever.
+func TestDecodeBounded(t *testing.T) {
+	s := schema(t, func(m *Builder) {
+		m.Struct("outer", 1, 0)
+		m.Field("inner", InNull, OutDefault, 0, Ccount, 0xFFFF)
+	})
+	s.Fields[0].Arity, s.Fields[0].Count = Ccount, 0xFFFF
+	if _, err := s.Decode(nil); err == nil || !strings.Contains(err.Error(), "values in one event") {
+		t.Errorf("65535 × 65535 empty values: %v", err)
+	}
+}
