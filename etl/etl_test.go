@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/xpress"
 
@@ -727,3 +728,20 @@ func (nullFile) WriteAt(b []byte, _ int64) (int, error) { return len(b), nil }
 func (nullFile) Truncate(int64) error                   { return nil }
 func (f nullFile) Stat() (os.FileInfo, error)           { return f.memInfo, nil }
 func (nullFile) Close() error                           { return nil }
+
+func TestBufferTime(t *testing.T) {
+	const epoch = 116444736000000000
+	start := int64(epoch + 10_000_000) // 1970-01-01T00:00:01Z
+	b := &Buffer{Header: abi.BufferHeader{StartTime: start, StartPerfClock: 1000, ClockFrequency: abi.ClockFrequency(1, 1000)}}
+	if got, ok := b.Time(1500); !ok || !got.Equal(time.Unix(1, 500_000_000)) {
+		t.Errorf("QPC at 1000 Hz, 500 ticks after start: %v, %v", got, ok)
+	}
+	b.Header.ClockFrequency = abi.ClockFrequency(2, 10_000_000)
+	if got, ok := b.Time(start + 5); !ok || !got.Equal(time.Unix(1, 500)) {
+		t.Errorf("system time: %v, %v", got, ok)
+	}
+	b.Header.ClockFrequency = 0
+	if _, ok := b.Time(1500); ok {
+		t.Error("a buffer without a frequency converted a timestamp")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/klauspost/compress/xpress"
 
@@ -228,4 +229,25 @@ func (rd *Reader) Walk(fn func(b *Buffer, r Record) error) error {
 			return err
 		}
 	}
+}
+
+// Time converts a record timestamp of this buffer to wall time with the buffer's own
+// reference (ETW_REF_CLOCK: StartTime in FILETIME and StartPerfClock on the session
+// clock) and clock word (ClockType and Frequency, 6.2 and later): FILETIME itself for
+// the system-time clock, StartTime plus the ticks since StartPerfClock otherwise. It
+// reports false when the buffer has no reference or no frequency (files before 6.2).
+func (b *Buffer) Time(ts int64) (time.Time, bool) {
+	h := &b.Header
+	typ, freq := h.ClockFrequency&7, int64(h.ClockFrequency>>3)
+	const epoch = 116444736000000000 // 1601 to 1970 in 100 ns
+	ft := ts
+	switch {
+	case typ == 2: // EVENT_TRACE_CLOCK_SYSTEMTIME: timestamps are FILETIME
+	case h.StartTime > 0 && freq > 0:
+		d := ts - h.StartPerfClock
+		ft = h.StartTime + d/freq*1e7 + d%freq*1e7/freq
+	default:
+		return time.Time{}, false
+	}
+	return time.Unix(0, (ft-epoch)*100).UTC(), true
 }
