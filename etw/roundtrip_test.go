@@ -1,0 +1,133 @@
+package etw_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/etwemu/etwemu/consumer"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/tltest"
+	"github.com/etwemu/etwemu/tracelogging"
+)
+
+func newKernel(t *testing.T, cfg emu.Config) *emu.Kernel {
+	t.Helper()
+	k, err := emu.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// TestEveryFieldThroughConsumer writes an event with every field type through the
+// go-winio-shaped provider and reads it back live through the consumer.
+func TestEveryFieldThroughConsumer(t *testing.T) {
+	k := newKernel(t, emu.Config{Processors: 2})
+	cases := tltest.EveryField()
+	s := consumer.NewRealTimeSession(k, "RoundTrip")
+	s.Properties.BufferSize = 64
+	p, err := etw.NewProviderWithOptions("Etwemu.Test.RoundTrip", etw.WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if p.IsEnabled() {
+		t.Fatal("provider enabled before any session enabled it")
+	}
+	if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Test.RoundTrip:4")); err != nil {
+		t.Fatal(err)
+	}
+	if !p.IsEnabledForLevel(etw.LevelInfo) || p.IsEnabledForLevel(etw.LevelVerbose) {
+		t.Fatalf("enabled at level 4: IsEnabledForLevel(Info)=%v, (Verbose)=%v", p.IsEnabledForLevel(etw.LevelInfo), p.IsEnabledForLevel(etw.LevelVerbose))
+	}
+	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	opts := tltest.Opts(cases)
+	activity := guid.MustParse("11111111-2222-3333-4444-555555555555")
+	related := guid.MustParse("66666666-7777-8888-9999-aaaaaaaaaaaa")
+	if err := p.WriteEvent("Everything", etw.WithEventOpts(etw.WithLevel(etw.LevelInfo), etw.WithKeyword(0x10), etw.WithKeyword(0x2),
+		etw.WithOpcode(etw.OpcodeStart), etw.WithTags(0x0ABCDEF), etw.WithActivityID(activity), etw.WithRelatedActivityID(related)), opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteEvent("TooVerbose", nil, etw.WithFields(etw.StringField("x", "y"))); err != nil { // level 5 (Verbose) by default
+		t.Fatal(err)
+	}
+	if err := p.WriteEvent("NoFields", etw.WithEventOpts(etw.WithLevel(etw.LevelError)), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	var events []*consumer.Event
+	for e := range c.Events {
+		events = append(events, e)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 2 {
+		t.Fatalf("%d events, want 2 (the Verbose one filtered by the session's level 4)", len(events))
+	}
+	e := events[0]
+	if e.DecodeError != "" {
+		t.Fatal(e.DecodeError)
+	}
+	sys := e.System
+	if e.Name != "Everything" || sys.Provider.Name != "Etwemu.Test.RoundTrip" || sys.Provider.Guid != "{"+p.ID.String()+"}" ||
+		sys.Level.Value != 4 || sys.Keywords.Value != 0x12 || sys.Opcode.Value != 1 || sys.Channel != 11 ||
+		sys.Correlation.ActivityID != "{"+activity.String()+"}" || sys.Correlation.RelatedActivityID != "{"+related.String()+"}" {
+		t.Errorf("header: name %q, system %+v", e.Name, sys)
+	}
+	if sys.TimeCreated.SystemTime.IsZero() {
+		t.Error("no TimeCreated")
+	}
+	if fmt.Sprint(e.ExtendedData) != "[RELATED_ACTIVITYID PROV_TRAITS EVENT_SCHEMA_TL]" {
+		t.Errorf("extended items %v", e.ExtendedData)
+	}
+	sc, err := tracelogging.ParseSchema(e.Ext[2].Data)
+	if err != nil || sc.Tags != 0x0ABCDEF {
+		t.Errorf("schema tags %#x, %v", sc.Tags, err)
+	}
+	tltest.CheckFields(t, "consumer", e.Fields, cases)
+	if v := e.EventData["Uint16"]; v != uint16(65535) {
+		t.Errorf("EventData[Uint16] = %#v", v)
+	}
+	if e2 := events[1]; e2.Name != "NoFields" || len(e2.Fields) != 0 || len(e2.Payload) != 0 {
+		t.Errorf("second event: %q, %d fields, %d payload bytes", e2.Name, len(e2.Fields), len(e2.Payload))
+	}
+}
+
+// TestEveryFieldThroughFile writes the same event into an ETL file and reads it back
+// through the consumer.
+func TestEveryFieldThroughFile(t *testing.T) {
+	k := newKernel(t, emu.Config{Processors: 2, FileSystem: &etl.MemFS{}})
+	cases := tltest.EveryField()
+	tltest.WriteFile(t, k, "tl.etl", cases)
+	c := consumer.NewConsumer(context.Background(), k).FromFiles("tl.etl")
+	var events []*consumer.Event
+	c.EventCallback = func(e *consumer.Event) error {
+		events = append(events, e)
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 {
+		t.Fatalf("%d events read from the file, want 1", len(events))
+	}
+	e := events[0]
+	if e.Name != "Everything" || e.System.Provider.Name != "Etwemu.Test.File" || e.System.Level.Value != 4 || e.Source != "tl.etl" {
+		t.Errorf("event %q from %q, provider %q, level %d", e.Name, e.Source, e.System.Provider.Name, e.System.Level.Value)
+	}
+	tltest.CheckFields(t, "file", e.Fields, cases)
+}
