@@ -1,0 +1,168 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/etwemu/etwemu/consumer"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+func newKernel(t *testing.T) *emu.Kernel {
+	t.Helper()
+	k, err := emu.New(emu.Config{Processors: 2, FileSystem: &etl.MemFS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+func TestParseProvider(t *testing.T) {
+	p, err := consumer.ParseProvider("Microsoft-Windows-Kernel-File:0xff:13,14:0x80:0x00")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GUID != guid.FromName("Microsoft-Windows-Kernel-File") || p.EnableLevel != 0xFF || len(p.Filter) != 2 || p.Filter[1] != 14 ||
+		p.MatchAnyKeyword != 0x80 || p.MatchAllKeyword != 0 {
+		t.Errorf("parsed %+v", p)
+	}
+	p, err = consumer.ParseProvider("{01234567-89ab-cdef-0123-456789abcdef}")
+	if err != nil || p.GUID != guid.MustParse("01234567-89ab-cdef-0123-456789abcdef") || p.EnableLevel != 0xFF {
+		t.Errorf("a GUID: %+v, %v", p, err)
+	}
+	for _, bad := range []string{"", ":5", "A:256", "A:1:x", "A:1::0xZ", "A:1:::-1", "A:1:2:3:4:5"} {
+		if _, err := consumer.ParseProvider(bad); err == nil {
+			t.Errorf("ParseProvider(%q) accepted it", bad)
+		}
+	}
+}
+
+// TestLossAndFilter: an event too large for the session's buffers is lost and counted;
+// the consumer announces it as an RT_LostEvent event and counts it in LostEvents. A
+// provider's Filter keeps only its event ids (TraceLogging events all have id 0, so a
+// classic registration writes them here); the others are counted in Skipped.
+func TestLossAndFilter(t *testing.T) {
+	k := newKernel(t)
+	s := consumer.NewRealTimeSession(k, "Lossy")
+	s.Properties.BufferSize = 4 // KB
+	p, err := etw.NewProviderWithOptions("Etwemu.Test.Lossy", etw.WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	prov := consumer.MustParseProvider("Etwemu.Test.Lossy:5")
+	if err := s.EnableProvider(prov); err != nil {
+		t.Fatal(err)
+	}
+	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	var got []*consumer.Event
+	c.EventCallback = func(e *consumer.Event) error { got = append(got, e); return nil }
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteEvent("Small", nil, etw.WithFields(etw.Uint8Field("x", 1))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteEvent("Huge", nil, etw.WithFields(etw.BinaryField("b", make([]byte, 8000)))); !errors.Is(err, winerr.ErrMoreData) {
+		t.Fatalf("an event larger than the buffer: %v, want ERROR_MORE_DATA", err)
+	}
+	raw, err := k.EventRegister(guid.FromName("Etwemu.Test.Raw"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.EventUnregister(raw)
+	if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Test.Raw:5:2")); err != nil {
+		t.Fatal(err)
+	}
+	for id := uint16(1); id <= 2; id++ {
+		if err := k.EventWrite(raw, &emu.EventDescriptor{ID: id, Level: 4}, []byte{byte(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	lost := uint64(0)
+	for _, e := range got {
+		if e.System.Provider.Guid == "{"+consumer.RTLostEventGUID.String()+"}" {
+			if e.System.Opcode.Value != consumer.OpcodeRTLostEvent {
+				t.Errorf("a loss notice with opcode %d", e.System.Opcode.Value)
+			}
+			lost += e.EventData["EventsLost"].(uint64)
+			continue
+		}
+		names = append(names, e.Name+"/"+itoa(e.System.EventID))
+	}
+	if fmt.Sprint(names) != "[Small/0 /2]" || lost != 1 || c.LostEvents.Load() != 1 || c.Skipped.Load() != 1 {
+		t.Errorf("events %v, %d lost announced, LostEvents %d, Skipped %d; want [Small/0 /2], 1, 1, 1", names, lost, c.LostEvents.Load(), c.Skipped.Load())
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	k := newKernel(t)
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("missing")
+	if err := c.Start(); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Errorf("a missing session: %v, want ERROR_WMI_INSTANCE_NOT_FOUND", err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Errorf("Stop after a failed Start: %v", err)
+	}
+	h, err := k.StartTrace("file-only", &emu.Properties{LogFileName: "f.etl", LogFileMode: emu.FileModeSequential})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	c = consumer.NewConsumer(context.Background(), k).FromTraceNames("file-only")
+	if err := c.Start(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("a session without REAL_TIME: %v, want ERROR_INVALID_PARAMETER", err)
+	}
+	c = consumer.NewConsumer(context.Background(), k).FromFiles("nope.etl")
+	if err := c.Start(); err == nil {
+		t.Error("a missing file was accepted")
+	}
+	s := consumer.NewRealTimeSession(k, "twice")
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.NewRealTimeSession(k, "twice").Start(); !errors.Is(err, winerr.ErrAlreadyExists) {
+		t.Errorf("a second session of the name: %v, want ERROR_ALREADY_EXISTS", err)
+	}
+	s.Stop()
+}
+
+// TestStopWhileLive: Stop ends a consumer whose session still runs, and closes Events.
+func TestStopWhileLive(t *testing.T) {
+	k := newKernel(t)
+	s := consumer.NewRealTimeSession(k, "Live")
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, open := <-c.Events; open {
+		t.Error("Events still open after Stop")
+	}
+	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
+		t.Errorf("the consumer is still attached")
+	}
+}
+
+func itoa(v uint16) string { return strconv.Itoa(int(v)) }

@@ -1,0 +1,87 @@
+package consumer
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/etwemu/etwemu/guid"
+)
+
+// Provider is a provider to enable on a session, as golang-etw describes one.
+type Provider struct {
+	GUID            guid.GUID
+	Name            string
+	EnableLevel     uint8
+	MatchAnyKeyword uint64
+	MatchAllKeyword uint64
+	// Filter, if not empty, keeps only events with these ids. golang-etw passes it to
+	// the kernel as an event-id filter; the emulator applies it in the consumer, as the
+	// session's providers stand when each buffer is read, and counts the others in
+	// Consumer.Skipped.
+	Filter []uint16
+}
+
+// ParseProvider reads golang-etw's provider syntax, Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]:
+// Name is a provider name (its GUID derived as TraceLogging and EventSource do) or a
+// GUID; Level defaults to 0xFF; EventIDs are comma-separated; numbers may be decimal or
+// 0x-hexadecimal.
+func ParseProvider(s string) (Provider, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) > 5 || parts[0] == "" {
+		return Provider{}, fmt.Errorf("consumer: provider %q: want Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]", s)
+	}
+	p := Provider{Name: parts[0], EnableLevel: 0xFF}
+	if g, err := guid.Parse(strings.Trim(parts[0], "{}")); err == nil {
+		p.GUID = g
+	} else {
+		p.GUID = guid.FromName(parts[0])
+	}
+	num := func(i int, bits int) (uint64, error) {
+		v, err := strconv.ParseUint(parts[i], 0, bits)
+		if err != nil {
+			return 0, fmt.Errorf("consumer: provider %q: part %d %q: %w", s, i+1, parts[i], err)
+		}
+		return v, nil
+	}
+	if len(parts) > 1 && parts[1] != "" {
+		v, err := num(1, 8)
+		if err != nil {
+			return Provider{}, err
+		}
+		p.EnableLevel = uint8(v)
+	}
+	if len(parts) > 2 && parts[2] != "" {
+		for _, id := range strings.Split(parts[2], ",") {
+			v, err := strconv.ParseUint(strings.TrimSpace(id), 0, 16)
+			if err != nil {
+				return Provider{}, fmt.Errorf("consumer: provider %q: event id %q: %w", s, id, err)
+			}
+			p.Filter = append(p.Filter, uint16(v))
+		}
+	}
+	if len(parts) > 3 && parts[3] != "" {
+		v, err := num(3, 64)
+		if err != nil {
+			return Provider{}, err
+		}
+		p.MatchAnyKeyword = v
+	}
+	if len(parts) > 4 && parts[4] != "" {
+		v, err := num(4, 64)
+		if err != nil {
+			return Provider{}, err
+		}
+		p.MatchAllKeyword = v
+	}
+	return p, nil
+}
+
+// MustParseProvider is ParseProvider that panics on a malformed string, for literals.
+func MustParseProvider(s string) Provider {
+	p, err := ParseProvider(s)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
