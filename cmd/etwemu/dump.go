@@ -19,6 +19,7 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/tracelogging"
 )
 
 func runDump(args []string, stdout, stderr io.Writer) int {
@@ -110,6 +111,18 @@ type dumpRecord struct {
 	PayloadLen int      `json:"payload_len"`
 	Payload    string   `json:"payload,omitempty"`
 	Marker     string   `json:"marker,omitempty"`
+	// A TraceLogging event's name and fields, decoded from its EVENT_SCHEMA_TL item.
+	Event       string      `json:"event,omitempty"`
+	Fields      []dumpField `json:"fields,omitempty"`
+	FieldsText  string      `json:"-"`
+	DecodeError string      `json:"decode_error,omitempty"`
+}
+
+// dumpField is one TraceLogging field as dump -json prints it (see jsonValue).
+type dumpField struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value any    `json:"value"`
 }
 
 var extNames = map[uint16]string{
@@ -255,6 +268,9 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 				name = fmt.Sprintf("%#x", x.Type)
 			}
 			d.Ext = append(d.Ext, fmt.Sprintf("%s(%d bytes)", name, len(x.Data)))
+			if x.Type == abi.ExtTypeEventSchemaTL {
+				decodeTraceLogging(&d, x.Data, r.Payload)
+			}
 		}
 		p := r.Payload
 		if len(p) > payload {
@@ -343,8 +359,62 @@ func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) e
 	if d.Detail != "" {
 		fmt.Fprintf(out, " (%s)", d.Detail)
 	}
+	if d.Event != "" {
+		fmt.Fprintf(out, " event %q {%s}", d.Event, d.FieldsText)
+	}
+	if d.DecodeError != "" {
+		fmt.Fprintf(out, " (TraceLogging fields not decoded: %s)", d.DecodeError)
+	}
 	fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
 	return nil
+}
+
+// jsonValue is a field's value for dump -json: numbers, bools and strings as JSON values
+// (an array as a JSON array of them), except where the field's types ask for another
+// reading (hexadecimal, addresses, JSON text...); those, structs, times, GUIDs and
+// binary as dump's text shows them.
+func jsonValue(f tracelogging.Field) any {
+	one := func(v any) any {
+		switch v.(type) {
+		case string, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
+			plain := f.Out == tracelogging.OutDefault || f.Out == tracelogging.OutUTF8 || f.Out == tracelogging.OutBoolean
+			if plain && f.In != tracelogging.InHexInt32 && f.In != tracelogging.InHexInt64 {
+				return v
+			}
+		}
+		return tracelogging.Field{In: f.In, Out: f.Out, Value: v}.Text()
+	}
+	if elems, ok := f.Value.([]any); ok && f.Array {
+		out := make([]any, len(elems))
+		for i, v := range elems {
+			out[i] = one(v)
+		}
+		return out
+	}
+	return one(f.Value)
+}
+
+// decodeTraceLogging fills d's event name and fields from a TraceLogging schema and the
+// record's payload.
+func decodeTraceLogging(d *dumpRecord, schema, payload []byte) {
+	sc, err := tracelogging.ParseSchema(schema)
+	if err != nil {
+		d.DecodeError = err.Error()
+		return
+	}
+	d.Event = sc.Name
+	fields, err := sc.Decode(payload)
+	if err != nil {
+		d.DecodeError = err.Error()
+	}
+	d.FieldsText = tracelogging.Text(fields)
+	for _, f := range fields {
+		typ := f.In.String()
+		if f.Array {
+			typ += "[]"
+		}
+		d.Fields = append(d.Fields, dumpField{Name: f.Name, Type: typ, Value: jsonValue(f)})
+	}
 }
 
 // providerNames maps provider GUIDs (as strings) to names: the kernel event classes,

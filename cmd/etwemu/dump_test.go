@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/consumer"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/tltest"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/tracelogging"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -297,5 +301,90 @@ func TestProviderNames(t *testing.T) {
 	}
 	if n := names.learn(pmc.ThreadGUID, nil); n != "Thread" {
 		t.Fatalf("the Thread class is named %q", n)
+	}
+}
+
+// TestDumpTraceLogging writes an event with every field go-winio's etw package writes,
+// and checks that dump prints each field's name and value as the consumer decodes them
+// from the same file (the consumer's reading is checked against the written values in
+// package etw's tests).
+func TestDumpTraceLogging(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tl.etl")
+	k, err := emu.New(emu.Config{Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	cases := tltest.EveryField()
+	tltest.WriteFile(t, k, path, cases)
+	var read *consumer.Event
+	c := consumer.NewConsumer(context.Background(), k).FromFiles(path)
+	c.EventCallback = func(e *consumer.Event) error { read = e; return nil }
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil || read == nil {
+		t.Fatalf("consumer: %v, event %v", err, read)
+	}
+	tltest.CheckFields(t, "consumer", read.Fields, cases)
+
+	var out, errOut bytes.Buffer
+	if rc := runDump([]string{path}, &out, &errOut); rc != 0 {
+		t.Fatalf("dump exit %d: %s", rc, errOut.String())
+	}
+	want := `(Etwemu.Test.File) id 0 v0 level 4`
+	line := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, want) {
+			line = l
+		}
+	}
+	if text := `event "Everything" {` + tracelogging.Text(read.Fields) + `}`; !strings.Contains(line, text) {
+		t.Fatalf("dump's line for the event:\n%s\nlacks\n%s", line, text)
+	}
+
+	out.Reset()
+	if rc := runDump([]string{"-json", path}, &out, &errOut); rc != 0 {
+		t.Fatalf("dump -json exit %d: %s", rc, errOut.String())
+	}
+	var rec struct {
+		Event  string `json:"event"`
+		Fields []struct {
+			Name  string `json:"name"`
+			Type  string `json:"type"`
+			Value any    `json:"value"`
+		} `json:"fields"`
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.Contains(l, `"event":"Everything"`) {
+			dec := json.NewDecoder(strings.NewReader(l))
+			dec.UseNumber() // 64-bit values would lose digits as float64
+			if err := dec.Decode(&rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if rec.Event != "Everything" || len(rec.Fields) != len(read.Fields) {
+		t.Fatalf("dump -json: event %q with %d fields, the consumer %d", rec.Event, len(rec.Fields), len(read.Fields))
+	}
+	for i, f := range read.Fields {
+		j := rec.Fields[i]
+		typ := f.In.String()
+		if f.Array {
+			typ += "[]"
+		}
+		// dump -json gives numbers, bools and strings as JSON values, the rest (and
+		// hexadecimal or otherwise formatted numbers) as dump's text.
+		got, want := fmt.Sprint(j.Value), fmt.Sprint(f.Value)
+		if _, ok := j.Value.(json.Number); !ok {
+			if _, ok := j.Value.(bool); !ok {
+				if got != want {
+					want = f.Text()
+				}
+			}
+		}
+		if j.Name != f.Name || j.Type != typ || got != want {
+			t.Errorf("dump -json field %d: %s %s %s; consumer %s %s %s", i, j.Name, j.Type, got, f.Name, typ, want)
+		}
 	}
 }
