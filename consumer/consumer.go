@@ -222,13 +222,14 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run, abort func(), 
 		}
 		return nil
 	}
+	dec := newDecoder(name)
 	t, err := c.k.OpenTrace(name, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	return func() {
 		err := t.Process(c.ctx, func(b *etl.Buffer) error {
-			if err := c.buffer(b, name, rs); err != nil {
+			if err := c.buffer(b, dec, rs); err != nil {
 				return err
 			}
 			return losses()
@@ -241,7 +242,7 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run, abort func(), 
 }
 
 // buffer emits the events of one buffer.
-func (c *Consumer) buffer(b *etl.Buffer, source string, rs *RealTimeSession) error {
+func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, rs *RealTimeSession) error {
 	var filters map[[16]byte]map[uint16]bool
 	if rs != nil {
 		filters = rs.filters()
@@ -254,7 +255,7 @@ func (c *Consumer) buffer(b *etl.Buffer, source string, rs *RealTimeSession) err
 			c.Skipped.Add(1)
 			return nil
 		}
-		return c.emit(decodeEvent(b, r, source))
+		return c.emit(dec.event(b, r))
 	})
 }
 
@@ -286,6 +287,7 @@ func (c *Consumer) open(path string) (run, abort func(), err error) {
 		}
 		ra, size, closer = f, fi.Size(), f
 	}
+	dec := newDecoder(path)
 	rd, err := etl.NewReader(ra, size)
 	if err != nil {
 		closer.Close()
@@ -302,7 +304,7 @@ func (c *Consumer) open(path string) (run, abort func(), err error) {
 				return
 			}
 			if err == nil {
-				err = c.buffer(b, path, nil)
+				err = c.buffer(b, dec, nil)
 			}
 			if err != nil {
 				c.fail(fmt.Errorf("consumer: %s: %w", path, err))

@@ -104,8 +104,75 @@ func ExtTypeName(t uint16) string {
 	return fmt.Sprintf("EXT_TYPE_%#x", t)
 }
 
-// decodeEvent builds an Event from an EVENT_HEADER record of buffer b.
-func decodeEvent(b *etl.Buffer, r etl.Record, source string) *Event {
+// decoder decodes the events of one source, caching what events repeat: the parsed
+// schemas, the provider names of traits blobs and the GUIDs' text. A decoder belongs to
+// one goroutine.
+type decoder struct {
+	source  string
+	schemas map[string]*tracelogging.Schema // by the schema's bytes; nil entry: malformed
+	errs    map[string]string               // why a schema is malformed
+	names   map[string]string               // provider name by traits blob
+	guids   map[guid.GUID]string            // "{...}" by GUID
+}
+
+// maxCached bounds each cache; a full cache starts again empty.
+const maxCached = 4096
+
+func newDecoder(source string) *decoder {
+	return &decoder{source: source, schemas: map[string]*tracelogging.Schema{}, errs: map[string]string{},
+		names: map[string]string{}, guids: map[guid.GUID]string{}}
+}
+
+func (d *decoder) guid(g guid.GUID) string {
+	s, ok := d.guids[g]
+	if !ok {
+		if len(d.guids) >= maxCached {
+			clear(d.guids)
+		}
+		s = "{" + g.String() + "}"
+		d.guids[g] = s
+	}
+	return s
+}
+
+func (d *decoder) providerName(traits []byte) string {
+	n, ok := d.names[string(traits)]
+	if !ok {
+		if len(d.names) >= maxCached {
+			clear(d.names)
+		}
+		if t, err := regentry.ParseTraits(traits); err == nil {
+			n = t.Name
+		}
+		d.names[string(traits)] = n
+	}
+	return n
+}
+
+func (d *decoder) schema(b []byte) (*tracelogging.Schema, string) {
+	sc, ok := d.schemas[string(b)]
+	if !ok {
+		if len(d.schemas) >= maxCached {
+			clear(d.schemas)
+			clear(d.errs)
+		}
+		parsed, err := tracelogging.ParseSchema(b)
+		if err != nil {
+			d.errs[string(b)] = err.Error()
+		} else {
+			sc = &parsed
+		}
+		d.schemas[string(b)] = sc
+	}
+	if sc == nil {
+		return nil, d.errs[string(b)]
+	}
+	return sc, ""
+}
+
+// event builds an Event from an EVENT_HEADER record of buffer b.
+func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
+	source := d.source
 	h := r.Event
 	e := &Event{Header: h, Ext: r.Ext, Payload: r.Payload, Source: source, EventData: map[string]any{}}
 	e.Processor = int(b.Header.ProcessorNumber)
@@ -113,16 +180,16 @@ func decodeEvent(b *etl.Buffer, r etl.Record, source string) *Event {
 		e.Processor |= int(b.Header.Alignment) << 8
 	}
 	s := &e.System
-	d := h.Descriptor
-	s.Channel, s.EventID, s.Version = d.Channel, d.ID, d.Version
-	s.Keywords.Value, s.Level.Value, s.Opcode.Value, s.Task.Value = d.Keyword, d.Level, d.Opcode, d.Task
-	if int(d.Level) < len(levelNames) {
-		s.Level.Name = levelNames[d.Level]
+	ed := h.Descriptor
+	s.Channel, s.EventID, s.Version = ed.Channel, ed.ID, ed.Version
+	s.Keywords.Value, s.Level.Value, s.Opcode.Value, s.Task.Value = ed.Keyword, ed.Level, ed.Opcode, ed.Task
+	if int(ed.Level) < len(levelNames) {
+		s.Level.Name = levelNames[ed.Level]
 	}
 	s.Execution.ProcessID, s.Execution.ThreadID = h.ProcessID, h.ThreadID
-	s.Provider.Guid = "{" + h.ProviderID.String() + "}"
+	s.Provider.Guid = d.guid(h.ProviderID)
 	if !h.ActivityID.IsZero() {
-		s.Correlation.ActivityID = "{" + h.ActivityID.String() + "}"
+		s.Correlation.ActivityID = d.guid(h.ActivityID)
 	}
 	s.TimeStamp = h.TimeStamp
 	s.TimeCreated.SystemTime, _ = b.Time(h.TimeStamp)
@@ -132,12 +199,10 @@ func decodeEvent(b *etl.Buffer, r etl.Record, source string) *Event {
 		switch x.Type {
 		case abi.ExtTypeRelatedActivityID:
 			if len(x.Data) == 16 {
-				s.Correlation.RelatedActivityID = "{" + guid.FromBytes(x.Data).String() + "}"
+				s.Correlation.RelatedActivityID = d.guid(guid.FromBytes(x.Data))
 			}
 		case abi.ExtTypeProvTraits:
-			if p, err := regentry.ParseTraits(x.Data); err == nil {
-				s.Provider.Name = p.Name
-			}
+			s.Provider.Name = d.providerName(x.Data)
 		case abi.ExtTypeEventSchemaTL:
 			schema = x.Data
 		}
@@ -146,12 +211,13 @@ func decodeEvent(b *etl.Buffer, r etl.Record, source string) *Event {
 		e.EventData["Payload"] = r.Payload
 		return e
 	}
-	sc, err := tracelogging.ParseSchema(schema)
-	if err != nil {
-		e.DecodeError = err.Error()
+	sc, why := d.schema(schema)
+	if sc == nil {
+		e.DecodeError = why
 		return e
 	}
 	e.Name, s.Task.Name = sc.Name, sc.Name
+	var err error
 	e.Fields, err = sc.Decode(r.Payload)
 	if err != nil {
 		e.DecodeError = err.Error()
