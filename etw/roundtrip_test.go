@@ -3,6 +3,7 @@ package etw_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/etwemu/etwemu/consumer"
@@ -130,4 +131,59 @@ func TestEveryFieldThroughFile(t *testing.T) {
 		t.Errorf("event %q from %q, provider %q, level %d", e.Name, e.Source, e.System.Provider.Name, e.System.Level.Value)
 	}
 	tltest.CheckFields(t, "file", e.Fields, cases)
+}
+
+// TestConcurrentWriters: goroutines share one provider while the session enabling it
+// is switched off and on; every event the session accepted is read back whole, and
+// written + lost accounts for each write that found the provider enabled.
+func TestConcurrentWriters(t *testing.T) {
+	k := newKernel(t, emu.Config{Processors: 4, FileSystem: &etl.MemFS{}})
+	p, err := etw.NewProviderWithOptions("Etwemu.Test.Concurrent", etw.WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	h, err := k.StartTrace("concurrent", &emu.Properties{LogFileName: "c.etl", LogFileMode: emu.FileModeSequential, BufferSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 4, 500
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				p.WriteEvent("E", nil, etw.WithFields(etw.IntField("Writer", w), etw.IntField("I", i), etw.StringField("S", "x")))
+			}
+		}()
+	}
+	for range 20 {
+		k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 0, 0, 0, nil)
+		k.EnableTraceEx2(h, p.ID, emu.DisableProvider, 0, 0, 0, nil)
+	}
+	k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 0, 0, 0, nil)
+	wg.Wait()
+	var props emu.Properties
+	if err := k.StopTrace(h, "", &props); err != nil {
+		t.Fatal(err)
+	}
+	c := consumer.NewConsumer(context.Background(), k).FromFiles("c.etl")
+	n := 0
+	c.EventCallback = func(e *consumer.Event) error {
+		if e.Name != "E" || len(e.Fields) != 3 || e.DecodeError != "" {
+			t.Errorf("event %q with %d fields: %s", e.Name, len(e.Fields), e.DecodeError)
+		}
+		n++
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if n+int(props.EventsLost) > writers*each {
+		t.Errorf("%d events read and %d lost, more than the %d written", n, props.EventsLost, writers*each)
+	}
 }
