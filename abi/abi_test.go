@@ -151,3 +151,11 @@ func TestRecordsSystemHeader(t *testing.T) {
 		t.Fatal("a system record too small for its counters walked")
 	}
 }
+
+func TestExtTypeName(t *testing.T) {
+	for typ, want := range map[uint16]string{ExtTypeRelatedActivityID: "RELATED_ACTIVITYID", ExtTypeProvTraits: "PROV_TRAITS", 18: "STACK_KEY64", 19: "0x13", 0: "0x0"} {
+		if got := ExtTypeName(typ); got != want {
+			t.Errorf("ExtTypeName(%d) = %q, want %q", typ, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/etwemu/etwemu/guid"
 )
@@ -143,6 +144,22 @@ const (
 	ExtTypeEventSchemaTL     = 0x000B // EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL
 	ExtTypeProvTraits        = 0x000C // EVENT_HEADER_EXT_TYPE_PROV_TRAITS
 )
+
+// extTypeNames names every EVENT_HEADER_EXT_TYPE_* value evntcons.h has.
+var extTypeNames = [...]string{
+	1: "RELATED_ACTIVITYID", 2: "SID", 3: "TS_ID", 4: "INSTANCE_INFO", 5: "STACK_TRACE32", 6: "STACK_TRACE64",
+	7: "PEBS_INDEX", 8: "PMC_COUNTERS", 9: "PSM_KEY", 10: "EVENT_KEY", 11: "EVENT_SCHEMA_TL", 12: "PROV_TRAITS",
+	13: "PROCESS_START_KEY", 14: "CONTROL_GUID", 15: "QPC_DELTA", 16: "CONTAINER_ID", 17: "STACK_KEY32", 18: "STACK_KEY64",
+}
+
+// ExtTypeName names an extended item type without its EVENT_HEADER_EXT_TYPE_ prefix
+// ("PROV_TRAITS"), or gives its number in hexadecimal for a type evntcons.h does not have.
+func ExtTypeName(t uint16) string {
+	if int(t) < len(extTypeNames) && extTypeNames[t] != "" {
+		return extTypeNames[t]
+	}
+	return "0x" + strconv.FormatUint(uint64(t), 16)
+}
 
 // ExtItemHeaderSize is the size of the head of an extended data item in a buffer.
 const ExtItemHeaderSize = 8

@@ -261,40 +261,33 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, rs *RealTimeSession) erro
 
 // open opens an ETL file and returns the function that reads it.
 func (c *Consumer) open(path string) (run, abort func(), err error) {
-	var ra io.ReaderAt
-	var size int64
-	var closer io.Closer
+	type file interface {
+		io.ReaderAt
+		io.Closer
+		Stat() (os.FileInfo, error)
+	}
+	var f file
 	if fs := c.k.FileSystem(); fs != nil {
-		f, err := fs.OpenFile(path, os.O_RDONLY, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		ra, size, closer = f, fi.Size(), f
+		f, err = fs.OpenFile(path, os.O_RDONLY, 0)
 	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		fi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, nil, err
-		}
-		ra, size, closer = f, fi.Size(), f
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
 	}
 	dec := newDecoder(path)
-	rd, err := etl.NewReader(ra, size)
+	rd, err := etl.NewReader(f, fi.Size())
 	if err != nil {
-		closer.Close()
+		f.Close()
 		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
 	}
 	return func() {
-		defer closer.Close()
+		defer f.Close()
 		for {
 			if err := c.ctx.Err(); err != nil {
 				return
@@ -311,5 +304,5 @@ func (c *Consumer) open(path string) (run, abort func(), err error) {
 				return
 			}
 		}
-	}, func() { closer.Close() }, nil
+	}, func() { f.Close() }, nil
 }

@@ -1,7 +1,6 @@
 package consumer
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -88,21 +87,6 @@ const (
 )
 
 var levelNames = [...]string{"Log Always", "Critical", "Error", "Warning", "Information", "Verbose"}
-
-var extNames = map[uint16]string{
-	abi.ExtTypeRelatedActivityID: "RELATED_ACTIVITYID", abi.ExtTypeSID: "SID", abi.ExtTypeTSID: "TS_ID",
-	abi.ExtTypeInstanceInfo: "INSTANCE_INFO", abi.ExtTypeStackTrace32: "STACK_TRACE32", abi.ExtTypeStackTrace64: "STACK_TRACE64",
-	abi.ExtTypePEBSIndex: "PEBS_INDEX", abi.ExtTypePMCCounters: "PMC_COUNTERS", abi.ExtTypeEventSchemaTL: "EVENT_SCHEMA_TL",
-	abi.ExtTypeProvTraits: "PROV_TRAITS",
-}
-
-// ExtTypeName names an EVENT_HEADER_EXT_TYPE_* value.
-func ExtTypeName(t uint16) string {
-	if s, ok := extNames[t]; ok {
-		return s
-	}
-	return fmt.Sprintf("EXT_TYPE_%#x", t)
-}
 
 // decoder decodes the events of one source, caching what events repeat: the parsed
 // schemas, the provider names of traits blobs and the GUIDs' text. A decoder belongs to
@@ -195,7 +179,7 @@ func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 	s.TimeCreated.SystemTime, _ = b.Time(h.TimeStamp)
 	var schema []byte
 	for _, x := range r.Ext {
-		e.ExtendedData = append(e.ExtendedData, ExtTypeName(x.Type))
+		e.ExtendedData = append(e.ExtendedData, abi.ExtTypeName(x.Type))
 		switch x.Type {
 		case abi.ExtTypeRelatedActivityID:
 			if len(x.Data) == 16 {

@@ -125,12 +125,6 @@ type dumpField struct {
 	Value any    `json:"value"`
 }
 
-var extNames = map[uint16]string{
-	1: "RELATED_ACTIVITYID", 2: "SID", 3: "TS_ID", 4: "INSTANCE_INFO", 5: "STACK_TRACE32", 6: "STACK_TRACE64",
-	7: "PEBS_INDEX", 8: "PMC_COUNTERS", 9: "PSM_KEY", 10: "EVENT_KEY", 11: "EVENT_SCHEMA_TL", 12: "PROV_TRAITS",
-	13: "PROCESS_START_KEY", 14: "CONTROL_GUID", 15: "QPC_DELTA", 16: "CONTAINER_ID", 17: "STACK_KEY32", 18: "STACK_KEY64",
-}
-
 // noteBufferCount says when the file holds another number of buffers than its header's
 // BuffersWritten, which outside readers that trust the field stop at (or read past).
 func noteBufferCount(out io.Writer, read int, h etl.LogfileHeader) {
@@ -263,11 +257,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			return nil
 		}
 		for _, x := range r.Ext {
-			name := extNames[x.Type]
-			if name == "" {
-				name = fmt.Sprintf("%#x", x.Type)
-			}
-			d.Ext = append(d.Ext, fmt.Sprintf("%s(%d bytes)", name, len(x.Data)))
+			d.Ext = append(d.Ext, fmt.Sprintf("%s(%d bytes)", abi.ExtTypeName(x.Type), len(x.Data)))
 			if x.Type == abi.ExtTypeEventSchemaTL {
 				decodeTraceLogging(&d, x.Data, r.Payload)
 			}
