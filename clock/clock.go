@@ -67,6 +67,9 @@ const fileTimeEpochOffset = 116444736000000000
 // FileTime converts t to a Windows FILETIME value (100 ns units since 1601).
 func FileTime(t time.Time) int64 { return t.UnixNano()/100 + fileTimeEpochOffset }
 
+// FromFileTime converts a FILETIME value to a UTC time, the inverse of FileTime.
+func FromFileTime(ft int64) time.Time { return time.Unix(0, (ft-fileTimeEpochOffset)*100).UTC() }
+
 var (
 	tscOnce sync.Once
 	tscFreq int64

@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/xpress"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
 )
 
 // Buffer is one buffer read from a file: its header and its data up to the filled bytes,
@@ -239,7 +240,6 @@ func (rd *Reader) Walk(fn func(b *Buffer, r Record) error) error {
 func (b *Buffer) Time(ts int64) (time.Time, bool) {
 	h := &b.Header
 	typ, freq := h.ClockFrequency&7, int64(h.ClockFrequency>>3)
-	const epoch = 116444736000000000 // 1601 to 1970 in 100 ns
 	ft := ts
 	switch {
 	case typ == 2: // EVENT_TRACE_CLOCK_SYSTEMTIME: timestamps are FILETIME
@@ -249,5 +249,5 @@ func (b *Buffer) Time(ts int64) (time.Time, bool) {
 	default:
 		return time.Time{}, false
 	}
-	return time.Unix(0, (ft-epoch)*100).UTC(), true
+	return clock.FromFileTime(ft), true
 }

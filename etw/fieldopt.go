@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
 	tl "github.com/etwemu/etwemu/tracelogging"
 )
@@ -272,7 +273,7 @@ func Struct(name string, opts ...FieldOpt) FieldOpt {
 
 // Time is a time, as a UTC FILETIME shown as DateTimeUtc.
 func Time(name string, value time.Time) FieldOpt {
-	return scalar(name, tl.InFileTime, tl.OutDateTimeUTC, tl.TimeToFileTime(value), putUint64)
+	return scalar(name, tl.InFileTime, tl.OutDateTimeUTC, uint64(clock.FileTime(value)), putUint64)
 }
 
 // BinaryField is a byte string: a u16 length, then the bytes (an etwemu addition,

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
 )
 
@@ -249,25 +250,11 @@ func (d *decoder) value(def FieldDef) (any, error) {
 	case InGUID:
 		return guid.FromBytes(b), nil
 	case InFileTime:
-		return FileTimeToTime(le.Uint64(b)), nil
+		return clock.FromFileTime(int64(le.Uint64(b))), nil
 	default: // InSystemTime
 		w := func(i int) int { return int(le.Uint16(b[2*i:])) }
 		return time.Date(w(0), time.Month(w(1)), w(3), w(4), w(5), w(6), w(7)*int(time.Millisecond), time.UTC), nil
 	}
-}
-
-// fileTimeEpoch is 1970-01-01 in FILETIME units (100 ns since 1601-01-01).
-const fileTimeEpoch = 116444736000000000
-
-// FileTimeToTime converts a FILETIME to a UTC time.
-func FileTimeToTime(ft uint64) time.Time {
-	return time.Unix(0, (int64(ft)-fileTimeEpoch)*100).UTC()
-}
-
-// TimeToFileTime converts a time to a FILETIME, as go-winio's Time field does
-// (windows.NsecToFiletime of the UTC time).
-func TimeToFileTime(t time.Time) uint64 {
-	return uint64(t.UTC().UnixNano()/100 + fileTimeEpoch)
 }
 
 func utf16String(b []byte) string {

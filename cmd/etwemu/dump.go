@@ -165,8 +165,7 @@ func fileTime(ft int64) string {
 	if ft <= 0 {
 		return ""
 	}
-	const epoch = 116444736000000000 // 1601 to 1970 in 100 ns
-	return time.Unix(0, (ft-epoch)*100).UTC().Format(time.RFC3339Nano)
+	return clock.FromFileTime(ft).Format(time.RFC3339Nano)
 }
 
 func dump(path string, o dumpOptions, out io.Writer) error {
