@@ -6,7 +6,8 @@
 #
 #   fuzz/ossfuzz.sh              build every fuzz target into $OUT: fuzz_interplay and
 #                                fuzz_concurrent with seed corpora, fuzz_decide
-#                                (logmode), fuzz_reader and fuzz_xpress (etl)
+#                                (logmode), fuzz_reader and fuzz_xpress (etl),
+#                                fuzz_tracelogging (tracelogging)
 #   fuzz/ossfuzz.sh -corpus DIR  only write the raw seed corpus into DIR (runs anywhere)
 #
 # OSS-Fuzz feeds a []byte fuzz target the raw input, and ignores testing.F.Add and the
@@ -36,6 +37,7 @@ compile_native_go_fuzzer github.com/etwemu/etwemu/fuzz FuzzConcurrent fuzz_concu
 compile_native_go_fuzzer github.com/etwemu/etwemu/logmode FuzzDecide fuzz_decide
 compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzReader fuzz_reader
 compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzXpress fuzz_xpress
+compile_native_go_fuzzer github.com/etwemu/etwemu/tracelogging FuzzDecode fuzz_tracelogging
 
 seeds="${WORK:-/tmp}/etwemu_seeds"
 write_corpus "$seeds"

@@ -122,7 +122,8 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-// FuzzDecode holds ParseSchema and Decode to never panic, whatever the bytes.
+// FuzzDecode holds ParseSchema and Decode to never panic, whatever the bytes: the input
+// is an event metadata blob, whose own size says where it ends, then the payload.
 func FuzzDecode(f *testing.F) {
 	var m Builder
 	m.Event("E", 5)
@@ -130,13 +131,13 @@ func FuzzDecode(f *testing.F) {
 	m.Field("a", InUInt16, OutDefault, 0, Vcount, 0)
 	m.Field("b", InAnsiString, OutUTF8, 3, Scalar, 0)
 	b, _ := m.Bytes()
-	f.Add(b, []byte{1, 0, 7, 0, 'x', 0})
-	f.Fuzz(func(t *testing.T, meta, payload []byte) {
-		s, err := ParseSchema(meta)
+	f.Add(append(append([]byte(nil), b...), 1, 0, 7, 0, 'x', 0))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := ParseSchema(data)
 		if err != nil {
 			return
 		}
-		fields, _ := s.Decode(payload)
+		fields, _ := s.Decode(data[binary.LittleEndian.Uint16(data):])
 		_ = Text(fields)
 	})
 }
