@@ -80,7 +80,8 @@ func (c *Consumer) FromFiles(paths ...string) *Consumer {
 // Start attaches to every session and opens every file, then reads them on goroutines
 // of their own. A session must be running (ERROR_WMI_INSTANCE_NOT_FOUND otherwise) and
 // in real-time mode; the consumer attaches before Start returns, so no buffer the
-// session flushes afterwards is missed.
+// session flushes afterwards is missed. A consumer starts once: after a failed Start it
+// is over (Wait returns the error, Events is closed).
 func (c *Consumer) Start() error {
 	c.mu.Lock()
 	if c.started {
@@ -96,9 +97,9 @@ func (c *Consumer) Start() error {
 				a()
 			}
 			c.cancel()
-			c.mu.Lock()
-			c.started = false
-			c.mu.Unlock()
+			c.fail(err)
+			close(c.Events) // the consumer is over: Wait and Stop return, Events ends
+			close(c.ended)
 			return err
 		}
 		readers, aborts = append(readers, run), append(aborts, abort)

@@ -116,8 +116,14 @@ func TestStartErrors(t *testing.T) {
 	if err := c.Start(); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
 		t.Errorf("a missing session: %v, want ERROR_WMI_INSTANCE_NOT_FOUND", err)
 	}
-	if err := c.Stop(); err != nil {
+	if err := c.Wait(); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Errorf("Wait after a failed Start: %v", err)
+	}
+	if err := c.Stop(); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
 		t.Errorf("Stop after a failed Start: %v", err)
+	}
+	if err := c.Start(); err == nil {
+		t.Error("a consumer started twice")
 	}
 	h, err := k.StartTrace("file-only", &emu.Properties{LogFileName: "f.etl", LogFileMode: emu.FileModeSequential})
 	if err != nil {
