@@ -187,3 +187,58 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Errorf("%d events read and %d lost, more than the %d written", n, props.EventsLost, writers*each)
 	}
 }
+
+// TestProviderOptions: the GUID from the name matches go-winio's published vectors;
+// WithID overrides it; WithGroup puts a group trait in the provider's metadata, so a
+// session that enables the group reaches the provider, and the callback sees it.
+func TestProviderOptions(t *testing.T) {
+	k := newKernel(t, emu.Config{Processors: 1})
+	for name, want := range map[string]string{
+		"wincni":                          "c822b598-f4cc-5a72-7933-ce2a816d033f",
+		"Moby":                            "6996f090-c5de-5082-a81e-5841acc3a635",
+		"ContainerD":                      "2acb92c0-eb9b-571a-69cf-8f3410f383ad",
+		"Microsoft.Virtualization.RunHCS": "0b52781f-b24d-5685-ddf6-69830ed40ec3",
+	} {
+		p, err := etw.NewProviderWithOptions(name, etw.WithKernel(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.ID.String() != want || p.Registration().TraitsName() != name {
+			t.Errorf("%s: GUID %s (want %s), traits name %q", name, p.ID, want, p.Registration().TraitsName())
+		}
+		p.Close()
+	}
+	id := guid.MustParse("0badf00d-0000-4000-8000-000000000002")
+	group := guid.MustParse("0badf00d-0000-4000-8000-000000000003")
+	var states []string
+	p, err := etw.NewProviderWithOptions("Grouped", etw.WithKernel(k), etw.WithID(id), etw.WithGroup(group),
+		etw.WithCallback(func(_ guid.GUID, s etw.ProviderState, l etw.Level, any, all uint64, _ uintptr) {
+			states = append(states, fmt.Sprintf("%d/%d/%#x/%#x", s, l, any, all))
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if g, ok := p.Registration().Group(); p.ID != id || !ok || g != group {
+		t.Fatalf("ID %s, group %s %v", p.ID, g, ok)
+	}
+	h, err := k.StartTrace("group", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: &emu.MemorySink{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, group, emu.EnableProvider, 3, 0x10, 0, &emu.EnableParameters{EnableProperty: 0x020}); err != nil {
+		t.Fatal(err)
+	}
+	if !p.IsEnabledForLevelAndKeywords(etw.LevelWarning, 0x10) || p.IsEnabledForLevelAndKeywords(etw.LevelInfo, 0x10) ||
+		p.IsEnabledForLevelAndKeywords(etw.LevelWarning, 0x20) || !p.IsEnabledForLevelAndKeywords(etw.LevelWarning, 0) {
+		t.Error("the group's level 3 and keyword 0x10 are not what the provider tests")
+	}
+	k.StopTrace(h, "", nil)
+	if p.IsEnabled() || fmt.Sprint(states) != "[1/3/0x10/0x0 0/0/0x0/0x0]" {
+		t.Errorf("after stop: enabled %v, callbacks %v", p.IsEnabled(), states)
+	}
+	var nilProvider *etw.Provider
+	if nilProvider.WriteEvent("x", nil, nil) != nil || nilProvider.IsEnabled() || nilProvider.Close() != nil || nilProvider.String() != "<nil>" {
+		t.Error("a nil provider is not inert")
+	}
+}
