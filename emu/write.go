@@ -132,8 +132,13 @@ func (k *Kernel) EventWriteDescriptors(r *Registration, d *EventDescriptor, o *W
 		opts = *o
 	}
 	honoured := r.e.Traits() != nil || r.e.Flags()&regentry.FlagUseDescriptorType != 0
-	var blocks [MaxDataDescriptors][]byte
-	n := 0
+	// The user-data blocks, on the stack for the usual few: a full array of 128 would be
+	// cleared on every call (BenchmarkWriteEvent).
+	var few [4][]byte
+	blocks := few[:0]
+	if len(descs) > len(few) {
+		blocks = make([][]byte, 0, len(descs))
+	}
 	for _, dd := range descs {
 		t := dd.Type
 		if !honoured {
@@ -141,8 +146,7 @@ func (k *Kernel) EventWriteDescriptors(r *Registration, d *EventDescriptor, o *W
 		}
 		switch t {
 		case DescriptorUserData:
-			blocks[n] = dd.Data
-			n++
+			blocks = append(blocks, dd.Data)
 		case DescriptorEventMetadata:
 			opts.evMeta = appendBlock(opts.evMeta, dd.Data)
 		case DescriptorProviderMetadata:
@@ -151,7 +155,7 @@ func (k *Kernel) EventWriteDescriptors(r *Registration, d *EventDescriptor, o *W
 			return winerr.New(winerr.ErrInvalidParameter, "EVENT_DATA_DESCRIPTOR Type %d is not emulated", t)
 		}
 	}
-	return k.write(r, d, &opts, blocks[:n])
+	return k.write(r, d, &opts, blocks)
 }
 
 // appendBlock adds block to the metadata acc holds, copying only when there are two.
