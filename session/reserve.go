@@ -137,11 +137,7 @@ func (l *Logger) writeExtended(proc int, ev *Event, p *pmc.Support) error {
 		n = p.CountersCount()
 		size += uint32(abi.ExtItemSize(8 * n))
 	}
-	need := abi.Align(size)
-	if need > l.maxRecord || size > abi.MaxEventSize || ev.Size < abi.EventHeaderSize {
-		return l.refuseRecord()
-	}
-	b, rec, err := l.reserve(proc, need)
+	b, rec, err := l.reserveRecord(proc, size, ev.Size >= abi.EventHeaderSize)
 	if err != nil {
 		return err
 	}
@@ -300,6 +296,17 @@ func (l *Logger) countRefused(c *atomic.Uint64) bool {
 	}
 	c.Add(1)
 	return true
+}
+
+// reserveRecord is reserve for a record of size bytes (unaligned), refused and counted
+// lost (refuseRecord) when it is malformed (!wellFormed), over ETW's 64 KB or larger
+// than the session's buffers take. Write does the same checks in line.
+func (l *Logger) reserveRecord(proc int, size uint32, wellFormed bool) (*Buffer, []byte, error) {
+	need := abi.Align(size)
+	if need > l.maxRecord || size > abi.MaxEventSize || !wellFormed {
+		return nil, nil, l.refuseRecord()
+	}
+	return l.reserve(proc, need)
 }
 
 // reserve takes need bytes (aligned) on processor proc's current buffer, switching

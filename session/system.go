@@ -33,11 +33,7 @@ func (l *Logger) WriteSystem(proc int, ev *SystemEvent) error {
 		n = min(p.CountersCount(), pmc.MaxSystemHeaderCounters)
 	}
 	size := ev.Size + uint32(8*n)
-	need := abi.Align(size)
-	if need > l.maxRecord || size > abi.MaxEventSize || ev.Size < abi.SystemHeaderSize {
-		return l.refuseRecord()
-	}
-	b, rec, err := l.reserve(proc, need)
+	b, rec, err := l.reserveRecord(proc, size, ev.Size >= abi.SystemHeaderSize)
 	if err != nil {
 		return err
 	}

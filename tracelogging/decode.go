@@ -169,8 +169,7 @@ func (d *decoder) counted(name string) ([]byte, error) {
 
 // fixedSizes are the payload sizes of the fixed-size in-types.
 var fixedSizes = [...]int{InInt8: 1, InUInt8: 1, InInt16: 2, InUInt16: 2, InInt32: 4, InUInt32: 4, InInt64: 8, InUInt64: 8,
-	InFloat: 4, InDouble: 8, InBool32: 4, InGUID: 16, InPointer: 8, InFileTime: 8, InSystemTime: 16, InHexInt32: 4, InHexInt64: 8,
-	InCountedBinary: 0}
+	InFloat: 4, InDouble: 8, InBool32: 4, InGUID: 16, InPointer: 8, InFileTime: 8, InSystemTime: 16, InHexInt32: 4, InHexInt64: 8}
 
 // value decodes one value of a non-struct definition.
 func (d *decoder) value(def FieldDef) (any, error) {
