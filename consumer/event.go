@@ -77,7 +77,8 @@ type System struct {
 }
 
 // RTLostEventGUID is the RT_LostEvent class real-time consumers receive loss
-// notifications from; opcodes RTLostEvent and RTLostBuffer.
+// notifications from; opcodes RTLostEvent and RTLostBuffer (the MOF class RT_LostEvent
+// in Microsoft's ETW documentation; tekert/golang-etw checks the same GUID).
 var RTLostEventGUID = guid.MustParse("6a399ae0-4bc6-4de9-870b-3657f8947e7e")
 
 // Opcodes of RTLostEventGUID.
