@@ -194,7 +194,9 @@ func (l *Logger) swapStreams() {
 // the marker, and Windows' own 5.2 consumer (tracesup.c, EtwpGetLastBufferWithMarker)
 // searches a file backwards for the last buffer with the marker and reads no further in
 // read-behind mode, so the marker must reach the file whatever the buffer holds.
-// [UNCERTAIN] for 6.2 and later: no public source shows the modern logger's rule.
+// [UNCERTAIN] for 6.2 and later: no public source shows the modern logger's rule. The
+// nine real files realfiles.sh reads (builds 18362 to 26100) hold no empty buffer: each
+// ends with a marked buffer that holds records, which both rules allow.
 func (l *Logger) drain(marker bool) {
 	if l.buffering {
 		return // the flush list is the ring
@@ -249,12 +251,25 @@ const procIndexSince = winver.V6_2
 
 // seal fills the header of a closed buffer and its unused tail with 0xFF
 // (WmipPrepareHeader).
+//
+// CurrentOffset is left as Windows leaves it, which every data buffer of the real files
+// at hand shows (builds 18362 to 26100: the three in etl-parser's test data and six
+// Windows 11 system logs; etl/outside/realfiles.sh lists them): a buffer switched out
+// because a reservation did not fit keeps the offset that reservation, and any refused
+// after it, carried past the end (SavedOffset plus their sizes); a buffer closed to be
+// flushed had BufferSize added to it, so that no reservation fits again (SavedOffset plus
+// BufferSize). The emulator closes with bit 31 instead (see the package comment) and
+// adds BufferSize here.
 func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
 	for tail := b.data[end:]; len(tail) > 0; {
 		tail = tail[copy(tail, ffBlock[:]):]
 	}
+	cur := uint32(b.word.Load()) &^ closedOff
+	if b.saved.Load() == 0 {
+		cur += l.bufSize
+	}
 	h := abi.BufferHeader{
-		BufferSize: l.bufSize, SavedOffset: end, CurrentOffset: end,
+		BufferSize: l.bufSize, SavedOffset: end, CurrentOffset: cur,
 		TimeStamp: l.clock.Now(), SequenceNumber: l.seq,
 		ProcessorNumber: uint8(b.stream.Load()), Alignment: abi.TraceAlignment,
 		LoggerID: l.bufferID, State: abi.BufferStateFlush, Offset: end,

@@ -131,6 +131,10 @@ func TestSealedBufferBytes(t *testing.T) {
 	if len(b) != 4096 || le.Uint32(b[0x00:]) != 4096 || le.Uint32(b[0x30:]) != wantEnd || le.Uint32(b[0x04:]) != wantEnd {
 		t.Fatalf("BufferSize %d Offset %#x SavedOffset %#x, want %#x", le.Uint32(b), le.Uint32(b[0x30:]), le.Uint32(b[0x04:]), wantEnd)
 	}
+	// Closed to be flushed: Windows adds BufferSize to CurrentOffset.
+	if cur := le.Uint32(b[0x08:]); cur != wantEnd+4096 {
+		t.Fatalf("CurrentOffset %#x of a flushed buffer, want SavedOffset + BufferSize %#x", cur, wantEnd+4096)
+	}
 	if le.Uint16(b[0x28:]) != 1 || le.Uint16(b[0x2A:]) != 5 || le.Uint32(b[0x2C:]) != uint32(abi.BufferStateFlush) {
 		t.Fatalf("processor %d logger %d state %d", le.Uint16(b[0x28:]), le.Uint16(b[0x2A:]), le.Uint32(b[0x2C:]))
 	}
@@ -196,9 +200,23 @@ func TestSwitchOnFull(t *testing.T) {
 		t.Fatalf("sealed events %d (%v), want %d", got, err, n)
 	}
 	per := (4096 - abi.BufferHeaderSize) / 0x90
-	for i, b := range sink.Buffers()[:2] {
+	bufs := sink.Buffers()
+	for i, b := range bufs[:2] {
 		if off := binary.LittleEndian.Uint32(b[0x30:]); off != uint32(abi.BufferHeaderSize+per*0x90) {
 			t.Fatalf("buffer %d Offset %#x, want %#x", i, off, abi.BufferHeaderSize+per*0x90)
+		}
+	}
+	// CurrentOffset as the real files have it: a full buffer keeps the refused
+	// reservation past its end, the last one, flushed at stop, has BufferSize added.
+	for i, b := range bufs {
+		le := binary.LittleEndian
+		saved, cur := le.Uint32(b[0x04:]), le.Uint32(b[0x08:])
+		want := saved + 0x90
+		if i == len(bufs)-1 {
+			want = saved + 4096
+		}
+		if cur != want {
+			t.Errorf("buffer %d of %d: SavedOffset %#x CurrentOffset %#x, want %#x", i, len(bufs), saved, cur, want)
 		}
 	}
 	if s := l.Stats(); s.EventsLost != 0 || s.BuffersWritten != uint64(len(sink.Buffers())) {
