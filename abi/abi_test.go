@@ -159,3 +159,16 @@ func TestExtTypeName(t *testing.T) {
 		}
 	}
 }
+
+func TestBufferFlagAndTypeNames(t *testing.T) {
+	for f, want := range map[uint16]string{0: "NORMAL", 0x21: "FLUSH_MARKER|PROC_INDEX", 0x40: "COMPRESSED", 0x8002: "EVENTS_LOST|0x8000"} {
+		if got := BufferFlagNames(f); got != want {
+			t.Errorf("BufferFlagNames(%#x) = %q, want %q", f, got, want)
+		}
+	}
+	for typ, want := range map[uint16]string{0: "GENERIC", 4: "HEADER", 7: "DBG_INFO", 8: "BufferType(8)"} {
+		if got := BufferTypeName(typ); got != want {
+			t.Errorf("BufferTypeName(%d) = %q, want %q", typ, got, want)
+		}
+	}
+}

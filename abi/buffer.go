@@ -1,6 +1,9 @@
 package abi
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // BufferHeaderSize is sizeof(WMI_BUFFER_HEADER) on every Windows version from 5.0 on.
 const BufferHeaderSize = 0x48
@@ -68,6 +71,37 @@ const (
 	BufferTypeEmptyMarker = 6 // ETW_BUFFER_TYPE_EMPTY_MARKER
 	BufferTypeDbgInfo     = 7 // ETW_BUFFER_TYPE_DBG_INFO
 )
+
+var bufferFlagNames = [...]string{"FLUSH_MARKER", "EVENTS_LOST", "BUFFER_LOST", "RTBACKUP_CORRUPT", "RTBACKUP", "PROC_INDEX", "COMPRESSED"}
+
+// BufferFlagNames returns a BufferFlag as its ETW_BUFFER_FLAG_ names without the prefix,
+// joined by "|" ("NORMAL" for 0; unknown bits in hex).
+func BufferFlagNames(f uint16) string {
+	if f == BufferFlagNormal {
+		return "NORMAL"
+	}
+	s := ""
+	for i, name := range bufferFlagNames {
+		if f&(1<<i) != 0 {
+			s += "|" + name
+			f &^= 1 << i
+		}
+	}
+	if f != 0 {
+		s += "|0x" + strconv.FormatUint(uint64(f), 16)
+	}
+	return s[1:]
+}
+
+var bufferTypeNames = [...]string{"GENERIC", "RUNDOWN", "CTX_SWAP", "REFTIME", "HEADER", "BATCHED", "EMPTY_MARKER", "DBG_INFO"}
+
+// BufferTypeName returns a BufferType's ETW_BUFFER_TYPE_ name without the prefix.
+func BufferTypeName(t uint16) string {
+	if int(t) < len(bufferTypeNames) {
+		return bufferTypeNames[t]
+	}
+	return "BufferType(" + itoa(uint64(t)) + ")"
+}
 
 // TraceAlignment is the record alignment (DEFAULT_TRACE_ALIGNMENT); it is also written
 // into ETW_BUFFER_CONTEXT.Alignment.

@@ -745,3 +745,52 @@ func TestBufferTime(t *testing.T) {
 		t.Error("a buffer without a frequency converted a timestamp")
 	}
 }
+
+// The header buffer of Windows 11 circular files (builds 22621 to 26100) carries two
+// PERFINFO records past SavedOffset: EventTrace/BuildLab and EventTrace/DbgIdRsds. They
+// walk as perfinfo records, are named, and decode.
+func TestBuildLabAndDbgIDRecords(t *testing.T) {
+	le := binary.LittleEndian
+	perfinfo := func(hook uint16, payload []byte) []byte {
+		r := make([]byte, perfInfoHeaderSize, abi.Align(perfInfoHeaderSize+len(payload)))
+		le.PutUint32(r, flagsHeader<<24|typePerfInfo64<<16|2)
+		le.PutUint16(r[4:], uint16(perfInfoHeaderSize+len(payload)))
+		le.PutUint16(r[6:], hook)
+		le.PutUint64(r[8:], 0x29e156d07a8)
+		r = append(r, payload...)
+		return append(r, bytes.Repeat([]byte{0xFF}, cap(r)-len(r))...)
+	}
+	sig := guid.MustParse("{30869371-f7d6-ab23-8610-af80c72ae579}")
+	sb := sig.Bytes()
+	rsds := append(append(sb[:], 1, 0, 0, 0), "Example.pdb\x00"...)
+	data := make([]byte, abi.BufferHeaderSize)
+	data = append(data, perfinfo(HookBuildLab, []byte("22621.1.amd64fre.ni_release.220506-1250\x00"))...)
+	data = append(data, perfinfo(HookDbgIDRSDS, rsds)...)
+	var got []string
+	err := (&Buffer{Data: data}).Records(func(r Record) error {
+		if r.Kind != KindPerfInfo || r.TimeStamp != 0x29e156d07a8 {
+			t.Errorf("record %+v", r)
+		}
+		switch r.HookID {
+		case HookBuildLab:
+			got = append(got, HookName(r.HookID)+" "+DecodeBuildLab(r.Payload))
+		case HookDbgIDRSDS:
+			x, err := DecodeDbgIDRSDS(r.Payload)
+			if err != nil || x.Signature != sig || x.Age != 1 {
+				t.Errorf("%+v, %v", x, err)
+			}
+			got = append(got, HookName(r.HookID)+" "+x.PdbName)
+		}
+		return nil
+	})
+	want := []string{"EventTrace/BuildLab 22621.1.amd64fre.ni_release.220506-1250", "EventTrace/DbgIdRsds Example.pdb"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("got %q (%v), want %q", got, err, want)
+	}
+	if _, err := DecodeDbgIDRSDS(rsds[:20]); err == nil {
+		t.Error("a DbgIdRsds payload without a name decodes")
+	}
+	if s := DecodeBuildLab([]byte("no terminator")); s != "no terminator" {
+		t.Errorf("DecodeBuildLab without a NUL: %q", s)
+	}
+}

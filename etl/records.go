@@ -1,6 +1,7 @@
 package etl
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
@@ -211,6 +212,8 @@ var eventTraceHooks = map[uint16]string{
 	0x0008:              "EventTrace/RDComplete",
 	0x0020:              "EventTrace/EndExtension",
 	HookPartitionInfo:   "EventTrace/PartitionInfoExtension",
+	HookDbgIDRSDS:       "EventTrace/DbgIdRsds",
+	HookBuildLab:        "EventTrace/BuildLab",
 }
 
 // HookName returns the name of an EventTrace hook id, or "" for a hook of another group.
@@ -256,4 +259,36 @@ func DecodePartitionInfo(p []byte) (PartitionInfo, error) {
 	x.QpcOffsetFromRoot = int64(binary.LittleEndian.Uint64(p[32:]))
 	x.PartitionType = binary.LittleEndian.Uint32(p[40:])
 	return x, nil
+}
+
+// DbgIDRSDS is the payload of EventTrace/DbgIdRsds (hook 0x0040): a binary's CodeView
+// RSDS identity, as a debugger matches it to its PDB.
+type DbgIDRSDS struct {
+	Signature guid.GUID
+	Age       uint32
+	PdbName   string
+}
+
+// DecodeDbgIDRSDS decodes an EventTrace/DbgIdRsds payload: the GUID, the age and the
+// NUL-terminated ANSI name of the PDB.
+func DecodeDbgIDRSDS(p []byte) (DbgIDRSDS, error) {
+	var x DbgIDRSDS
+	if len(p) < 16+4+1 {
+		return x, fmt.Errorf("EventTrace/DbgIdRsds payload of %d bytes, want at least %d", len(p), 16+4+1)
+	}
+	x.Signature = guid.FromBytes(p[0:16])
+	x.Age = binary.LittleEndian.Uint32(p[16:])
+	x.PdbName = ansiString(p[20:])
+	return x, nil
+}
+
+// DecodeBuildLab decodes an EventTrace/BuildLab payload: one NUL-terminated ANSI string.
+func DecodeBuildLab(p []byte) string { return ansiString(p) }
+
+// ansiString returns p up to its first NUL (all of p if it has none).
+func ansiString(p []byte) string {
+	if i := bytes.IndexByte(p, 0); i >= 0 {
+		p = p[:i]
+	}
+	return string(p)
 }

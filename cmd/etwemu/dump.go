@@ -25,11 +25,12 @@ import (
 func runDump(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print JSON lines: the file header, then one object per record (or per summary row)")
-	limit := fs.Int("limit", 0, "stop after this many records (0: all)")
+	limit := fs.Int("limit", 0, "stop after this many records, or buffers with -buffers (0: all)")
 	payload := fs.Int("payload", 32, "payload bytes to show in hex per record (0 to 65535)")
 	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
+	buffers := fs.Bool("buffers", false, "instead of the records, one row per buffer: its WMI_BUFFER_HEADER as stored (offsets, sequence, processor, flags, type) and its record count")
 	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (every processor's records merged by timestamp; holds the file's records in memory)")
-	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
+	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
 	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -39,6 +40,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if *summary && b.given("payload") {
 		b.fail("-payload has no effect with -summary, which prints no payloads")
 	}
+	if *buffers && (*summary || b.given("payload") || b.given("sort")) {
+		b.fail("-buffers prints one row per buffer: it takes neither -summary, -payload nor -sort")
+	}
 	if *order != "file" && *order != "time" {
 		b.fail("-sort %q: file or time", *order)
 	}
@@ -46,7 +50,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	o := dumpOptions{json: *asJSON, limit: *limit, payload: *payload, summary: *summary, byTime: *order == "time"}
-	if err := dump(fs.Arg(0), o, stdout); err != nil {
+	run := dump
+	if *buffers {
+		run = dumpBuffers
+	}
+	if err := run(fs.Arg(0), o, stdout); err != nil {
 		fmt.Fprintf(stderr, "etwemu dump: %v\n", err)
 		return 1
 	}
@@ -133,6 +141,8 @@ func noteBufferCount(out io.Writer, read int, h etl.LogfileHeader) {
 	}
 	why := ""
 	switch m := logmode.Mode(h.LogFileMode); {
+	case h.EndTime == 0:
+		why = ": the header was never finalized (EndTime 0), as in the file of a session still running when it was copied; Windows fills in BuffersWritten when the session stops"
 	case m&logmode.Circular != 0:
 		why = ": a circular file's header counts every buffer the session wrote, the overwritten ones too"
 	case h.SubVersion == 2 && h.MajorVersion == 6 && h.MinorVersion == 2:
@@ -157,6 +167,14 @@ func hookDetail(hook uint16, p []byte) string {
 			return err.Error()
 		}
 		return fmt.Sprintf("PartitionId %s, ParentId %s, QpcOffsetFromRoot %d, PartitionType %d", x.PartitionID, x.ParentID, x.QpcOffsetFromRoot, x.PartitionType)
+	case etl.HookDbgIDRSDS:
+		x, err := etl.DecodeDbgIDRSDS(p)
+		if err != nil {
+			return err.Error()
+		}
+		return fmt.Sprintf("PDB %q, signature %s, age %d", x.PdbName, x.Signature, x.Age)
+	case etl.HookBuildLab:
+		return fmt.Sprintf("build lab %q", etl.DecodeBuildLab(p))
 	}
 	return ""
 }
@@ -176,24 +194,9 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	}
 	defer f.Close()
 	h := f.Header()
-	dh := dumpHeader{
-		Logger: h.LoggerName, File: h.LogFileName, OS: fmt.Sprintf("%d.%d", h.MajorVersion, h.MinorVersion), Build: h.ProviderVersion,
-		TraceFormat: fmt.Sprintf("%d.%d", h.SubVersion, h.SubMinorVersion), Processors: h.NumberOfProcessors, BufferSize: h.BufferSize,
-		LogFileMode: logmode.Mode(h.LogFileMode).Short(), MaximumFileSize: h.MaximumFileSize, BuffersWritten: h.BuffersWritten,
-		EventsLost: h.EventsLost, BuffersLost: h.BuffersLost, Clock: clock.Type(h.ReservedFlags).String(), PerfFreq: h.PerfFreq,
-		Start: fileTime(h.StartTime), End: fileTime(h.EndTime),
-	}
 	enc := json.NewEncoder(out)
-	if asJSON {
-		if err := enc.Encode(dh); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
-		fmt.Fprintf(out, "Windows %s build %d, trace format %s, %d processors, buffers of %d bytes, mode %s\n",
-			dh.OS, dh.Build, dh.TraceFormat, dh.Processors, dh.BufferSize, dh.LogFileMode)
-		fmt.Fprintf(out, "buffers written %d, events lost %d, buffers lost %d, clock %s (%d Hz), start %s, end %s\n\n",
-			dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, dh.End)
+	if err := printHeader(out, enc, asJSON, h); err != nil {
+		return err
 	}
 	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
 	toTime := func(ts int64) string { return "" }
@@ -226,12 +229,9 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			buffers++
 		}
 		d := dumpRecord{
-			Buffer: buffers, Processor: (int(b.Header.ProcessorNumber) | int(b.Header.Alignment)<<8) & 0x7FF, Sequence: b.Header.SequenceNumber,
+			Buffer: buffers, Processor: bufferProcessor(b.Header), Sequence: b.Header.SequenceNumber,
 			Offset: r.Offset, Kind: r.Kind.String(), Size: r.Size, ThreadID: r.ThreadID, ProcessID: r.ProcessID,
 			TimeStamp: r.TimeStamp, Time: toTime(r.TimeStamp), PMC: r.PMC, PayloadLen: len(r.Payload),
-		}
-		if b.Header.BufferFlag&abi.BufferFlagProcIndex == 0 {
-			d.Processor = int(b.Header.ProcessorNumber)
 		}
 		switch r.Kind {
 		case etl.KindEventHeader:
@@ -530,6 +530,110 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 	fmt.Fprintf(out, "\n%d records in %d groups (%d in the header buffer), %d bytes\n", records, len(rows), header, bytes)
 	if events != uint64(records) {
 		return fmt.Errorf("summary counted %d records, the walk %d", events, records)
+	}
+	return nil
+}
+
+// printHeader prints the log-file header as dump's first lines, or its first JSON line.
+func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHeader) error {
+	dh := dumpHeader{
+		Logger: h.LoggerName, File: h.LogFileName, OS: fmt.Sprintf("%d.%d", h.MajorVersion, h.MinorVersion), Build: h.ProviderVersion,
+		TraceFormat: fmt.Sprintf("%d.%d", h.SubVersion, h.SubMinorVersion), Processors: h.NumberOfProcessors, BufferSize: h.BufferSize,
+		LogFileMode: logmode.Mode(h.LogFileMode).Short(), MaximumFileSize: h.MaximumFileSize, BuffersWritten: h.BuffersWritten,
+		EventsLost: h.EventsLost, BuffersLost: h.BuffersLost, Clock: clock.Type(h.ReservedFlags).String(), PerfFreq: h.PerfFreq,
+		Start: fileTime(h.StartTime), End: fileTime(h.EndTime),
+	}
+	if asJSON {
+		return enc.Encode(dh)
+	}
+	fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
+	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %d processors, buffers of %d bytes, mode %s\n",
+		dh.OS, dh.Build, dh.TraceFormat, dh.Processors, dh.BufferSize, dh.LogFileMode)
+	fmt.Fprintf(out, "buffers written %d, events lost %d, buffers lost %d, clock %s (%d Hz), start %s, end %s\n\n",
+		dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, dh.End)
+	return nil
+}
+
+// bufferProcessor returns the processor a buffer was written on: ETW_BUFFER_CONTEXT's
+// ProcessorIndex (ProcessorNumber and Alignment as one 11-bit number) when the buffer has
+// ETW_BUFFER_FLAG_PROC_INDEX, else ProcessorNumber.
+func bufferProcessor(h abi.BufferHeader) int {
+	if h.BufferFlag&abi.BufferFlagProcIndex == 0 {
+		return int(h.ProcessorNumber)
+	}
+	return (int(h.ProcessorNumber) | int(h.Alignment)<<8) & 0x7FF
+}
+
+// dumpBuffer is one buffer's WMI_BUFFER_HEADER as stored, as dump -buffers prints it.
+type dumpBuffer struct {
+	Buffer        int    `json:"buffer"`
+	FileOffset    int64  `json:"file_offset"`
+	Sequence      int64  `json:"seq"`
+	Processor     int    `json:"cpu"`
+	BufferSize    uint32 `json:"buffer_size"`
+	SavedOffset   uint32 `json:"saved_offset"`
+	CurrentOffset uint32 `json:"current_offset"`
+	Offset        uint32 `json:"offset"`
+	Flags         string `json:"flags"`
+	Type          string `json:"type"`
+	State         string `json:"state"`
+	TimeStamp     int64  `json:"timestamp"`
+	Records       int    `json:"records"`
+	Compressed    bool   `json:"compressed,omitempty"`
+}
+
+// dumpBuffers prints the file header and then one row (or JSON line) per buffer, the
+// header buffer first, in file order.
+func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
+	f, err := etl.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := f.Header()
+	enc := json.NewEncoder(out)
+	if err := printHeader(out, enc, o.json, h); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if !o.json {
+		fmt.Fprintln(tw, "buffer\tfile offset\tseq\tcpu\tBufferSize\tSavedOffset\tCurrentOffset\tOffset\trecords\t flags\t type\t")
+	}
+	n := 0
+	for ; o.limit == 0 || n < o.limit; n++ {
+		b, err := f.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		x := b.Header
+		d := dumpBuffer{
+			Buffer: n, FileOffset: b.FileOffset, Sequence: x.SequenceNumber, Processor: bufferProcessor(x),
+			BufferSize: x.BufferSize, SavedOffset: x.SavedOffset, CurrentOffset: x.CurrentOffset, Offset: x.Offset,
+			Flags: abi.BufferFlagNames(x.BufferFlag), Type: abi.BufferTypeName(x.BufferType), State: x.State.String(),
+			TimeStamp: x.TimeStamp, Compressed: b.Compressed,
+		}
+		if err := b.Records(func(etl.Record) error { d.Records++; return nil }); err != nil {
+			return err
+		}
+		if o.json {
+			if err := enc.Encode(d); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%#x\t%d\t%d\t%#x\t%#x\t%#x\t%#x\t%d\t %s\t %s\t\n", d.Buffer, d.FileOffset, d.Sequence, d.Processor,
+			d.BufferSize, d.SavedOffset, d.CurrentOffset, d.Offset, d.Records, d.Flags, d.Type)
+	}
+	if o.json {
+		return nil
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "\n%d buffers\n", n)
+	if o.limit == 0 {
+		noteBufferCount(out, f.BuffersRead(), h)
 	}
 	return nil
 }

@@ -127,6 +127,106 @@ func TestDumpBufferCountNote(t *testing.T) {
 	}
 }
 
+// dump -buffers prints each buffer's header as stored: buffer 0 with CurrentOffset at
+// SavedOffset, as real files have it; a data buffer's CurrentOffset past its end, by
+// BufferSize where the buffer was closed to be flushed (the last one, with the flush
+// marker) and by the refused record where a reservation did not fit; and record counts
+// that add up to dump's own.
+func TestDumpBuffers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.etl")
+	var out, errb bytes.Buffer
+	args := []string{"demo", "-logfile", path, "-events", "3000", "-processors", "1", "-buffer-kb", "4", "-min-buffers", "64", "-progress", "0"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("demo exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-payload", "0", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump exit %d: %s", code, errb.String())
+	}
+	m := regexp.MustCompile(`\n(\d+) records \(2 in the header buffer\)`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("dump:\n%s", tail(out.String()))
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-buffers", "-json", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump -buffers exit %d: %s", code, errb.String())
+	}
+	var rows []dumpBuffer
+	sc := bufio.NewScanner(&out)
+	for first := true; sc.Scan(); first = false {
+		if first {
+			continue // the file header
+		}
+		var d dumpBuffer
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		rows = append(rows, d)
+	}
+	if len(rows) < 3 {
+		t.Fatalf("%d buffers", len(rows))
+	}
+	records := 0
+	for i, d := range rows {
+		records += d.Records
+		last := i == len(rows)-1
+		switch {
+		case i == 0:
+			if d.Type != "HEADER" || d.CurrentOffset != d.SavedOffset || d.Offset != d.SavedOffset || d.Records != 2 {
+				t.Errorf("header buffer %+v", d)
+			}
+		case d.Type != "GENERIC" || d.Offset != d.SavedOffset || d.Sequence != int64(i):
+			t.Errorf("buffer %d: %+v", i, d)
+		case last && (d.Flags != "FLUSH_MARKER|PROC_INDEX" || d.CurrentOffset != d.SavedOffset+d.BufferSize):
+			t.Errorf("last buffer, flushed at stop: %+v, want the flush marker and CurrentOffset = SavedOffset + BufferSize", d)
+		case !last && (d.CurrentOffset <= d.BufferSize || d.CurrentOffset-d.SavedOffset > 0x200 && d.CurrentOffset-d.SavedOffset != d.BufferSize):
+			t.Errorf("buffer %d: %+v: CurrentOffset is neither past the end by the refused record nor by BufferSize", i, d)
+		}
+	}
+	if want := atoi(t, m[1]); records != want {
+		t.Errorf("the buffers hold %d records, dump read %d", records, want)
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-buffers", "-limit", "2", path}, &out, &errb); code != 0 || !strings.Contains(out.String(), "CurrentOffset") || !strings.HasSuffix(out.String(), "\n2 buffers\n") {
+		t.Errorf("dump -buffers -limit 2: exit %d\n%s", code, out.String())
+	}
+	errb.Reset()
+	if code := run([]string{"dump", "-buffers", "-summary", path}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-buffers") {
+		t.Errorf("dump -buffers -summary: exit %d, %q", code, errb.String())
+	}
+}
+
+// A header never finalized (EndTime 0, BuffersWritten 0, as a running session's file
+// copied from a Windows machine holds) gets its own reason.
+func TestDumpNoteUnfinalized(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "live.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "2000", "-min-buffers", "64", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The header event's payload follows the 0x48-byte buffer header and the 0x20-byte
+	// system header; EndTime is at +0x10 in it, BuffersWritten at +0x24.
+	const payload = abi.BufferHeaderSize + etl.SystemHeaderSize
+	for i := 0; i < 8; i++ {
+		b[payload+0x10+i] = 0
+	}
+	for i := 0; i < 4; i++ {
+		b[payload+0x24+i] = 0
+	}
+	writeFile(t, path, b)
+	out.Reset()
+	if code := run([]string{"dump", "-buffers", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "BuffersWritten 0: the header was never finalized (EndTime 0)") {
+		t.Errorf("no note on the unfinalized header:\n%s", tail(out.String()))
+	}
+}
+
 func TestDumpErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"dump"}, &out, &errb); code != 2 {
