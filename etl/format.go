@@ -57,6 +57,12 @@ const (
 	// HookPartitionInfo is EventTrace/PartitionInfoExtension (opcode 80): the
 	// ETW_TRACE_PARTITION_INFORMATION of the partition (host, container) that traced.
 	HookPartitionInfo = 0x0050
+	// HookDbgIDRSDS is EventTrace/DbgIdRsds (phnt WMI_LOG_TYPE_DBGID_RSDS): the debug
+	// identity (RSDS GUID, age, PDB name) of the binary that owns the session.
+	HookDbgIDRSDS = 0x0040
+	// HookBuildLab is EventTrace/BuildLab (phnt WMI_LOG_TYPE_BUILD_LAB): the system's
+	// build lab string, such as "22621.1.amd64fre.ni_release.220506-1250".
+	HookBuildLab = 0x0042
 )
 
 // Payload sizes of the header buffer's records after the log-file header event, as real
@@ -83,7 +89,13 @@ const timeZoneSize = 0xAC // TIME_ZONE_INFORMATION
 // format 1.2) limits BuffersWritten × BufferSize to MaximumFileSize for circular files
 // and reads them to the quota, not to BuffersWritten. A reader that trusts the field
 // runs past the end of a real circular file as of an emulated one; etl.Reader reads to
-// the end of the file.
+// the end of the file. The real files that realfiles.sh reads agree where they can:
+// circular files of builds 22631 and 26100 that never wrapped hold BuffersWritten equal
+// to the buffers in the file, buffer 0 included, and StartBuffers 1; a NEWFILE file of
+// 22631 counts its own buffers while its SequenceNumbers go on from the files before it
+// (908 to 913 in its eighth file), as etwemu's do; and the file of a session that had not
+// stopped holds BuffersWritten 0 and EndTime 0 until WmipFinalizeHeader. No real wrapped
+// circular file was found.
 type LogfileHeader struct {
 	BufferSize uint32
 	// Version: OS major and minor, then the trace-format major and minor

@@ -1,8 +1,9 @@
 #!/bin/sh
-# check.sh PARSERS: writes ETL files in every file mode etwemu's CLI offers and reads each
+# check.sh PARSERS [REAL...]: writes ETL files in every file mode etwemu's CLI offers and reads each
 # with etwemu's reader and two outside parsers, printing one Markdown table: records (and
 # how many in the header buffer), the log-file header's BuffersWritten, and whether the
-# three agree. It also reads the real Windows files in etl-parser's test data. Not part
+# three agree. It also reads the real Windows files in etl-parser's test data, and the
+# .etl files in each REAL folder (realfiles.sh names the public ones it was run with). Not part
 # of `go test`: the parsers are outside code, run from their sources, never dependencies.
 #
 # PARSERS is a folder holding the sources (a checkout or an unpacked archive each):
@@ -17,7 +18,8 @@
 #   - dissect.etl prints GUIDs byte-swapped (it reads them big-endian); counts are unaffected.
 #   - dissect.etl believes BuffersWritten: it stops after that many buffers, so a file
 #     whose header counts otherwise (circular files count buffers written over the
-#     session, 6.2 compressed files count flushes) is read short or past its end.
+#     session, 6.2 compressed files count flushes) is read short or past its end, and
+#     the file of a session that had not stopped (BuffersWritten 0) is read as empty.
 #   - etl-parser has no decompressor: it cannot read EVENT_TRACE_COMPRESSED_MODE files.
 #   - etl-parser's etl2xml crashes on EVENT_HEADER events that are not TraceLogging
 #     (event.py reads provider_id.data1, not provider_id.inner.data1); this script counts
@@ -25,8 +27,8 @@
 #   - etl-parser raises on a buffer without a record (the empty flush-marker buffer).
 #   - etl-parser leaves the header buffer out: it agrees when it counts the records after it.
 set -eu
-if [ $# -ne 1 ] || [ ! -d "$1/dissect.etl" ]; then
-	echo "usage: $0 PARSERS (a folder with dissect.etl, dissect.cstruct, dissect.util, etl-parser, construct, defusedxml)" >&2
+if [ $# -lt 1 ] || [ ! -d "$1/dissect.etl" ]; then
+	echo "usage: $0 PARSERS [REAL...] (PARSERS: a folder with dissect.etl, dissect.cstruct, dissect.util, etl-parser, construct, defusedxml; REAL: folders of real .etl files)" >&2
 	exit 2
 fi
 P=$(cd "$1" && pwd)
@@ -65,8 +67,14 @@ demo compressed-6.2.etl -compress -version 6.2
 "$e" logsave -events 5000 -buffers 4 -o "$out/logsave.etl" >/dev/null
 echo "  logsave.etl: logsave -events 5000 -buffers 4" >&2
 files=$(ls "$out"/*.etl)
+shift
 for f in "$P"/etl-parser/tests/example/*.etl; do
 	[ -f "$f" ] && files="$files $f"
+done
+for d in "$@"; do
+	for f in "$d"/*.etl; do
+		[ -f "$f" ] && files="$files $f"
+	done
 done
 # shellcheck disable=SC2086 # the file names hold no spaces
 python3 "$(dirname "$0")/compare.py" "$e" $files

@@ -1,0 +1,38 @@
+#!/bin/sh
+# realfiles.sh FILE_OR_FOLDER...: reads real Windows ETL files with etwemu's dump and prints
+# one Markdown row per file: build, LogFileMode, BuffersWritten against the buffers the
+# file holds, the header buffer's records, and how each data buffer was closed as its
+# CurrentOffset shows it. It is the evidence behind what etwemu's writer does there
+# (session.Logger.seal, etl.headerBufferRules); it exits 1 if a data buffer fits neither
+# way of closing. Not part of `go test`: the files are other people's logs, read from
+# their public repositories, never copied into this one.
+#
+# Files it was run with:
+#   github.com/airbus-cert/etl-parser at 76b7c04686, tests/example: AMSITrace.etl,
+#     ShutdownPerfDiagLogger.etl (build 18362), lxcore_kernel.etl (19041)
+#   github.com/jtmoon79/super-speedy-syslog-searcher at 494a21d7 (HEAD) and ce8518ead7,
+#     logs/: Windows11Pro/Logs/SIH/SIH.20230422.034724.362.1.etl (22621),
+#     programs/Event_Trace_Log/WindowsUpdate.20251008.140245.443.8.etl and
+#     waasmedic.20251005_113019_195.etl (22631), and the three gzip-compressed
+#     programs/OneDrive/.../CldFlt{0,1,2}-2025-12-21-121418.etlgz (26100; gunzip them first)
+set -eu
+if [ $# -lt 1 ]; then
+	echo "usage: $0 FILE_OR_FOLDER... (real .etl files, or folders holding them)" >&2
+	exit 2
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+(cd "$root" && go build -o "$out/etwemu" ./cmd/etwemu)
+files=""
+for a in "$@"; do
+	if [ -d "$a" ]; then
+		for f in "$a"/*.etl; do
+			[ -f "$f" ] && files="$files $f"
+		done
+	else
+		files="$files $a"
+	fi
+done
+# shellcheck disable=SC2086 # the file names hold no spaces
+python3 "$(dirname "$0")/realfiles.py" "$out/etwemu" $files
