@@ -10,8 +10,16 @@ import (
 // 000, on the user-mode logger's compression buffer).
 type compressRule struct {
 	// perBuffer: a flush from the compression area counts the trace buffers it completes
-	// (6.3 on, which tracks their number); else it counts one buffer written or lost
-	// whatever it held (6.2).
+	// in the logger's BuffersWritten (6.3 on, which tracks their number); else it counts
+	// one buffer written or lost whatever it held (6.2).
+	//
+	// The file's header counts the trace buffers the file holds in every version: the
+	// real Windows 8 files at hand (build 9200, compressed on relogging, in PerfView's
+	// test data: net.4.5.2.x86.etl and net.4.5.2.x64.etl) say BuffersWritten 276 and 360
+	// and hold 276 and 360 buffers, the header buffer included, where counting flushes
+	// would give about 70. [UNCERTAIN] how 6.2 comes to write that count while its
+	// logger counts flushes (seed 000); etwemu keeps both, so on 6.2 the session's
+	// BuffersWritten and the file header's differ.
 	perBuffer bool
 	// resetOnFailure: a failed flush loses every whole trace buffer in the area, keeping
 	// only the overflow of a buffer whose head is already in the file (6.3 on); 6.2 keeps
@@ -37,10 +45,16 @@ type span struct{ start, end int }
 // data; Offset keeps the uncompressed filled bytes. A buffer compression does not shrink
 // is stored whole, as sealed.
 //
-// [UNCERTAIN] the framing: no public source states it. This is the reading under which
-// dissect.etl decodes such files (it reads min(BufferSize, Offset) - 0x48 bytes after the
-// header, decompresses them, and moves on by BufferSize); the kernel logger's compression
-// (1607 on) is modelled the same way.
+// The framing is that of real compressed files: PerfView's test data holds three, written
+// on relogging by builds 9200 (net.4.5.2.x86.etl, net.4.5.2.x64.etl) and 22000
+// (Regression/SelfDescribingSingleEvent.etl), whose every data buffer has BufferSize the
+// bytes it takes in the file (buffers follow each other at unaligned offsets),
+// ETW_BUFFER_FLAG_COMPRESSED with PROC_INDEX, SavedOffset and Offset the uncompressed
+// fill, and trace format 2.0; etl.Reader and dissect.etl read them whole. Their header
+// buffer is not stored whole: it takes 512 bytes (9200) or 1024 (22000) in the file,
+// with CurrentOffset 0 and only the flush marker, where etwemu stores all BufferSize
+// bytes of it. [UNCERTAIN] whether a session, rather than the relogger, writes it so;
+// the kernel logger's compression (1607 on) is modelled the same way.
 type compressor struct {
 	rule    compressRule
 	size    int    // the trace buffer size: one flush
@@ -152,12 +166,11 @@ func (c *compressor) flush(w *Writer, all bool) Result {
 				done++
 			}
 		}
+		w.written += done
 		if c.rule.perBuffer {
 			r.Written += done
-			w.written += done
 		} else {
 			r.Written++
-			w.written++
 		}
 		c.area = c.area[:copy(c.area, c.area[n:])]
 		kept := c.spans[:0]

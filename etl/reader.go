@@ -53,7 +53,8 @@ func (b *Buffer) Records(fn func(Record) error) error {
 // Reader reads an ETL file buffer by buffer. The first buffer must hold the log-file
 // header event; after it the reader walks buffers by each one's BufferSize (the stored
 // size of a compressed buffer) to the end of the file, not trusting BuffersWritten, which
-// a circular file or a 6.2 compressed file does not keep as a buffer count.
+// a circular file does not keep as a buffer count, nor the file of a session that had not
+// stopped.
 type Reader struct {
 	r      io.ReaderAt
 	size   int64
@@ -128,7 +129,7 @@ func (rd *Reader) Next() (*Buffer, error) {
 
 // BuffersRead returns how many buffers Next has returned, the header buffer included:
 // after Walk, the buffers the file holds, which BuffersWritten is not in a circular file
-// or a 6.2 compressed one.
+// or an unfinalized one.
 func (rd *Reader) BuffersRead() int { return rd.nread }
 
 // read reads the buffer at off.

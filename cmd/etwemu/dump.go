@@ -145,8 +145,6 @@ func noteBufferCount(out io.Writer, read int, h etl.LogfileHeader) {
 		why = ": the header was never finalized (EndTime 0), as in the file of a session still running when it was copied; Windows fills in BuffersWritten when the session stops"
 	case m&logmode.Circular != 0:
 		why = ": a circular file's header counts every buffer the session wrote, the overwritten ones too"
-	case h.SubVersion == 2 && h.MajorVersion == 6 && h.MinorVersion == 2:
-		why = ": etwemu's 6.2 compressed files count flushes of the compression area, each holding several buffers (what Windows 8's own files count is not established)"
 	}
 	fmt.Fprintf(out, "the file holds %d buffers, the header says BuffersWritten %d%s; readers that trust BuffersWritten read it short or past its end\n", read, h.BuffersWritten, why)
 }

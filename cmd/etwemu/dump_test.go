@@ -93,7 +93,8 @@ func TestLogsave(t *testing.T) {
 }
 
 // dump says when a file holds another number of buffers than its header's BuffersWritten
-// (circular and 6.2 compressed files), and why, and is silent when they agree.
+// (circular files), and why, and is silent when they agree (6.2 compressed files too,
+// whose header counts buffers as real Windows 8 files do).
 func TestDumpBufferCountNote(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
@@ -101,7 +102,7 @@ func TestDumpBufferCountNote(t *testing.T) {
 		want string
 	}{
 		{[]string{"-mode", "CIRCULAR", "-max-file-size", "1"}, "a circular file's header counts every buffer"},
-		{[]string{"-compress", "-version", "6.2"}, "6.2 compressed files count flushes"},
+		{[]string{"-compress", "-version", "6.2"}, ""},
 		{[]string{"-mode", "SEQUENTIAL"}, ""},
 	} {
 		path := filepath.Join(dir, "f.etl")

@@ -18,7 +18,7 @@
 #   - dissect.etl prints GUIDs byte-swapped (it reads them big-endian); counts are unaffected.
 #   - dissect.etl believes BuffersWritten: it stops after that many buffers, so a file
 #     whose header counts otherwise (circular files count buffers written over the
-#     session, 6.2 compressed files count flushes) is read short or past its end, and
+#     session) is read past its end, and
 #     the file of a session that had not stopped (BuffersWritten 0) is read as empty.
 #   - etl-parser has no decompressor: it cannot read EVENT_TRACE_COMPRESSED_MODE files.
 #   - etl-parser's etl2xml crashes on EVENT_HEADER events that are not TraceLogging

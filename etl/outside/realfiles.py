@@ -24,12 +24,15 @@ def main():
         hooks = [r.get("hook_name") or r.get("hook") for r in recs if r["buffer"] == 0]
         full = flushed = other = empty = 0
         for b in bufs[1:]:
+            # The trace buffer's size is the file header's: a compressed buffer's own
+            # BufferSize is the bytes it takes in the file.
+            size = h["buffer_size"]
             d = b["current_offset"] - b["saved_offset"]
             if b["records"] == 0:
                 empty += 1
-            if d == b["buffer_size"]:
+            if d == size:
                 flushed += 1
-            elif b["current_offset"] > b["buffer_size"] and 0 < d <= 0x10000:
+            elif b["current_offset"] > size and 0 < d <= 0x10000:
                 full += 1
             else:
                 other += 1

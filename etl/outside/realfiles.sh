@@ -15,6 +15,11 @@
 #     programs/Event_Trace_Log/WindowsUpdate.20251008.140245.443.8.etl and
 #     waasmedic.20251005_113019_195.etl (22631), and the three gzip-compressed
 #     programs/OneDrive/.../CldFlt{0,1,2}-2025-12-21-121418.etlgz (26100; gunzip them first)
+#   github.com/microsoft/perfview (HEAD of its default branch), src/TraceEvent/TraceEvent.Tests/
+#     inputs: net.4.5.2.x86.etl.zip and net.4.5.2.x64.etl.zip (9200, compressed on
+#     relogging), Regression/SelfDescribingSingleEvent.etl (22000, compressed),
+#     primitive-types.etl.zip (19043), gcevents.etl.zip (19045, circular) and
+#     gcrundownevents.etl.zip (19045); unzip the zips first
 set -eu
 if [ $# -lt 1 ]; then
 	echo "usage: $0 FILE_OR_FOLDER... (real .etl files, or folders holding them)" >&2
