@@ -186,16 +186,12 @@ func fileTime(ft int64) string {
 
 func dump(path string, o dumpOptions, out io.Writer) error {
 	asJSON, limit, payload := o.json, o.limit, o.payload
-	f, err := etl.Open(path)
+	f, enc, err := openWithHeader(path, asJSON, out)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	h := f.Header()
-	enc := json.NewEncoder(out)
-	if err := printHeader(out, enc, asJSON, h); err != nil {
-		return err
-	}
 	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
 	toTime := func(ts int64) string { return "" }
 	if h.PerfFreq > 0 && h.ReservedFlags == uint32(clock.QPC) {
@@ -532,6 +528,21 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 	return nil
 }
 
+// openWithHeader opens an ETL file and prints its log-file header (printHeader); the
+// caller closes the file.
+func openWithHeader(path string, asJSON bool, out io.Writer) (*etl.File, *json.Encoder, error) {
+	f, err := etl.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	enc := json.NewEncoder(out)
+	if err := printHeader(out, enc, asJSON, f.Header()); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, enc, nil
+}
+
 // printHeader prints the log-file header as dump's first lines, or its first JSON line.
 func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHeader) error {
 	dh := dumpHeader{
@@ -583,16 +594,12 @@ type dumpBuffer struct {
 // dumpBuffers prints the file header and then one row (or JSON line) per buffer, the
 // header buffer first, in file order.
 func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
-	f, err := etl.Open(path)
+	f, enc, err := openWithHeader(path, o.json, out)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	h := f.Header()
-	enc := json.NewEncoder(out)
-	if err := printHeader(out, enc, o.json, h); err != nil {
-		return err
-	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if !o.json {
 		fmt.Fprintln(tw, "buffer\tfile offset\tseq\tcpu\tBufferSize\tSavedOffset\tCurrentOffset\tOffset\trecords\t flags\t type\t")
