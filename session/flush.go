@@ -195,8 +195,8 @@ func (l *Logger) swapStreams() {
 // searches a file backwards for the last buffer with the marker and reads no further in
 // read-behind mode, so the marker must reach the file whatever the buffer holds.
 // [UNCERTAIN] for 6.2 and later: no public source shows the modern logger's rule. The
-// nine real files realfiles.sh reads (builds 18362 to 26100) hold no empty buffer: each
-// ends with a marked buffer that holds records, which both rules allow.
+// fifteen real files realfiles.sh reads (builds 9200 to 26100) hold no empty buffer:
+// each ends with a marked buffer that holds records, which both rules allow.
 func (l *Logger) drain(marker bool) {
 	if l.buffering {
 		return // the flush list is the ring
@@ -252,9 +252,9 @@ const procIndexSince = winver.V6_2
 // seal fills the header of a closed buffer and its unused tail with 0xFF
 // (WmipPrepareHeader).
 //
-// CurrentOffset is left as Windows leaves it, which every data buffer of the real files
-// at hand shows (builds 18362 to 26100: the three in etl-parser's test data and six
-// Windows 11 system logs; etl/outside/realfiles.sh lists them): a buffer switched out
+// CurrentOffset is left as Windows leaves it, which every data buffer of the fifteen real
+// files at hand shows (builds 9200 to 26100, from etl-parser's and PerfView's test data
+// and six Windows 11 system logs; etl/outside/realfiles.sh lists them): a buffer switched out
 // because a reservation did not fit keeps the offset that reservation, and any refused
 // after it, carried past the end (SavedOffset plus their sizes); a buffer closed to be
 // flushed had BufferSize added to it, so that no reservation fits again (SavedOffset plus
