@@ -746,7 +746,7 @@ func TestBufferTime(t *testing.T) {
 	}
 }
 
-// The header buffer of Windows 11 circular files (builds 22621 to 26100) carries two
+// The header buffer of Windows 11 circular files (builds 22631 and 26100) carries two
 // PERFINFO records past SavedOffset: EventTrace/BuildLab and EventTrace/DbgIdRsds. They
 // walk as perfinfo records, are named, and decode.
 func TestBuildLabAndDbgIDRecords(t *testing.T) {
