@@ -11,8 +11,9 @@ import (
 // the provider disabled and level-filtered; buffer size and count; per-processor
 // buffering against EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING; one goroutine and
 // RunParallel; and the baselines at every payload, in the same run: the floor, the floor
-// with a reference per record (floor+ref), the floor with recycled buffers
-// (floor+recycle), the mutex and the channel. Names read
+// with a completion flag per record (floor+commit), the floor with a reference per record
+// (floor+ref), the floor with recycled buffers (floor+recycle), the mutex and the
+// channel. Names read
 // BenchmarkWrite/payload=64/sessions=1[/variant][/parallel].
 func BenchmarkWrite(b *testing.B) {
 	for _, c := range benchsuite.Full() {

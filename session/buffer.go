@@ -1,41 +1,73 @@
 package session
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/etwemu/etwemu/abi"
 )
 
-// Layout of Buffer.word: CurrentOffset in the low 32 bits, ReferenceCount in the high 32,
-// as the two ULONGs at +0x08 and +0x0C of WMI_BUFFER_HEADER read as one little-endian
-// 64-bit word.
+// Layout of Buffer.word: CurrentOffset in the low 32 bits and, in the high 32, how many
+// reservations were made since the buffer opened, so that one LOCK XADD gives a writer
+// both its record's place and its ordinal.
 const (
-	refOne     = uint64(1) << 32            // one reference
-	refRelease = uint64(0xFFFFFFFF00000000) // adding it drops one reference (-refOne mod 2^64)
-	closedOff  = uint32(1) << 31            // set in CurrentOffset while the buffer is closed
-	offMask    = uint64(0xFFFFFFFF)
+	oneRecord = uint64(1) << 32 // one more reservation
+	closedOff = uint32(1) << 31 // set in CurrentOffset while the buffer is closed
+	offMask   = uint64(0xFFFFFFFF)
+	// settledBit is set in Buffer.saved's offset half when the crossing writer found every
+	// record before its reservation complete and cleared their flags (Buffer.settle).
+	settledBit = uint64(1) << 31
 )
+
+// minRecord is the smallest aligned record a reservation takes (a SYSTEM_TRACE_HEADER);
+// it bounds how many records one buffer holds, and so the length of Buffer.commit.
+const minRecord = abi.SystemHeaderSize
 
 // Buffer is the emulator's model of one trace buffer: WMI_BUFFER_HEADER followed by
 // records, BufferSize bytes in all. The header's bytes are written when the buffer is
-// sealed; until then CurrentOffset, ReferenceCount and SavedOffset live in atomics. Not
-// modelled: the list links (SlistEntry, GlobalEntry), which Go slices replace.
+// sealed; until then CurrentOffset, the writers in flight and SavedOffset live in
+// atomics. Not modelled: the list links (SlistEntry, GlobalEntry), which Go slices
+// replace.
+//
+// [emulator choice] Windows counts the writers still copying in ReferenceCount: one
+// interlocked increment with the reservation and one decrement after the copy. The
+// emulator takes the reservation and an ordinal in one atomic add (word) and publishes the
+// finished record with a flag in commit, a plain store (hw.StoreRelease), so a writer pays
+// one locked instruction instead of two (bench/RESULTS.md, the ladder of floors);
+// ReferenceCount is derived from the flags for views (View).
 type Buffer struct {
-	// word is CurrentOffset | ReferenceCount<<32. Atomic; added to by writers, closed and
-	// opened by the logger goroutine and by the switching writer.
+	// word is CurrentOffset | reservations<<32. Atomic; added to by writers, closed by
+	// tryClose, reset by open.
 	word atomic.Uint64
-	// saved is SavedOffset. Atomic; stored by the one writer whose reservation crossed the
-	// end, reset by the switching writer before the buffer opens.
-	saved atomic.Uint32
+	// saved is SavedOffset | fit<<32, where fit is how many reservations fit before the
+	// one that crossed the end, with settledBit. Atomic; stored by the one writer
+	// whose reservation crossed the end, reset by open before the buffer opens.
+	saved atomic.Uint64
 	// state is the ETW_BUFFER_STATE. Atomic; written by whoever moves the buffer (see
 	// invariant 1 of the package), read by views.
 	state atomic.Uint32
 	// stream is the processor stream the buffer was last current for. Written by the
 	// switching writer before the buffer opens; read by the logger after it closes.
 	stream atomic.Uint32
-	// end is the end of data fixed when the buffer was closed. Atomic; written by the
-	// closer, read by the logger goroutine.
+	// end is the end of data, known once the buffer is closed and, if a reservation
+	// crossed the end before that, its writer has stored saved. Atomic; written by
+	// tryClose and open, read by Check.
 	end atomic.Uint32
+	// commit holds a flag per reservation that fits, by ordinal: set to 1 by its writer
+	// (hw.StoreRelease) after the record's last byte, read with atomic loads by settle,
+	// tryClose and View, and cleared, once every flag before the close or the crossing is
+	// set, by settle (the crossing writer, before it stores saved) or else by tryClose,
+	// before the buffer can open again.
+	commit []uint32
+
+	// closeMu serialises tryClose, open and View over the close state below.
+	closeMu sync.Mutex
+	// closing: the buffer was closed with word closeWord. done: every record reserved
+	// before the close is complete, its flags are cleared, and end is final. checked:
+	// flags below it were seen set. All under closeMu.
+	closing, done bool
+	closeWord     uint64
+	checked       uint32
 
 	data []byte // BufferSize bytes; immutable slice header
 	id   int    // position in Logger.all; immutable
@@ -45,50 +77,92 @@ type Buffer struct {
 }
 
 func newBuffer(size uint32, id int) *Buffer {
-	b := &Buffer{data: make([]byte, size), id: id}
+	b := &Buffer{data: make([]byte, size), id: id, commit: make([]uint32, (size-abi.BufferHeaderSize)/minRecord+1)}
 	b.word.Store(uint64(closedOff | abi.BufferHeaderSize))
 	b.state.Store(uint32(abi.BufferStateFree))
+	b.done = true
+	b.end.Store(abi.BufferHeaderSize)
 	return b
 }
 
-// open makes a closed buffer current for stream: empty (CurrentOffset 0x48) and accepting
-// reservations. References held by writers that saw it closed are kept.
+// open makes a closed, complete buffer current for stream: empty (CurrentOffset 0x48, no
+// reservations) and accepting them. Reservations that writers holding a stale pointer
+// made while it was closed failed, and are forgotten.
 func (b *Buffer) open(stream int) {
+	b.closeMu.Lock()
+	b.closing, b.done, b.checked = false, false, 0
+	b.closeMu.Unlock()
 	b.sealed = false
 	b.saved.Store(0)
 	b.end.Store(0)
 	b.stream.Store(uint32(stream))
 	b.state.Store(uint32(abi.BufferStateGeneralLogging))
-	for {
-		w := b.word.Load()
-		if b.word.CompareAndSwap(w, w&^offMask|abi.BufferHeaderSize) {
-			return
-		}
-	}
+	b.word.Store(abi.BufferHeaderSize)
 }
 
-// tryClose closes the buffer when no writer holds a reference, so no reservation can
-// succeed in it again, and returns the end of its data. It reports false while writers
-// are still copying.
+// tryClose closes the buffer, so that no reservation can succeed in it again, and
+// returns the end of its data once every record reserved before the close is complete.
+// It reports false while writers are still copying (or the writer whose reservation
+// crossed the end has not yet stored SavedOffset); a later call goes on from there.
+// Closing an already complete buffer returns its end again.
 func (b *Buffer) tryClose(size uint32) (end uint32, ok bool) {
-	w := b.word.Load()
-	if w>>32 != 0 {
-		return 0, false
-	}
-	if uint32(w)&closedOff != 0 {
-		// Closed before (a switcher retired it); failed reservations since then have moved
-		// CurrentOffset, so the end fixed at that close is the one that counts.
+	b.closeMu.Lock()
+	defer b.closeMu.Unlock()
+	if b.done {
 		return b.end.Load(), true
 	}
-	if !b.word.CompareAndSwap(w, w|uint64(closedOff)) {
+	if !b.closing {
+		w := b.word.Load()
+		for !b.word.CompareAndSwap(w, w|uint64(closedOff)) {
+			w = b.word.Load()
+		}
+		b.closing, b.closeWord = true, w
+	}
+	end, fit, settled, ok := b.fitted(b.closeWord, size)
+	if !ok {
 		return 0, false
 	}
-	end = min(uint32(w), size)
-	if s := b.saved.Load(); s != 0 {
-		end = s
-	}
 	b.end.Store(end)
+	if !settled {
+		for ; b.checked < fit; b.checked++ {
+			if atomic.LoadUint32(&b.commit[b.checked]) == 0 {
+				return 0, false
+			}
+		}
+		clear(b.commit[:fit])
+	}
+	b.done = true
 	return end, true
+}
+
+// fitted returns, for reservation word w, where the data ends and how many reservations
+// fit below that: all of them while CurrentOffset is within size, else those before the
+// one that crossed the end, as its writer stored in saved (ok is false until it has),
+// and whether that writer settled them.
+func (b *Buffer) fitted(w uint64, size uint32) (end, fit uint32, settled, ok bool) {
+	if off := uint32(w) &^ closedOff; off <= size {
+		return off, uint32(w >> 32), false, true
+	}
+	s := b.saved.Load()
+	return uint32(s &^ settledBit), uint32(s >> 32), s&settledBit != 0, s != 0
+}
+
+// settle is the check the writer whose reservation crossed the end makes before it
+// stores saved: if the fit records before its own are all complete, it clears their flags
+// and returns settledBit, so the logger need not read them. The flags were written
+// on this writer's processor, most often by this goroutine, and are in its cache; read and
+// cleared by the logger goroutine on another processor, each line of them would have to
+// come back before the buffer's next use. A record still in flight leaves it all to
+// tryClose. It runs before saved is stored, so tryClose, which needs saved, never clears
+// or completes the buffer under it.
+func (b *Buffer) settle(fit uint32) uint64 {
+	for i := range fit {
+		if atomic.LoadUint32(&b.commit[i]) == 0 {
+			return 0
+		}
+	}
+	clear(b.commit[:fit])
+	return settledBit
 }
 
 // BufferView is a snapshot of one buffer for views and invariant checks.
@@ -102,12 +176,36 @@ type BufferView struct {
 	Closed         bool
 }
 
-// View returns a snapshot of the buffer's live header fields.
+// View returns a snapshot of the buffer's live header fields. ReferenceCount is the
+// number of reservations that fit and whose records are not yet complete, with the
+// writer whose reservation crossed the end counted until it stores SavedOffset: what
+// Windows' ReferenceCount would read, taken from the completion flags.
 func (b *Buffer) View() BufferView {
+	b.closeMu.Lock()
+	defer b.closeMu.Unlock()
 	w := b.word.Load()
-	return BufferView{
+	s := b.saved.Load()
+	v := BufferView{
 		ID: b.id, State: abi.BufferState(b.state.Load()), Stream: int(b.stream.Load()),
-		CurrentOffset: uint32(w) &^ closedOff, ReferenceCount: uint32(w >> 32),
-		SavedOffset: b.saved.Load(), Closed: uint32(w)&closedOff != 0,
+		CurrentOffset: uint32(w) &^ closedOff, SavedOffset: uint32(s &^ settledBit), Closed: uint32(w)&closedOff != 0,
 	}
+	if b.done {
+		return v
+	}
+	if b.closing {
+		w = b.closeWord
+	}
+	_, fit, isSettled, ok := b.fitted(w, uint32(len(b.data)))
+	if isSettled {
+		return v
+	}
+	if !ok {
+		fit = min(uint32(w>>32), uint32(len(b.commit)))
+	}
+	for i := b.checked; i < fit; i++ {
+		if atomic.LoadUint32(&b.commit[i]) == 0 {
+			v.ReferenceCount++
+		}
+	}
+	return v
 }

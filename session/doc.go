@@ -11,21 +11,26 @@
 //
 //	writer goroutines                         logger goroutine
 //	─────────────────                         ────────────────
-//	streams[p].cur ──► Buffer (InUse)         flushQ ─► wait refs=0 ─► close ─► seal
+//	streams[p].cur ──► Buffer (InUse)         flushQ ─► close ─► wait flags ─► seal
 //	     │  one atomic add reserves                                           │
-//	     │  space and takes a reference                                       ▼
+//	     │  space and numbers the record;                                     │
+//	     │  a plain store flags it done                                       ▼
 //	     └─ full: CAS a free buffer in      streams[p].spare, ◄─ reset ◄─ sink.WriteBuffer
 //	        (streams[p].spare, else the      else free
 //	        free list), queue the old one
 //
-// A Buffer's CurrentOffset (+0x08) and ReferenceCount (+0x0C) are adjacent in
-// WMI_BUFFER_HEADER; the emulator keeps them in one 64-bit word, so a single LOCK XADD
-// both reserves space and takes the writer's reference (Windows uses two interlocked
-// operations). The writer whose add carries CurrentOffset past BufferSize records
-// SavedOffset, the true end of data. The logger closes a buffer by a compare-and-swap
-// that needs ReferenceCount 0 and sets bit 31 of CurrentOffset; from then on every
-// reservation in it fails, so a writer holding a stale pointer can never write into a
-// buffer that was sealed and recycled.
+// A Buffer keeps CurrentOffset and a count of reservations in one 64-bit word, so a
+// single LOCK XADD both reserves space and gives the writer its record's ordinal. After
+// the copy the writer sets that ordinal's completion flag with a plain store
+// (hw.StoreRelease). Windows instead takes a reference with the reservation and drops it
+// after the copy (ReferenceCount at +0x0C of WMI_BUFFER_HEADER): two more interlocked
+// operations, which the emulator's views derive from the flags (Buffer.View). The writer
+// whose add carries CurrentOffset past BufferSize records SavedOffset, the true end of
+// data, with the number of records before it, and clears their flags itself when they
+// are all set. The logger closes a buffer by setting bit 31 of CurrentOffset, after which
+// every reservation in it fails, so a writer holding a stale pointer can never write into
+// a buffer that was sealed and recycled, and seals it once the flags of every record
+// reserved before the close are set.
 //
 // # Invariants
 //
@@ -34,7 +39,8 @@
 //     the logger goroutine. Otherwise its bytes are reused
 //     while a writer still copies into it, or it is flushed twice.
 //  2. Every reservation that succeeded MUST end inside a sealed buffer: the logger waits for
-//     ReferenceCount 0 before closing. Otherwise an accepted event vanishes.
+//     the completion flag of every record reserved before the close. Otherwise an
+//     accepted event vanishes, or is sealed half written.
 //  3. Every event a writer was told is lost MUST be counted in EventsLost. Otherwise the
 //     conservation rule (sealed + lost == attempted) fails.
 //  4. NumberOfBuffers MUST stay within [MinimumBuffers, MaximumBuffers], and buffers are

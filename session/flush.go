@@ -220,7 +220,7 @@ func (l *Logger) drain(marker bool) {
 	}
 }
 
-// waitClose waits until no writer holds a reference to b, then closes it (invariant 2).
+// waitClose closes b and waits until every record reserved in it is complete (invariant 2).
 func (l *Logger) waitClose(b *Buffer) uint32 {
 	for spin := 0; ; spin++ {
 		if end, ok := b.tryClose(l.bufSize); ok {

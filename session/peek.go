@@ -8,11 +8,13 @@ import (
 // Peek calls fn for each of the session's buffers, in the order of Buffers, with its view
 // and a copy of its bytes up to CurrentOffset, as a debugger reads a logger's buffers
 // from kernel memory (`!wmitrace.bufdump`). A buffer holding a reservation whose record is
-// still being written (ReferenceCount above 0), and a free buffer, come with nil bytes.
+// still being written (ReferenceCount, as View derives it, above 0), and a free buffer,
+// come with nil bytes.
 //
 // Peek is for synchronous sessions (Config.Synchronous), where it runs under the lock
 // that stands in for the logger: no buffer is sealed, recycled or reopened meanwhile, and
-// a buffer whose reference count reads 0 holds only complete records below its offset.
+// a buffer whose reference count reads 0 holds only complete records below its offset
+// (View's loads of their completion flags order the reads of their bytes).
 // Other sessions return ERROR_NOT_SUPPORTED, since their logger goroutine moves buffers
 // while they are read. Writers are never blocked by Peek beyond a buffer switch.
 func (l *Logger) Peek(fn func(v BufferView, data []byte)) error {
@@ -24,7 +26,7 @@ func (l *Logger) Peek(fn func(v BufferView, data []byte)) error {
 		all := append([]*Buffer(nil), l.all...)
 		l.freeMu.Unlock()
 		for _, b := range all {
-			v := b.View() // loads word: the acquire that orders the records below
+			v := b.View() // loads the completion flags: the acquires that order the records below
 			var data []byte
 			if v.ReferenceCount == 0 && v.State != abi.BufferStateFree {
 				end := min(int(v.CurrentOffset), len(b.data))

@@ -19,7 +19,7 @@ import (
 // Every refusal takes old out because every writer that finds a full buffer has already
 // added its record's size to CurrentOffset: a buffer left in its slot while writers are
 // refused grows by one record per refusal, and once 4 GB have been refused the offset
-// carries into the reference count in the high half of the word.
+// carries into the count of reservations in the high half of the word.
 func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 	if !l.collecting.Load() {
 		return ErrStopped // Stop takes every buffer out of its slot

@@ -33,7 +33,7 @@ func (l *Logger) WriteSystem(proc int, ev *SystemEvent) error {
 		n = min(p.CountersCount(), pmc.MaxSystemHeaderCounters)
 	}
 	size := ev.Size + uint32(8*n)
-	b, rec, err := l.reserveRecord(proc, size, ev.Size >= abi.SystemHeaderSize)
+	b, w, rec, err := l.reserveRecord(proc, size, ev.Size >= abi.SystemHeaderSize)
 	if err != nil {
 		return err
 	}
@@ -49,6 +49,6 @@ func (l *Logger) WriteSystem(proc int, ev *SystemEvent) error {
 	for i := 0; i < n; i++ {
 		binary.LittleEndian.PutUint64(body[8*i:], ctr[i])
 	}
-	complete(b, body[8*n:], ev.Data)
+	complete(b, w, body[8*n:], ev.Data)
 	return nil
 }

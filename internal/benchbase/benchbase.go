@@ -28,9 +28,10 @@ const (
 // pair of cache lines with another processor's (the adjacent-line prefetcher moves lines
 // in 128-byte pairs). TestSlabLayout checks both.
 type slab struct {
-	off  atomic.Uint64 // atomic; added to by the writers on this processor
-	data []byte        // slabSize bytes; immutable slice header
-	_    [128 - 8 - 24]byte
+	off   atomic.Uint64        // atomic; added to by the writers on this processor
+	data  []byte               // slabSize bytes; immutable slice header
+	flags *[commitFlags]uint32 // FloorCommit's completion flags, set by writers; immutable pointer
+	_     [128 - 8 - 24 - 8]byte
 }
 
 // Floor benchmarks the physical floor of writing one event of size payload bytes. It
@@ -86,19 +87,22 @@ func (e *floorEvent) put(dst []byte, ts int64) {
 	copy(dst[abi.EventHeaderSize:], e.payload)
 }
 
-// The reservation word of FloorRef's slabs and FloorRecycle's buffers carries a writer
-// reference in its high 32 bits, as the emulator's (session.Buffer.word) does:
-// CurrentOffset | ReferenceCount<<32, added to in one step.
+// The reservation word of FloorRef's slabs carries a writer reference in its high 32
+// bits: CurrentOffset | ReferenceCount<<32, added to in one step. FloorCommit's slabs and
+// FloorRecycle's buffers count reservations there instead, as the emulator's
+// (session.Buffer.word) does.
 const (
 	refOne     = uint64(1) << 32
 	refRelease = uint64(0xFFFFFFFF00000000) // adding it drops one reference
+	oneRecord  = uint64(1) << 32            // one more reservation
 )
 
 // FloorRef is the floor plus the second atomic operation of the Windows reservation
 // protocol (WMI_BUFFER_HEADER's ReferenceCount): the add that reserves the record also
 // takes a reference, and the writer drops it after the copy, so that whoever closes a
 // buffer can tell when its last record is complete. Nothing else changes from Floor: the
-// difference between the two is what that publication costs.
+// difference between the two is what that publication costs. The emulator publishes
+// records as FloorCommit does; this row shows what it would pay otherwise.
 func FloorRef(b *testing.B, size int, parallel bool) {
 	e := newFloorEvent(size)
 	slabs := newSlabs(64)
@@ -117,6 +121,35 @@ func FloorRef(b *testing.B, size int, parallel bool) {
 	})
 }
 
+// commitFlags is how many completion flags FloorCommit keeps a processor: the ordinals of
+// its reservations wrap around them, as its offsets wrap around the ring.
+const commitFlags = 1 << 12
+
+// FloorCommit is the floor plus the publication the emulator's write path makes instead
+// of a reference: the add that reserves the record also numbers it (a count in the high
+// half of the word), and after the copy the writer sets that record's completion flag
+// with a plain store (hw.StoreRelease), so that whoever closes a buffer can tell when its
+// last record is complete without a second locked instruction. The difference between it
+// and Floor is what the emulator's publication costs; between it and FloorRef, what it
+// saves.
+func FloorCommit(b *testing.B, size int, parallel bool) {
+	e := newFloorEvent(size)
+	slabs := newSlabs(64)
+	rec := uint64(e.rec)
+	Run(b, size, parallel, func() {
+		cpu, ts := 0, int64(0)
+		if e.tsc {
+			cpu, ts = hw.CPUAndTSC()
+		} else {
+			cpu, ts = e.readClock()
+		}
+		s := slabs[cpu&63]
+		w := s.off.Add(rec | oneRecord)
+		e.put(s.data[uint64(uint32(w)-uint32(rec))%ringSize:], ts)
+		hw.StoreRelease(&s.flags[(w>>32-1)%commitFlags], 1)
+	})
+}
+
 // recycleBufSize and recycleBufs are FloorRecycle's buffers: four of 64 KB a processor,
 // the floor's 256 KB ring cut into the emulator's standard buffer size.
 const (
@@ -125,12 +158,26 @@ const (
 	recycleStart   = abi.BufferHeaderSize // records start after the buffer header
 )
 
+// recycleFlags is how many records a FloorRecycle buffer can hold, and so its number of
+// completion flags.
+const recycleFlags = (recycleBufSize-recycleStart)/abi.EventHeaderSize + 1
+
 // recycleBuf is one of FloorRecycle's fixed-size buffers. It is exactly 128 bytes and
 // allocated on its own, like slab.
 type recycleBuf struct {
-	word atomic.Uint64 // offset | references<<32; atomic, added to by writers, reset by the switcher
-	data []byte        // recycleBufSize bytes; immutable slice header
-	_    [128 - 8 - 24]byte
+	word atomic.Uint64 // offset | reservations<<32; atomic, added to by writers, reset by the switcher
+	// fit is how many reservations fitted before the one that crossed the end. Atomic;
+	// stored by the crossing writer, read by the switcher a ring later.
+	fit   atomic.Uint32
+	data  []byte                // recycleBufSize bytes; immutable slice header
+	flags *[recycleFlags]uint32 // completion flags by ordinal: set by writers, read and cleared by the switcher
+	_     [128 - 8 - 4 - 4 - 24 - 8]byte
+}
+
+func newRecycleBuf() *recycleBuf {
+	bf := &recycleBuf{data: make([]byte, recycleBufSize), flags: new([recycleFlags]uint32)}
+	bf.word.Store(recycleStart)
+	return bf
 }
 
 // recycleProc is one processor's current buffer and its free list: the ring of buffers
@@ -142,25 +189,29 @@ type recycleProc struct {
 	_    [128 - 8 - 4 - 4 - 8]byte
 }
 
-// switchTo takes the processor's next free buffer in place of old, which the caller's
-// reservation filled: it waits for the new buffer's last writer to leave (there is none
-// unless a writer was preempted a whole ring ago), empties it and installs it. A stale
-// old (no longer current) is left alone.
+// switchTo takes the processor's next free buffer in place of old, whose end the
+// caller's reservation crossed: it waits until every record that fitted in the new buffer
+// a ring ago is complete (none is in flight unless a writer was preempted a whole ring
+// ago), clears their flags, empties it and installs it. A stale old (no longer current)
+// is left alone. Only the writer whose reservation crossed old's end calls it, so one
+// switch follows each buffer filled.
 func (p *recycleProc) switchTo(old *recycleBuf) {
 	if p.cur.Load() != old {
 		return
 	}
 	nb := p.bufs[p.next.Add(1)%recycleBufs]
-	for {
-		w := nb.word.Load()
-		if w>>32 == 0 && nb.word.CompareAndSwap(w, recycleStart) {
-			break
+	fit := nb.fit.Load()
+	for i := range fit {
+		for atomic.LoadUint32(&nb.flags[i]) == 0 {
 		}
 	}
+	clear(nb.flags[:fit])
+	nb.fit.Store(0)
+	nb.word.Store(recycleStart)
 	p.cur.CompareAndSwap(old, nb)
 }
 
-// FloorRecycle is FloorRef with fixed-size buffers recycled without a logger: each
+// FloorRecycle is FloorCommit with fixed-size buffers recycled without a logger: each
 // processor writes into its current 64 KB buffer; the writer whose reservation crosses
 // the buffer's end takes the next buffer of that processor's free list (a ring of four,
 // taken in order) and installs it, while other writers that find the buffer full try
@@ -174,8 +225,7 @@ func FloorRecycle(b *testing.B, size int, parallel bool) {
 	for i := range procs {
 		p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
 		for j := range p.bufs {
-			p.bufs[j] = &recycleBuf{data: make([]byte, recycleBufSize)}
-			p.bufs[j].word.Store(recycleStart)
+			p.bufs[j] = newRecycleBuf()
 		}
 		p.cur.Store(p.bufs[0])
 		procs[i] = p
@@ -191,14 +241,14 @@ func FloorRecycle(b *testing.B, size int, parallel bool) {
 		p := procs[cpu&63]
 		for {
 			bf := p.cur.Load()
-			end := uint32(bf.word.Add(uint64(rec) | refOne))
-			if end <= recycleBufSize {
+			w := bf.word.Add(uint64(rec) | oneRecord)
+			if end := uint32(w); end <= recycleBufSize {
 				e.put(bf.data[end-rec:], ts)
-				bf.word.Add(refRelease)
+				hw.StoreRelease(&bf.flags[w>>32-1], 1)
 				return
 			}
-			bf.word.Add(refRelease)
-			if end-rec <= recycleBufSize { // this reservation crossed the end
+			if uint32(w)-rec <= recycleBufSize { // this reservation crossed the end
+				bf.fit.Store(uint32(w>>32 - 1))
 				p.switchTo(bf)
 			}
 		}
@@ -209,7 +259,7 @@ func FloorRecycle(b *testing.B, size int, parallel bool) {
 func newSlabs(n int) []*slab {
 	slabs := make([]*slab, n)
 	for i := range slabs {
-		slabs[i] = &slab{data: make([]byte, slabSize)}
+		slabs[i] = &slab{data: make([]byte, slabSize), flags: new([commitFlags]uint32)}
 	}
 	return slabs
 }

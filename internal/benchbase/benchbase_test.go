@@ -28,13 +28,23 @@ func TestRecycleLayout(t *testing.T) {
 	}
 }
 
+// fill leaves bf as a writer whose reservation crossed its end finds it: full, with three
+// complete records before that reservation.
+func fill(bf *recycleBuf) {
+	bf.word.Store(recycleBufSize + 1 | 4*oneRecord)
+	bf.fit.Store(3)
+	for i := range 3 {
+		bf.flags[i] = 1
+	}
+}
+
 // A buffer is switched once its space runs out: the writer that crosses the end takes
-// the next buffer of the ring, in order, emptied.
+// the next buffer of the ring, in order, emptied and with its completion flags cleared.
 func TestRecycleSwitch(t *testing.T) {
 	p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
 	for j := range p.bufs {
-		p.bufs[j] = &recycleBuf{data: make([]byte, recycleBufSize)}
-		p.bufs[j].word.Store(recycleBufSize + 1) // as if filled a ring ago
+		p.bufs[j] = newRecycleBuf()
+		fill(p.bufs[j])
 	}
 	p.cur.Store(p.bufs[0])
 	for i := 1; i <= 2*recycleBufs; i++ {
@@ -47,7 +57,10 @@ func TestRecycleSwitch(t *testing.T) {
 		if w := cur.word.Load(); w != recycleStart {
 			t.Fatalf("switch %d: the new buffer's word is %#x, want %#x", i, w, recycleStart)
 		}
-		cur.word.Store(recycleBufSize + 1)
+		if cur.fit.Load() != 0 || cur.flags[0] != 0 || cur.flags[2] != 0 {
+			t.Fatalf("switch %d: the new buffer keeps its last use's completion flags", i)
+		}
+		fill(cur)
 		p.switchTo(old) // stale: no longer current, left alone
 		if p.cur.Load() != cur {
 			t.Fatalf("switch %d: a stale buffer moved the current one", i)

@@ -131,9 +131,10 @@ func disabled(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventD
 	benchbase.EventsPerSecond(b)
 }
 
-// Baselines returns the baselines at payload bytes: the floor, the floor with a
-// reference per record (floor+ref), the floor with recycled buffers (floor+recycle), the
-// mutex and the channel.
+// Baselines returns the baselines at payload bytes: the floor, the floor with the
+// emulator's completion flag per record (floor+commit), the floor with the Windows
+// protocol's reference per record instead (floor+ref), the floor with recycled buffers
+// (floor+recycle), the mutex and the channel.
 func Baselines(payload int, parallel bool) []Case {
 	suffix := ""
 	if parallel {
@@ -142,6 +143,7 @@ func Baselines(payload int, parallel bool) []Case {
 	name := func(what string) string { return fmt.Sprintf("payload=%d/%s%s", payload, what, suffix) }
 	return []Case{
 		{Name: name("floor"), Payload: payload, Parallel: parallel, Floor: true, Run: func(b *testing.B) { benchbase.Floor(b, payload, parallel) }},
+		{Name: name("floor+commit"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorCommit(b, payload, parallel) }},
 		{Name: name("floor+ref"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRef(b, payload, parallel) }},
 		{Name: name("floor+recycle"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRecycle(b, payload, parallel) }},
 		{Name: name("mutex"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Mutex(b, payload, parallel) }},

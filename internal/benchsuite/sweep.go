@@ -32,6 +32,8 @@ func designName(c Case) string {
 		return "floor+recycle"
 	case strings.Contains(c.Name, "/floor+ref"):
 		return "floor+ref"
+	case strings.Contains(c.Name, "/floor+commit"):
+		return "floor+commit"
 	case strings.Contains(c.Name, "/mutex"):
 		return "mutex"
 	case strings.Contains(c.Name, "/chan"):
