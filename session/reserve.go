@@ -59,9 +59,8 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // the aligned size and numbers the reservation (/*A*/), the EVENT_HEADER
 // (putEventHeader) with the session's timestamp, the copy of the extended item and user
 // data, and a plain store that marks the record complete (/*B*/). It takes no lock, pays
-// one locked instruction and allocates nothing. A record
-// that does not fit sends the writer to reserveSlow, full and switchBuffer, the slow
-// path, out of line. Fixed-size pieces move as 8-byte words rather than through copy and
+// one locked instruction and allocates nothing. A record that does not fit sends the
+// writer to reserveSlow, full and switchBuffer, the slow path, out of line. Fixed-size pieces move as 8-byte words rather than through copy and
 // clear, because each call into the runtime showed in BenchmarkWrite.
 //
 // Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session,
@@ -246,8 +245,9 @@ func (l *Logger) reserveSlow(s *stream, idx int, b *Buffer, w uint64, need uint3
 // record; w is the word the writer's add returned. If this writer's reservation moved
 // CurrentOffset from inside the buffer past its end, it alone saw that, and records where
 // the data really ends (SavedOffset) and how many reservations fit before its own, and
-// settles their flags if it can. A reservation that did not fit has no commit flag to set. It switches buffers; an error
-// means the event is lost (counted) or the session stopped (not counted).
+// settles their flags if it can. A reservation that did not fit has no commit flag to
+// set. It switches buffers; an error means the event is lost (counted) or the session
+// stopped (not counted).
 func (l *Logger) full(s *stream, idx int, b *Buffer, w uint64, need uint32) error {
 	if b != nil {
 		if off := uint32(w) - need; off <= l.bufSize {
