@@ -40,8 +40,9 @@ type slab struct {
 // counter, as on the emulator's write path), reserve the record with one atomic add on
 // that processor's offset, and copy an EVENT_HEADER's bytes and the payload into that
 // processor's preallocated slab. It leaves out what the emulator does beyond that:
-// reference counts, sealing full buffers, handing them to a logger and recycling them
-// through a free list; the slab is a ring that is written round and round.
+// publishing each record for whoever closes its buffer (FloorCommit, FloorRef), sealing
+// full buffers, handing them to a logger and recycling them through a free list; the
+// slab is a ring that is written round and round.
 func Floor(b *testing.B, size int, parallel bool) {
 	e := newFloorEvent(size)
 	slabs := newSlabs(64)
