@@ -124,15 +124,24 @@ func (b *Buffer) tryClose(size uint32) (end uint32, ok bool) {
 	}
 	b.end.Store(end)
 	if !settled {
-		for ; b.checked < fit; b.checked++ {
-			if atomic.LoadUint32(&b.commit[b.checked]) == 0 {
-				return 0, false
-			}
+		if b.checked = b.firstUnset(b.checked, fit); b.checked < fit {
+			return 0, false
 		}
 		clear(b.commit[:fit])
 	}
 	b.done = true
 	return end, true
+}
+
+// firstUnset returns the ordinal of the first record in [from, fit) whose completion
+// flag is not set, or fit when all are.
+func (b *Buffer) firstUnset(from, fit uint32) uint32 {
+	for ; from < fit; from++ {
+		if atomic.LoadUint32(&b.commit[from]) == 0 {
+			break
+		}
+	}
+	return from
 }
 
 // fitted returns, for reservation word w, where the data ends and how many reservations
@@ -156,10 +165,8 @@ func (b *Buffer) fitted(w uint64, size uint32) (end, fit uint32, settled, ok boo
 // tryClose. It runs before saved is stored, so tryClose, which needs saved, never clears
 // or completes the buffer under it.
 func (b *Buffer) settle(fit uint32) uint64 {
-	for i := range fit {
-		if atomic.LoadUint32(&b.commit[i]) == 0 {
-			return 0
-		}
+	if b.firstUnset(0, fit) < fit {
+		return 0
 	}
 	clear(b.commit[:fit])
 	return settledBit

@@ -17,6 +17,19 @@ func reserveIn(b *Buffer, need uint32) (uint64, bool) {
 // commitIn marks the record that reservation word w numbers complete, as Write does.
 func commitIn(b *Buffer, w uint64) { hw.StoreRelease(&b.commit[uint32(w>>32)-1], 1) }
 
+// fillToCrossing reserves need bytes at a time in b, committing nothing, until a
+// reservation does not fit, and returns the words of those that fitted and of the one
+// that crossed the end.
+func fillToCrossing(b *Buffer, need uint32) (fitted []uint64, crossing uint64) {
+	for {
+		w, ok := reserveIn(b, need)
+		if !ok {
+			return fitted, w
+		}
+		fitted = append(fitted, w)
+	}
+}
+
 // A buffer closes at once, but tryClose reports it complete only when every record
 // reserved before the close has its flag; reservations after the close fail; views count
 // the records in flight as ReferenceCount; and the flags are clear when the buffer opens
@@ -83,28 +96,21 @@ func TestCloseAfterCrossingCountsFittedRecords(t *testing.T) {
 	l := &Logger{bufSize: size}
 	b := newBuffer(size, 0)
 	b.open(0)
-	var fitted []uint64
-	for {
-		w, ok := reserveIn(b, 0x100)
-		if !ok {
-			// the crossing writer: it records SavedOffset below, after the close
-			refused, _ := reserveIn(b, 0x100) // a second refusal, never committed
-			if _, ok := b.tryClose(size); ok {
-				t.Fatal("closed complete before the crossing writer stored SavedOffset")
-			}
-			if v := b.View(); v.ReferenceCount != uint32(len(fitted))+2 {
-				t.Fatalf("ReferenceCount %d before SavedOffset, want every reservation (%d)", v.ReferenceCount, len(fitted)+2)
-			}
-			// full stores SavedOffset; the logger is not collecting, so it switches nothing
-			if err := l.full(&stream{}, 0, b, w, 0x100); err != ErrStopped {
-				t.Fatalf("full: %v, want ErrStopped from a logger that is not collecting", err)
-			}
-			if err := l.full(&stream{}, 0, b, refused, 0x100); err != ErrStopped {
-				t.Fatalf("full: %v", err)
-			}
-			break
-		}
-		fitted = append(fitted, w)
+	// the crossing writer records SavedOffset below, after the close
+	fitted, crossing := fillToCrossing(b, 0x100)
+	refused, _ := reserveIn(b, 0x100) // a second refusal, never committed
+	if _, ok := b.tryClose(size); ok {
+		t.Fatal("closed complete before the crossing writer stored SavedOffset")
+	}
+	if v := b.View(); v.ReferenceCount != uint32(len(fitted))+2 {
+		t.Fatalf("ReferenceCount %d before SavedOffset, want every reservation (%d)", v.ReferenceCount, len(fitted)+2)
+	}
+	// full stores SavedOffset; the logger is not collecting, so it switches nothing
+	if err := l.full(&stream{}, 0, b, crossing, 0x100); err != ErrStopped {
+		t.Fatalf("full: %v, want ErrStopped from a logger that is not collecting", err)
+	}
+	if err := l.full(&stream{}, 0, b, refused, 0x100); err != ErrStopped {
+		t.Fatalf("full: %v", err)
 	}
 	if len(fitted) != (size-abi.BufferHeaderSize)/0x100 {
 		t.Fatalf("%d records fitted", len(fitted))
@@ -134,19 +140,14 @@ func TestCrossingWriterSettles(t *testing.T) {
 	for _, inFlight := range []bool{false, true} {
 		b := newBuffer(size, 0)
 		b.open(0)
-		var fitted []uint64
-		for {
-			w, ok := reserveIn(b, 0x100)
-			if !ok {
-				if err := l.full(&stream{}, 0, b, w, 0x100); err != ErrStopped {
-					t.Fatalf("full: %v", err)
-				}
-				break
-			}
-			fitted = append(fitted, w)
-			if !inFlight || len(fitted) != 2 {
+		fitted, crossing := fillToCrossing(b, 0x100)
+		for i, w := range fitted {
+			if !inFlight || i != 1 {
 				commitIn(b, w)
 			}
+		}
+		if err := l.full(&stream{}, 0, b, crossing, 0x100); err != ErrStopped {
+			t.Fatalf("full: %v", err)
 		}
 		s := b.saved.Load()
 		if got := s&settledBit != 0; got == inFlight {
