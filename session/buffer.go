@@ -3,8 +3,10 @@ package session
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/internal/hw"
 )
 
 // Layout of Buffer.word: CurrentOffset in the low 32 bits and, in the high 32, how many
@@ -77,7 +79,7 @@ type Buffer struct {
 }
 
 func newBuffer(size uint32, id int) *Buffer {
-	b := &Buffer{data: make([]byte, size), id: id, commit: make([]uint32, (size-abi.BufferHeaderSize)/minRecord+1)}
+	b := &Buffer{data: make([]byte, size), id: id, commit: newFlags((size-abi.BufferHeaderSize)/minRecord + 1)}
 	b.word.Store(uint64(closedOff | abi.BufferHeaderSize))
 	b.state.Store(uint32(abi.BufferStateFree))
 	b.done = true
@@ -135,13 +137,39 @@ func (b *Buffer) tryClose(size uint32) (end uint32, ok bool) {
 
 // firstUnset returns the ordinal of the first record in [from, fit) whose completion
 // flag is not set, or fit when all are.
+//
+// Where hw.WideLoads allows, it reads the flags eight at a time, as four 8-byte words
+// whose AND still has both halves set only if every flag is, and looks for an unset flag
+// one by one only in the block that has one. A flag at a time, the settling writer's
+// scan of a 64 KB buffer's 480 flags cost about 0.5 ns an event in BenchmarkWrite.
 func (b *Buffer) firstUnset(from, fit uint32) uint32 {
+	if hw.WideLoads {
+		const all = 1 | 1<<32 // two set flags, as one word
+		for ; from&7 != 0 && from < fit; from++ {
+			if atomic.LoadUint32(&b.commit[from]) == 0 {
+				return from
+			}
+		}
+		for ; from+8 <= fit; from += 8 {
+			w := (*[4]uint64)(unsafe.Pointer(&b.commit[from]))
+			if atomic.LoadUint64(&w[0])&atomic.LoadUint64(&w[1])&atomic.LoadUint64(&w[2])&atomic.LoadUint64(&w[3]) != all {
+				break
+			}
+		}
+	}
 	for ; from < fit; from++ {
 		if atomic.LoadUint32(&b.commit[from]) == 0 {
 			break
 		}
 	}
 	return from
+}
+
+// newFlags allocates n completion flags, 8-byte aligned: firstUnset reads them as 8-byte
+// words.
+func newFlags(n uint32) []uint32 {
+	words := make([]uint64, (n+1)/2)
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&words[0])), n)
 }
 
 // fitted returns, for reservation word w, where the data ends and how many reservations

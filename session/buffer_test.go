@@ -183,3 +183,31 @@ func TestCrossingWriterSettles(t *testing.T) {
 		}
 	}
 }
+
+// firstUnset, which reads the flags eight at a time, finds what a scan of one flag at a
+// time finds: for every start and end up to three blocks of eight, with no flag, every
+// flag, or every flag but one unset.
+func TestFirstUnsetMatchesOneByOne(t *testing.T) {
+	const n = 27
+	b := &Buffer{commit: newFlags(n)}
+	oneByOne := func(from, fit uint32) uint32 {
+		for ; from < fit && b.commit[from] != 0; from++ {
+		}
+		return from
+	}
+	for unset := -2; unset < n; unset++ { // -2: none set; -1: all set
+		for i := range b.commit {
+			b.commit[i] = 0
+			if unset != -2 && i != unset {
+				b.commit[i] = 1
+			}
+		}
+		for fit := uint32(0); fit <= n; fit++ {
+			for from := uint32(0); from <= fit; from++ {
+				if got, want := b.firstUnset(from, fit), oneByOne(from, fit); got != want {
+					t.Fatalf("unset %d: firstUnset(%d, %d) = %d, one by one %d", unset, from, fit, got, want)
+				}
+			}
+		}
+	}
+}

@@ -15,3 +15,8 @@ package hw
 //
 //go:noescape
 func StoreRelease(p *uint32, v uint32)
+
+// WideLoads reports whether flags stored with StoreRelease may be read as aligned 8-byte
+// words, two flags a load. They may here: under x86-TSO every load is an acquire, of
+// any width.
+const WideLoads = true

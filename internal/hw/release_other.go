@@ -8,3 +8,8 @@ import "sync/atomic"
 // amd64 version. Here it is atomic.StoreUint32, which the race detector sees as the
 // release it is.
 func StoreRelease(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
+
+// WideLoads is false here: the race detector pairs a release only with loads of the same
+// address, and the project does not rely on other architectures' ordering of
+// mixed-size accesses.
+const WideLoads = false
