@@ -56,10 +56,11 @@ type Buffer struct {
 	// tryClose and open, read by Check.
 	end atomic.Uint32
 	// commit holds a flag per reservation that fits, by ordinal: set to 1 by its writer
-	// (hw.StoreRelease) after the record's last byte, read with atomic loads by settle,
-	// tryClose and View, and cleared, once every flag before the close or the crossing is
-	// set, by settle (the crossing writer, before it stores saved) or else by tryClose,
-	// before the buffer can open again.
+	// (hw.StoreRelease) after the record's last byte, read with atomic loads by settle
+	// and tryClose (through firstUnset, two flags a load where hw.WideLoads allows) and
+	// by View, and cleared, once every flag before the close or the crossing is set, by
+	// settle (the crossing writer, before it stores saved) or else by tryClose, before
+	// the buffer can open again.
 	commit []uint32
 
 	// closeMu serialises tryClose, open and View over the close state below.
@@ -168,6 +169,9 @@ func (b *Buffer) firstUnset(from, fit uint32) uint32 {
 // newFlags allocates n completion flags, 8-byte aligned: firstUnset reads them as 8-byte
 // words.
 func newFlags(n uint32) []uint32 {
+	if n == 0 {
+		return nil
+	}
 	words := make([]uint64, (n+1)/2)
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&words[0])), n)
 }

@@ -184,9 +184,10 @@ func TestCrossingWriterSettles(t *testing.T) {
 	}
 }
 
-// firstUnset, which reads the flags eight at a time, finds what a scan of one flag at a
-// time finds: for every start and end up to three blocks of eight, with no flag, every
-// flag, or every flag but one unset.
+// firstUnset, which reads the flags eight at a time where hw.WideLoads allows, finds what
+// a scan of one flag at a time finds: for every start and end within 27 flags (three
+// blocks of eight and part of a fourth), with no flag, every flag, or every flag but one
+// set.
 func TestFirstUnsetMatchesOneByOne(t *testing.T) {
 	const n = 27
 	b := &Buffer{commit: newFlags(n)}
