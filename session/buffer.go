@@ -115,11 +115,7 @@ func (b *Buffer) tryClose(size uint32) (end uint32, ok bool) {
 		return b.end.Load(), true
 	}
 	if !b.closing {
-		w := b.word.Load()
-		for !b.word.CompareAndSwap(w, w|uint64(closedOff)) {
-			w = b.word.Load()
-		}
-		b.closing, b.closeWord = true, w
+		b.closing, b.closeWord = true, b.word.Or(uint64(closedOff))
 	}
 	end, fit, settled, ok := b.fitted(b.closeWord, size)
 	if !ok {
@@ -175,6 +171,14 @@ func newFlags(n uint32) []uint32 {
 	words := make([]uint64, (n+1)/2)
 	return unsafe.Slice((*uint32)(unsafe.Pointer(&words[0])), n)
 }
+
+// ordinal returns the index of the commit flag of the reservation whose add returned w;
+// for the reservation that crossed the end, it is how many fitted before it.
+func ordinal(w uint64) uint32 { return uint32(w>>32) - 1 }
+
+// publish marks the record that reservation word w numbers complete: its commit flag,
+// stored after every byte the writer put in the record (hw.StoreRelease).
+func (b *Buffer) publish(w uint64) { hw.StoreRelease(&b.commit[ordinal(w)], 1) }
 
 // fitted returns, for reservation word w, where the data ends and how many reservations
 // fit below that: all of them while CurrentOffset is within size, else those before the
@@ -234,8 +238,8 @@ func (b *Buffer) View() BufferView {
 	if b.closing {
 		w = b.closeWord
 	}
-	_, fit, isSettled, ok := b.fitted(w, uint32(len(b.data)))
-	if isSettled {
+	_, fit, settled, ok := b.fitted(w, uint32(len(b.data)))
+	if settled {
 		return v
 	}
 	if !ok {

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
-	"github.com/etwemu/etwemu/internal/hw"
 )
 
 // reserveIn reserves need bytes in b as Write's first attempt does, and returns the word
@@ -13,9 +12,6 @@ func reserveIn(b *Buffer, need uint32) (uint64, bool) {
 	w := b.word.Add(uint64(need) | oneRecord)
 	return w, int(uint32(w)) <= len(b.data)
 }
-
-// commitIn marks the record that reservation word w numbers complete, as Write does.
-func commitIn(b *Buffer, w uint64) { hw.StoreRelease(&b.commit[uint32(w>>32)-1], 1) }
 
 // fillToCrossing reserves need bytes at a time in b, committing nothing, until a
 // reservation does not fit, and returns the words of those that fitted and of the one
@@ -50,8 +46,8 @@ func TestCloseWaitsForCommitFlags(t *testing.T) {
 			}
 			ws = append(ws, w)
 		}
-		commitIn(b, ws[0])
-		commitIn(b, ws[2])
+		b.publish(ws[0])
+		b.publish(ws[2])
 		if v := b.View(); v.ReferenceCount != 3 {
 			t.Fatalf("round %d: ReferenceCount %d with three records in flight, want 3", round, v.ReferenceCount)
 		}
@@ -61,15 +57,15 @@ func TestCloseWaitsForCommitFlags(t *testing.T) {
 		if _, ok := reserveIn(b, 0x60); ok {
 			t.Fatalf("round %d: a reservation succeeded in a closed buffer", round)
 		}
-		commitIn(b, ws[1])
-		commitIn(b, ws[4])
+		b.publish(ws[1])
+		b.publish(ws[4])
 		if _, ok := b.tryClose(size); ok {
 			t.Fatalf("round %d: closed complete with record 3 in flight", round)
 		}
 		if v := b.View(); v.ReferenceCount != 1 || !v.Closed {
 			t.Fatalf("round %d: view %+v, want closed with ReferenceCount 1", round, v)
 		}
-		commitIn(b, ws[3])
+		b.publish(ws[3])
 		end, ok := b.tryClose(size)
 		if want := uint32(abi.BufferHeaderSize + 5*0x60); !ok || end != want {
 			t.Fatalf("round %d: tryClose = %#x, %v; want %#x, true", round, end, ok, want)
@@ -119,7 +115,7 @@ func TestCloseAfterCrossingCountsFittedRecords(t *testing.T) {
 		t.Fatal("closed complete with every fitted record in flight")
 	}
 	for _, w := range fitted {
-		commitIn(b, w)
+		b.publish(w)
 	}
 	end, ok := b.tryClose(size)
 	if want := uint32(abi.BufferHeaderSize + len(fitted)*0x100); !ok || end != want {
@@ -143,7 +139,7 @@ func TestCrossingWriterSettles(t *testing.T) {
 		fitted, crossing := fillToCrossing(b, 0x100)
 		for i, w := range fitted {
 			if !inFlight || i != 1 {
-				commitIn(b, w)
+				b.publish(w)
 			}
 		}
 		if err := l.full(&stream{}, 0, b, crossing, 0x100); err != ErrStopped {
@@ -166,7 +162,7 @@ func TestCrossingWriterSettles(t *testing.T) {
 			if _, ok := b.tryClose(size); ok {
 				t.Fatal("closed complete with a record in flight")
 			}
-			commitIn(b, fitted[1])
+			b.publish(fitted[1])
 		} else {
 			for i, f := range b.commit {
 				if f != 0 {

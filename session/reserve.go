@@ -60,8 +60,9 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // (putEventHeader) with the session's timestamp, the copy of the extended item and user
 // data, and a plain store that marks the record complete (/*B*/). It takes no lock, pays
 // one locked instruction and allocates nothing. A record that does not fit sends the
-// writer to reserveSlow, full and switchBuffer, the slow path, out of line. Fixed-size pieces move as 8-byte words rather than through copy and
-// clear, because each call into the runtime showed in BenchmarkWrite.
+// writer to reserveSlow, full and switchBuffer, the slow path, out of line. Fixed-size
+// pieces move as 8-byte words rather than through copy and clear, because each call into
+// the runtime showed in BenchmarkWrite.
 //
 // Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session,
 // ERROR_NOT_ENOUGH_MEMORY when no free buffer is left (both counted in EventsLost), and
@@ -89,7 +90,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	if b != nil {
 		/*A*/ w = b.word.Add(uint64(need) | oneRecord)
 		// Other writers now see CurrentOffset past our record, and the logger will not
-		// seal the buffer until our record's flag, commit[w>>32-1], is set.
+		// seal the buffer until our record's flag, commit[ordinal(w)], is set.
 	}
 	if b == nil || int(uint32(w)) > len(b.data) {
 		// The retry loop is out of line: in line, the compiler saved every register
@@ -115,7 +116,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 			p += copy(body[p:], data)
 		}
 	}
-	/*B*/ hw.StoreRelease(&b.commit[uint32(w>>32)-1], 1)
+	/*B*/ b.publish(w)
 	// The logger may now seal the buffer; our bytes are complete.
 	return nil
 }
@@ -251,7 +252,7 @@ func (l *Logger) reserveSlow(s *stream, idx int, b *Buffer, w uint64, need uint3
 func (l *Logger) full(s *stream, idx int, b *Buffer, w uint64, need uint32) error {
 	if b != nil {
 		if off := uint32(w) - need; off <= l.bufSize {
-			fit := uint32(w>>32) - 1
+			fit := ordinal(w)
 			b.saved.Store(b.settle(fit) | uint64(off) | uint64(fit)<<32)
 		}
 	}
@@ -371,5 +372,5 @@ func complete(b *Buffer, w uint64, body []byte, data [][]byte) {
 		p += copy(body[p:], d)
 	}
 	clear(body[p:])
-	hw.StoreRelease(&b.commit[uint32(w>>32)-1], 1)
+	b.publish(w)
 }
