@@ -170,6 +170,7 @@ type Logger struct {
 
 	// drainQ is the batch the logger is sealing, and drained how many of it are done:
 	// buffers drainQ[drained:] are in flight, on no list (for Check). Protected by freeMu.
+	// Once drained, its array is flushQ's at the next drain, so writers' appends reuse it.
 	drainQ  []*Buffer
 	drained int
 

@@ -792,3 +792,35 @@ func TestSpareBufferGoesBackToItsStream(t *testing.T) {
 		t.Fatal(problems)
 	}
 }
+
+// Writers do not allocate when they queue full buffers: the flush queue keeps its
+// arrays from batch to batch. Synchronous, so every switch drains the queue before the
+// next one appends to it.
+func TestQueueingFullBuffersDoesNotAllocate(t *testing.T) {
+	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: Discard{}}
+	a, err := Adjust(winver.V2004, 1, "test", &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "alloc", Processors: 1, Synchronous: true,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	defer l.Stop()
+	ev := testEvent(0x40, 1)
+	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
+	fill := func() {
+		for i := 0; i < per; i++ {
+			if err := l.Write(0, ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill() // the first switches may size the queue's arrays
+	fill()
+	before := l.Stats().BuffersWritten
+	if n := testing.AllocsPerRun(20, fill); n != 0 {
+		t.Errorf("%v allocations for a buffer's worth of events, each run ending in a switch", n)
+	}
+	if got := l.Stats().BuffersWritten - before; got < 20 {
+		t.Fatalf("%d buffers written during the runs, want at least 20: the runs did not switch buffers", got)
+	}
+}
