@@ -460,13 +460,7 @@ func TestDescriptorLayout(t *testing.T) {
 // so counters follow the writes exactly, with no goroutine involved.
 func TestSynchronousWritesFullBuffersAtOnce(t *testing.T) {
 	sink := &MemorySink{}
-	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink}
-	a, err := Adjust(winver.V2004, 1, "test", &p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "sync", Processors: 1, Synchronous: true,
-		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	l := startSynchronous(t, "sync", 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 2, MaximumBuffers: 2, Sink: sink})
 	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
 	for i := 0; i < 5*per; i++ {
 		if err := l.Write(0, testEvent(0x40, byte(i))); err != nil {
@@ -565,6 +559,19 @@ func mustStart(t testing.TB, cfg Config) *Logger {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// startSynchronous starts a synchronous Windows 10 2004 session with properties p on
+// the given number of processors, stamped by a manual clock: every step of a test on it
+// is decided by the test.
+func startSynchronous(t testing.TB, name string, processors int, p Properties) *Logger {
+	t.Helper()
+	a, err := Adjust(winver.V2004, processors, "test", &p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mustStart(t, Config{Version: winver.V2004, ID: 3, Name: name, Processors: processors, Synchronous: true,
+		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
 }
 
 // notifySink tells got about the first buffer it receives.
@@ -746,13 +753,7 @@ func TestStampSharedTSC(t *testing.T) {
 // stream's next switch takes it from there rather than from the free list; BuffersAvailable
 // counts it, and Check finds it in one place. Synchronous, so each step is decided.
 func TestSpareBufferGoesBackToItsStream(t *testing.T) {
-	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: &Counter{}}
-	a, err := Adjust(winver.V2004, 2, "test", &p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "spare", Processors: 2, Synchronous: true,
-		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	l := startSynchronous(t, "spare", 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: &Counter{}})
 	defer l.Stop()
 	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
 	first := l.CurrentBuffers()[1]
@@ -797,13 +798,7 @@ func TestSpareBufferGoesBackToItsStream(t *testing.T) {
 // arrays from batch to batch. Synchronous, so every switch drains the queue before the
 // next one appends to it.
 func TestQueueingFullBuffersDoesNotAllocate(t *testing.T) {
-	p := Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: Discard{}}
-	a, err := Adjust(winver.V2004, 1, "test", &p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "alloc", Processors: 1, Synchronous: true,
-		Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+	l := startSynchronous(t, "alloc", 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4, Sink: Discard{}})
 	defer l.Stop()
 	ev := testEvent(0x40, 1)
 	per := (4096 - abi.BufferHeaderSize) / 0x90 // records of 0x90 bytes per 4 KB buffer
