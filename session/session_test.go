@@ -813,7 +813,7 @@ func TestQueueingFullBuffersDoesNotAllocate(t *testing.T) {
 	fill()
 	before := l.Stats().BuffersWritten
 	if n := testing.AllocsPerRun(20, fill); n != 0 {
-		t.Errorf("%v allocations for a buffer's worth of events, each run ending in a switch", n)
+		t.Errorf("%v allocations for a buffer's worth of events, each run switching buffers once", n)
 	}
 	if got := l.Stats().BuffersWritten - before; got < 20 {
 		t.Fatalf("%d buffers written during the runs, want at least 20: the runs did not switch buffers", got)
