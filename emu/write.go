@@ -67,7 +67,43 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 	if r != nil && r.mask.Load() == 0 {
 		return nil
 	}
-	return k.write(r, d, nil, data)
+	return k.writePlain(r, d, data)
+}
+
+// writePlain is write for EventWrite's events, which carry no options, with the common
+// case on a frame of its own: one data block, one session enabling the provider through
+// its own entry (no group), and sessions that may stamp with the time-stamp counter.
+// Anything else goes to write, which answers every error. write keeps its options, tally
+// and loop state across the calls into the clock and the session, spilling and
+// reloading about nine registers around each; this frame holds little more than the
+// arguments (BenchmarkWrite, bench/RESULTS.md). The event is routed before the processor
+// and the clock are read, so one that the session's level or keyword filters out costs
+// no clock read.
+func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) error {
+	if h == nil || d == nil || len(data) != 1 || !k.tsc {
+		return k.write(h, d, nil, data)
+	}
+	// A closed registration's word has no enable bit set: write answers it.
+	enable, group := regentry.RoutingMasks(h.mask.Load())
+	size := abi.EventHeaderSize + len(data[0])
+	if enable == 0 || enable&(enable-1) != 0 || group != 0 || size > abi.MaxEventSize {
+		return k.write(h, d, nil, data)
+	}
+	r := &h.e
+	ge := r.GuidEntry()
+	l, _ := route(ge, bits.TrailingZeros8(enable), d.Level, d.Keyword)
+	if l == nil {
+		return nil
+	}
+	if l.Secure() {
+		return k.write(h, d, nil, data)
+	}
+	var ev session.Event
+	proc, tsc := hw.CPUAndTSC()
+	proc, ev.TSC = k.emulated(proc), tsc
+	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
+	ev.Size, ev.ProcessID = uint32(size), r.ProcessID()
+	return writeError(l.Write(proc, &ev))
 }
 
 // EventWriteTransfer is EventWrite with an activity id and a related activity id (either
@@ -245,12 +281,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 			return nil
 		}
 		if !l.Secure() {
-			err := l.Write(proc, &ev)
-			if err == nil {
-				return nil
-			}
-			idx, _, _ := outcome(err)
-			return writeErrors[idx]
+			return writeError(l.Write(proc, &ev))
 		}
 	}
 	var seen [(session.LoggerIDs + 63) / 64]uint64 // logger ids written, so the group pass does not write a session twice
@@ -275,6 +306,16 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		return nil
 	}
 	return writeErrors[errIdx&^denied]
+}
+
+// writeError is the error the writer gets for what the one session's Write returned
+// (see outcome).
+func writeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	idx, _, _ := outcome(err)
+	return writeErrors[idx]
 }
 
 // route returns the session that enable slot i of entry e sends an event of the given

@@ -377,11 +377,13 @@ func TestWriteSharesTSCReading(t *testing.T) {
 	}
 }
 
-// EventWrite to one session without a Tally takes a path of its own; it must answer
-// exactly as the general path does (EventWriteEx with a Tally): the same error for each
-// event, the same events in the session and the same EventsLost. The sequence covers
-// acceptance, level filtering, an event too big for a buffer, one too big for ETW, and
-// running out of buffers while the sink is stalled.
+// An event for one session takes a path of its own: EventWriteEx without a Tally takes
+// write's one-session path, and EventWrite (where sessions stamp with the time-stamp
+// counter) writePlain. Both must answer exactly as the general path does (EventWriteEx
+// with a Tally): the same error for each event, the same events in the session and the
+// same EventsLost. The sequence covers acceptance, level filtering, an event too big for
+// a buffer, one too big for ETW, and running out of buffers while the sink is stalled.
+// The kernel has one processor, so that EventWrite's events go where the others name.
 func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 	type run struct {
 		errs   []error
@@ -389,9 +391,21 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 		lost   uint32
 		tally  Tally
 	}
+	const (
+		general = iota
+		oneSession
+		plain
+	)
 	sizes := []int{100, 5000, 100, 70000, 100}
-	do := func(general bool) run {
-		k := newKernel(t, winver.V2004)
+	do := func(path int) run {
+		k, err := New(Config{Version: winver.V2004, Processors: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		if path == plain && !k.tsc {
+			t.Fatal("EventWrite's own path needs sessions that may stamp with the time-stamp counter")
+		}
 		r, _ := k.EventRegister(provA, nil, nil)
 		gate := make(chan struct{})
 		sink := &gateSink{gate: gate}
@@ -401,13 +415,16 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 		}
 		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 4, 0, 0, nil)
 		var out run
-		for i := 0; i < 200; i++ {
+		for i := 0; i < 300; i++ {
 			d := &EventDescriptor{ID: uint16(i), Level: uint8(3 + i%3)} // level 5 is filtered
 			data := make([]byte, sizes[i%len(sizes)])
-			if general {
+			switch path {
+			case general:
 				err = k.EventWriteEx(r, d, &WriteOptions{Processor: 0, Tally: &out.tally}, data)
-			} else {
+			case oneSession:
 				err = k.EventWriteEx(r, d, &WriteOptions{Processor: 0}, data)
+			case plain:
+				err = k.EventWrite(r, d, data)
 			}
 			out.errs = append(out.errs, err)
 		}
@@ -418,21 +435,28 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 		out.lost = q.EventsLost
 		return out
 	}
-	one, general := do(false), do(true)
-	for i := range one.errs {
-		if !errors.Is(one.errs[i], general.errs[i]) && one.errs[i] != general.errs[i] {
-			t.Fatalf("event %d: one-session path %v, general path %v", i, one.errs[i], general.errs[i])
+	if !hw.HasTSC() {
+		t.Skip("no invariant TSC on this machine: EventWrite takes write's paths")
+	}
+	want := do(general)
+	for _, path := range []int{oneSession, plain} {
+		name := [...]string{"general", "one-session", "EventWrite's"}[path]
+		got := do(path)
+		for i := range got.errs {
+			if !errors.Is(got.errs[i], want.errs[i]) && got.errs[i] != want.errs[i] {
+				t.Fatalf("event %d: %s path %v, general path %v", i, name, got.errs[i], want.errs[i])
+			}
+		}
+		if got.events != want.events || got.lost != want.lost {
+			t.Fatalf("%s path: %d events, %d lost; general path: %d events, %d lost", name, got.events, got.lost, want.events, want.lost)
 		}
 	}
-	if one.events != general.events || one.lost != general.lost {
-		t.Fatalf("one-session path: %d events, %d lost; general path: %d events, %d lost", one.events, one.lost, general.events, general.lost)
-	}
 	kinds := map[string]bool{}
-	for _, err := range one.errs {
+	for _, err := range want.errs {
 		kinds[fmt.Sprint(err)] = true
 	}
-	if len(kinds) != 4 || one.lost == 0 {
-		t.Fatalf("the sequence reached %v with %d lost; want success, ERROR_MORE_DATA, ERROR_ARITHMETIC_OVERFLOW and ERROR_NOT_ENOUGH_MEMORY", kinds, one.lost)
+	if len(kinds) != 4 || want.lost == 0 {
+		t.Fatalf("the sequence reached %v with %d lost; want success, ERROR_MORE_DATA, ERROR_ARITHMETIC_OVERFLOW and ERROR_NOT_ENOUGH_MEMORY", kinds, want.lost)
 	}
 }
 
