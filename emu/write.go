@@ -98,11 +98,13 @@ func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) 
 	if l.Secure() {
 		return k.write(h, d, nil, data)
 	}
+	// The event is described before the clock is read: values stored into it need not be
+	// spilled around the assembly call, which keeps no register.
 	var ev session.Event
-	proc, tsc := hw.CPUAndTSC()
-	proc, ev.TSC = k.emulated(proc), tsc
 	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
 	ev.Size, ev.ProcessID = uint32(size), r.ProcessID()
+	proc, tsc := hw.CPUAndTSC()
+	proc, ev.TSC = k.emulated(proc), tsc
 	return writeError(l.Write(proc, &ev))
 }
 
