@@ -33,13 +33,37 @@ func TestTableRatios(t *testing.T) {
 		r.N, r.T = 1000, 1000*ns
 		return r
 	}
+	off := mk("a/filtered", 64, false, false, 5)
+	off.Unwritten = true
 	table := Table([]Result{
 		mk("a/floor", 64, false, true, 20), mk("a/emu", 64, false, false, 30),
-		mk("a/floor/parallel", 64, true, true, 10), mk("a/emu/parallel", 64, true, false, 30),
+		mk("a/floor/parallel", 64, true, true, 10), mk("a/emu/parallel", 64, true, false, 30), off,
 	})
-	for _, want := range []string{"| `a/emu` | 30.00 |", "| 1.50 |", "| `a/emu/parallel` | 30.00 |", "| 3.00 |"} {
+	for _, want := range []string{"| `a/emu` | 30.00 |", "| 1.50 |", "| `a/emu/parallel` | 30.00 |", "| 3.00 |",
+		"| `a/filtered` | 5.00 |  | none written |  | 0 | 0 |  |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+	if strings.Contains(table, "| 0.25 |") {
+		t.Errorf("a row that writes nothing is compared with the floor:\n%s", table)
+	}
+}
+
+// The cases whose events no session takes, and only those, are marked Unwritten: the
+// disabled provider and the level the session filters out.
+func TestUnwrittenCases(t *testing.T) {
+	want := map[string]bool{
+		"payload=64/disabled": true, "payload=64/disabled/parallel": true,
+		"payload=64/sessions=1/filtered": true, "payload=64/sessions=1/filtered/parallel": true,
+	}
+	for _, c := range Full() {
+		if c.Unwritten != want[c.Name] {
+			t.Errorf("%s: Unwritten %v, want %v", c.Name, c.Unwritten, want[c.Name])
+		}
+		delete(want, c.Name)
+	}
+	for name := range want {
+		t.Errorf("suite has no %s", name)
 	}
 }

@@ -33,8 +33,10 @@ func (r Result) NsPerOp() float64 {
 	return float64(r.T.Nanoseconds()) / float64(r.N)
 }
 
-// Table formats results as a Markdown table with, for every row, its time per event
-// against the floor's at the same payload and parallelism.
+// Table formats results as a Markdown table with, for every row that writes its events,
+// its time per event against the floor's at the same payload and parallelism; a row
+// whose events no session takes (Case.Unwritten) has its time per call, "none written"
+// and no ratio.
 func Table(results []Result) string {
 	floor := map[string]float64{}
 	key := func(c Case) string { return fmt.Sprint(c.Payload, c.Parallel) }
@@ -49,12 +51,15 @@ func Table(results []Result) string {
 	for _, r := range results {
 		ns := r.NsPerOp()
 		mbs, evs, ratio := "", "", ""
-		if ns > 0 {
+		switch {
+		case r.Unwritten:
+			evs = "none written"
+		case ns > 0:
 			mbs = fmt.Sprintf("%.0f", float64(r.Payload)*1e3/ns)
 			evs = fmt.Sprintf("%.1f M", 1e3/ns)
-		}
-		if f := floor[key(r.Case)]; f > 0 && ns > 0 {
-			ratio = fmt.Sprintf("%.2f", ns/f)
+			if f := floor[key(r.Case)]; f > 0 {
+				ratio = fmt.Sprintf("%.2f", ns/f)
+			}
 		}
 		lost := ""
 		if v, ok := r.Extra["lost/op"]; ok {
