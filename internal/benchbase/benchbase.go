@@ -347,8 +347,11 @@ func Run(b *testing.B, size int, parallel bool, one func()) {
 }
 
 // EventsPerSecond reports b.N over the elapsed time as "events/s".
-func EventsPerSecond(b *testing.B) {
+func EventsPerSecond(b *testing.B) { PerSecond(b, "events/s") }
+
+// PerSecond reports b.N over the elapsed time in unit ("events/s", "calls/s").
+func PerSecond(b *testing.B, unit string) {
 	if s := b.Elapsed().Seconds(); s > 0 {
-		b.ReportMetric(float64(b.N)/s, "events/s")
+		b.ReportMetric(float64(b.N)/s, unit)
 	}
 }

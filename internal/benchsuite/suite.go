@@ -137,9 +137,7 @@ func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDesc
 			k.EventWrite(r, desc, data)
 		}
 	}
-	if sec := b.Elapsed().Seconds(); sec > 0 {
-		b.ReportMetric(float64(b.N)/sec, "calls/s")
-	}
+	benchbase.PerSecond(b, "calls/s")
 }
 
 // Baselines returns the baselines at payload bytes: the floor, the floor with the
