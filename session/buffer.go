@@ -180,6 +180,12 @@ func ordinal(w uint64) uint32 { return uint32(w>>32) - 1 }
 // stored after every byte the writer put in the record (hw.StoreRelease).
 func (b *Buffer) publish(w uint64) { hw.StoreRelease(&b.commit[ordinal(w)], 1) }
 
+// copyPublish copies data into body and then publishes the record that reservation
+// word w numbers, in one call (hw.CopyRelease).
+func (b *Buffer) copyPublish(w uint64, body, data []byte) {
+	hw.CopyRelease(body, data, &b.commit[ordinal(w)])
+}
+
 // fitted returns, for reservation word w, where the data ends and how many reservations
 // fit below that: all of them while CurrentOffset is within size, else those before the
 // one that crossed the end, as its writer stored in saved (ok is false until it has),

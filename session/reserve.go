@@ -42,10 +42,6 @@ type EventExtra struct {
 	ProviderMeta, EventMeta []byte
 }
 
-// traceLogging reports whether x carries TraceLogging metadata; such events are written by
-// writeExtended.
-func (x *EventExtra) traceLogging() bool { return len(x.ProviderMeta)+len(x.EventMeta) != 0 }
-
 // RelatedItemSize is the in-buffer size of the RELATED_ACTIVITYID extended item.
 const RelatedItemSize = abi.ExtItemHeaderSize + 16
 
@@ -56,31 +52,36 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // Write copies ev into the current buffer of processor stream proc.
 //
 // It is the hot path: one atomic load of the stream's buffer, one atomic add that reserves
-// the aligned size and numbers the reservation (/*A*/), the EVENT_HEADER
-// (putEventHeader) with the session's timestamp, the copy of the extended item and user
-// data, and a plain store that marks the record complete (/*B*/). It takes no lock, pays
-// one locked instruction and allocates nothing. A record that does not fit sends the
-// writer to reserveSlow, full and switchBuffer, the slow path, out of line. Fixed-size
-// pieces move as 8-byte words rather than through copy and clear, because each call into
-// the runtime showed in BenchmarkWrite.
+// the aligned size and numbers the reservation (/*A*/), the EVENT_HEADER with the
+// session's timestamp, the copy of the user data, and a plain store that marks the record
+// complete (/*B*/). It takes no lock, pays one locked instruction and allocates nothing.
+// A record that does not fit sends the writer to reserveSlow, full and switchBuffer, the
+// slow path, out of line. The header is encoded here, in line, as 8-byte words: a call
+// to an encoder and byte and 2-byte stores each showed in BenchmarkWrite.
+// TestWriteHeaderMatchesEncode holds these bytes to abi.EventHeader.Encode, the readable
+// encoder.
 //
-// Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session,
-// ERROR_NOT_ENOUGH_MEMORY when no free buffer is left (both counted in EventsLost), and
-// ErrStopped (not counted) once the session stops.
+// Extended data items (putItems) are written out of line: a related activity id, the
+// writing processor's counters when the logger's PMC configuration selects the event's
+// id, and a TraceLogging event's metadata. The checks cost one atomic load while no
+// counters are configured and one nil test for an event without Extra.
 //
-// An event whose id the logger's PMC configuration selects, or that carries TraceLogging
-// metadata, goes to writeExtended, which adds the writing processor's counters and the
-// metadata items; the checks are one atomic load while no counters are configured and one
-// nil test for a plain event.
+// Errors: ERROR_MORE_DATA when the record cannot fit in any buffer of this session, or
+// with its counters exceeds ETW's 64 KB, and ERROR_NOT_ENOUGH_MEMORY when no free buffer
+// is left (both counted in EventsLost), and ErrStopped (not counted) once the session
+// stops.
 func (l *Logger) Write(proc int, ev *Event) error {
-	if p := l.pmcData.Load(); p != nil && p.Selects(ev.Descriptor.ID) {
-		return l.writeExtended(proc, ev, p)
+	size := ev.Size // ev.Size counts the metadata items but not the counters
+	p := l.pmcData.Load()
+	if p != nil {
+		if !p.Selects(ev.Descriptor.ID) {
+			p = nil
+		} else {
+			size += uint32(abi.ExtItemSize(8 * p.CountersCount()))
+		}
 	}
-	if x := ev.Extra; x != nil && x.traceLogging() {
-		return l.writeExtended(proc, ev, nil)
-	}
-	need := abi.Align(ev.Size)
-	if need > l.maxRecord || ev.Size < abi.EventHeaderSize {
+	need := abi.Align(size)
+	if need > l.maxRecord || size > abi.MaxEventSize || ev.Size < abi.EventHeaderSize {
 		return l.refuseRecord()
 	}
 	idx := l.streamOf(proc)
@@ -102,64 +103,78 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	}
 	end := uint32(w)
 	rec := b.data[int(end)-int(need) : int(end)]
-	binary.LittleEndian.PutUint64(rec[len(rec)-8:], 0) // the padding; the data copied below overwrites the rest
-	putEventHeader((*[abi.EventHeaderSize]byte)(rec), ev, ev.Size, l.stamp(ev))
+	le := binary.LittleEndian
+	le.PutUint64(rec[len(rec)-8:], 0) // the padding; what follows overwrites the rest
+
+	// EVENT_HEADER, x64 layout (marker 0xC013): EVENT_HEADER_FLAG_64_BIT_HEADER, to which
+	// putItems adds EXTENDED_INFO; EventProperty 0; KernelTime and UserTime, not
+	// modelled, 0.
+	h := (*[abi.EventHeaderSize]byte)(rec)
+	le.PutUint32(h[abi.OffEventSize:], size&0xFFFF|abi.EventHeaderEvent64<<16)
+	le.PutUint32(h[abi.OffEventFlags:], abi.EventFlag64BitHeader)
+	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
+	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(l.stamp(ev)))
+	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
+	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
+	d0, d1 := descriptorWords(ev.Descriptor)
+	le.PutUint64(h[abi.OffEventDescriptor:], d0)
+	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
+	le.PutUint64(h[abi.OffEventCPUTime:], 0)
+	x := ev.Extra
+	if x != nil && x.Activity != nil {
+		x.Activity.Put(h[abi.OffEventActivityID:])
+	} else {
+		le.PutUint64(h[abi.OffEventActivityID:], 0)
+		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
+	}
+
 	body := rec[abi.EventHeaderSize:]
-	if x := ev.Extra; x != nil && x.Related != nil {
-		body = putRelatedItem(body, x.Related, false)
+	if x != nil || p != nil {
+		body = l.putItems(rec, proc, x, p)
 	}
 	if len(ev.Data) == 1 { // the common case, without the loop
-		copy(body, ev.Data[0])
+		/*B*/ b.copyPublish(w, body, ev.Data[0])
 	} else {
-		p := 0
+		n := 0
 		for _, data := range ev.Data {
-			p += copy(body[p:], data)
+			n += copy(body[n:], data)
 		}
+		/*B*/ b.publish(w)
 	}
-	/*B*/ b.publish(w)
 	// The logger may now seal the buffer; our bytes are complete.
 	return nil
 }
 
-// writeExtended is Write for an event with extended items past RELATED_ACTIVITYID: the
-// counters of processor proc, read at write time, when the logger's PMC configuration p
-// selects the event (EVENT_HEADER_EXT_TYPE_PMC_COUNTERS; p is nil otherwise), and a
-// TraceLogging event's metadata (PROV_TRAITS, then EVENT_SCHEMA_TL, the order of the
-// real files in the parsers' test data). ev.Size counts the metadata items but not the
-// counters, whose number the session's configuration decides.
+// putItems writes the extended data items of an event with extras x (nil for none) into
+// record rec, after its header: the related activity id; the counters of processor
+// proc, read now, when the logger's PMC configuration p selects the event
+// (EVENT_HEADER_EXT_TYPE_PMC_COUNTERS; p is nil otherwise); a TraceLogging event's
+// metadata (PROV_TRAITS, then EVENT_SCHEMA_TL, the order of the real files in the
+// parsers' test data). It sets EVENT_HEADER_FLAG_EXTENDED_INFO when it writes any item,
+// and returns the bytes after the items.
 //
 // [UNCERTAIN] Where RELATED_ACTIVITYID and PMC_COUNTERS stand relative to the
 // TraceLogging items: no real file with both was found; they are written first, in type
 // order.
-func (l *Logger) writeExtended(proc int, ev *Event, p *pmc.Support) error {
-	var ctr [pmc.MaxPlatformCounters]uint64
-	size := ev.Size
-	n := 0
-	if p != nil {
-		n = p.CountersCount()
-		size += uint32(abi.ExtItemSize(8 * n))
-	}
-	b, w, rec, err := l.reserveRecord(proc, size, ev.Size >= abi.EventHeaderSize)
-	if err != nil {
-		return err
-	}
-	if p != nil {
-		n = p.Read(proc, ctr[:])
-	}
-	putEventHeader((*[abi.EventHeaderSize]byte)(rec), ev, size, l.stamp(ev))
-	rec[abi.OffEventFlags] |= abi.EventFlagExtendedInfo
+func (l *Logger) putItems(rec []byte, proc int, x *EventExtra, p *pmc.Support) []byte {
+	var related *guid.GUID
 	var traits, schema []byte
-	x := ev.Extra
 	if x != nil {
-		traits, schema = x.ProviderMeta, x.EventMeta
+		related, traits, schema = x.Related, x.ProviderMeta, x.EventMeta
 	}
-	tl := len(traits)+len(schema) != 0
 	body := rec[abi.EventHeaderSize:]
-	if x != nil && x.Related != nil {
-		body = putRelatedItem(body, x.Related, p != nil || tl)
+	tl := len(traits)+len(schema) != 0
+	if related == nil && p == nil && !tl {
+		return body // an activity id alone lives in the header
+	}
+	rec[abi.OffEventFlags] |= abi.EventFlagExtendedInfo
+	if related != nil {
+		body = putRelatedItem(body, related, p != nil || tl)
 	}
 	if p != nil {
+		var ctr [pmc.MaxPlatformCounters]uint64
 		var data [8 * pmc.MaxPlatformCounters]byte
+		n := p.Read(proc, ctr[:])
 		for i := 0; i < n; i++ {
 			binary.LittleEndian.PutUint64(data[8*i:], ctr[i])
 		}
@@ -171,40 +186,7 @@ func (l *Logger) writeExtended(proc int, ev *Event, p *pmc.Support) error {
 	if len(schema) != 0 {
 		body = body[abi.PutExtItem(body, abi.ExtTypeEventSchemaTL, false, schema):]
 	}
-	complete(b, w, body, ev.Data)
-	return nil
-}
-
-// putEventHeader encodes ev's EVENT_HEADER (x64 layout, marker 0xC013) into h for a
-// record of size bytes stamped ts: EVENT_HEADER_FLAG_64_BIT_HEADER, and
-// EXTENDED_INFO when ev carries a related activity id (a caller adding another item sets
-// it); EventProperty 0; KernelTime and UserTime, not modelled, 0. It is the write path's
-// only EVENT_HEADER encoder (Write, writeExtended), held to abi.EventHeader.Encode, the
-// readable one, by TestPutEventHeaderMatchesEncode. The fields go in as 8-byte words:
-// byte and 2-byte stores showed in BenchmarkWrite.
-func putEventHeader(h *[abi.EventHeaderSize]byte, ev *Event, size uint32, ts int64) {
-	le := binary.LittleEndian
-	x := ev.Extra
-	flags := uint32(abi.EventFlag64BitHeader)
-	if x != nil && x.Related != nil {
-		flags |= abi.EventFlagExtendedInfo
-	}
-	le.PutUint32(h[abi.OffEventSize:], size&0xFFFF|abi.EventHeaderEvent64<<16)
-	le.PutUint32(h[abi.OffEventFlags:], flags)
-	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
-	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(ts))
-	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
-	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
-	d0, d1 := descriptorWords(ev.Descriptor)
-	le.PutUint64(h[abi.OffEventDescriptor:], d0)
-	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
-	le.PutUint64(h[abi.OffEventCPUTime:], 0)
-	if x != nil && x.Activity != nil {
-		x.Activity.Put(h[abi.OffEventActivityID:])
-	} else {
-		le.PutUint64(h[abi.OffEventActivityID:], 0)
-		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
-	}
+	return body
 }
 
 // putRelatedItem writes the RELATED_ACTIVITYID extended item carrying related at the

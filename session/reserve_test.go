@@ -2,17 +2,24 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/logmode"
 )
 
-// putEventHeader, the write path's encoder, writes the same 80 bytes as
-// abi.EventHeader.Encode, the readable one, for events with and without activity ids,
-// over random field values.
-func TestPutEventHeaderMatchesEncode(t *testing.T) {
+// Write's EVENT_HEADER, encoded in line, is the 80 bytes abi.EventHeader.Encode, the
+// readable encoder, writes, for events with and without activity ids and over random
+// field values; the data follows it (after the related activity id's item, when there is
+// one), and the padding up to the aligned size is zero. Every byte of the buffers is set
+// to 0xAA before each event, so a byte Write leaves alone shows.
+func TestWriteHeaderMatchesEncode(t *testing.T) {
+	l := startSynchronous(t, "header", 1, Properties{LogFileMode: logmode.RealTime, BufferSize: 128,
+		MinimumBuffers: 2, MaximumBuffers: 2, Sink: &Counter{}})
+	defer l.Stop()
 	rng := rand.New(rand.NewPCG(1, 2))
 	randGUID := func() *guid.GUID {
 		var b [16]byte
@@ -27,11 +34,14 @@ func TestPutEventHeaderMatchesEncode(t *testing.T) {
 			Level: uint8(rng.Uint32()), Opcode: uint8(rng.Uint32()), Task: uint16(rng.Uint32()), Keyword: rng.Uint64()}
 		prov := randGUID()
 		pb := prov.Bytes()
+		data := make([]byte, rng.Uint32N(65000))
+		for j := range data {
+			data[j] = byte(rng.Uint32())
+		}
 		ev := &Event{Descriptor: &d, Provider: &pb, ThreadID: rng.Uint32(), ProcessID: rng.Uint32(),
-			Size: abi.EventHeaderSize + rng.Uint32N(65000)}
-		want := abi.EventHeader{Size: uint16(ev.Size), HeaderType: abi.EventHeaderEvent64,
-			Flags: abi.EventFlag64BitHeader, ThreadID: ev.ThreadID, ProcessID: ev.ProcessID,
-			TimeStamp: int64(rng.Uint64()), ProviderID: *prov, Descriptor: d}
+			Size: abi.EventHeaderSize + uint32(len(data)), Data: [][]byte{data}}
+		want := abi.EventHeader{HeaderType: abi.EventHeaderEvent64, Flags: abi.EventFlag64BitHeader,
+			ThreadID: ev.ThreadID, ProcessID: ev.ProcessID, ProviderID: *prov, Descriptor: d}
 		switch i % 4 {
 		case 1:
 			ev.Extra = &EventExtra{Activity: randGUID()}
@@ -44,14 +54,35 @@ func TestPutEventHeaderMatchesEncode(t *testing.T) {
 			want.ActivityID = *ev.Extra.Activity
 			want.Flags |= abi.EventFlagExtendedInfo
 		}
-		var got, exp [abi.EventHeaderSize]byte
-		for j := range got {
-			got[j] = 0xAA // every byte must be written
+		items := 0
+		if ev.Extra != nil && ev.Extra.Related != nil {
+			items = RelatedItemSize
+			ev.Size += RelatedItemSize
 		}
-		putEventHeader(&got, ev, ev.Size, want.TimeStamp)
+		want.Size = uint16(ev.Size)
+		if i%500 == 499 { // and one from each of the two ways into Write's stores: the split data
+			ev.Data = [][]byte{data[:len(data)/2], data[len(data)/2:]}
+		}
+		for _, b := range l.all {
+			for j := range b.data {
+				b.data[j] = 0xAA
+			}
+		}
+		if err := l.Write(0, ev); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		b := l.streams[0].cur.Load()
+		end := uint32(b.word.Load())
+		rec := b.data[end-abi.Align(ev.Size) : end]
+		want.TimeStamp = int64(binary.LittleEndian.Uint64(rec[abi.OffEventTimeStamp:]))
+		var exp [abi.EventHeaderSize]byte
 		want.Encode(exp[:])
-		if !bytes.Equal(got[:], exp[:]) {
-			t.Fatalf("event %d (%+v):\nputEventHeader % x\nEncode         % x", i, want, got, exp)
+		if !bytes.Equal(rec[:abi.EventHeaderSize], exp[:]) {
+			t.Fatalf("event %d (%+v):\nWrite  % x\nEncode % x", i, want, rec[:abi.EventHeaderSize], exp)
+		}
+		body := rec[abi.EventHeaderSize+items:]
+		if !bytes.Equal(body[:len(data)], data) || !bytes.Equal(body[len(data):], make([]byte, len(body)-len(data))) {
+			t.Fatalf("event %d: the data or the padding after it differs", i)
 		}
 	}
 }

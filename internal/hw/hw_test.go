@@ -135,3 +135,30 @@ func TestCPUAndTSCAllMethods(t *testing.T) {
 		}
 	})
 }
+
+// CopyRelease copies what copy copies, for every length from 0 to past the REP MOVSB
+// threshold, with either slice the shorter and at unaligned addresses, touches nothing
+// past it, and sets the flag.
+func TestCopyReleaseCopiesAsCopy(t *testing.T) {
+	const max = 600
+	src := make([]byte, max+8)
+	for i := range src {
+		src[i] = byte(i*7 + 1)
+	}
+	for n := 0; n <= max; n++ {
+		for _, c := range [][3]int{{n, n, 0}, {n, max, 0}, {max, n, 0}, {n, n, 3}} {
+			dl, sl, off := c[0], c[1], c[2]
+			got := make([]byte, max+16)
+			want := make([]byte, max+16)
+			for i := range got {
+				got[i], want[i] = 0xAA, 0xAA
+			}
+			copy(want[off:off+dl], src[off:off+sl])
+			var flag uint32
+			CopyRelease(got[off:off+dl], src[off:off+sl], &flag)
+			if flag != 1 || string(got) != string(want) {
+				t.Fatalf("len(dst) %d, len(src) %d, offset %d: flag %d, bytes differ from copy's", dl, sl, off, flag)
+			}
+		}
+	}
+}

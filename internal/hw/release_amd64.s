@@ -8,3 +8,76 @@ TEXT ·StoreRelease(SB), NOSPLIT, $0-12
 	MOVL v+8(FP), BX
 	MOVL BX, (AX)
 	RET
+
+// func CopyRelease(dst, src []byte, p *uint32)
+// Sizes from 16 to 256 bytes move as 16-byte words, the last one overlapping the one
+// before it; below 16, as two overlapping moves of the largest width that fits; above
+// 256, with REP MOVSB, which processors with ERMS run at their best rate, followed by
+// SFENCE: a fast string operation's stores may be weakly ordered, and the fence puts
+// them all before the flag's store.
+TEXT ·CopyRelease(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), SI
+	MOVQ src_len+32(FP), BX
+	CMPQ BX, CX
+	CMOVQLT BX, CX          // CX = min(len(dst), len(src))
+	CMPQ CX, $16
+	JB   small
+	CMPQ CX, $256
+	JA   big
+	MOVOU -16(SI)(CX*1), X1 // the last 16 bytes
+	LEAQ  -16(DI)(CX*1), R8
+words:
+	MOVOU (SI), X0
+	MOVOU X0, (DI)
+	ADDQ  $16, SI
+	ADDQ  $16, DI
+	SUBQ  $16, CX
+	CMPQ  CX, $16
+	JA    words
+	MOVOU X1, (R8)
+	JMP   release
+
+big:
+	REP; MOVSB
+	SFENCE
+	JMP release
+
+small:
+	CMPQ CX, $8
+	JB   lt8
+	MOVQ (SI), AX
+	MOVQ -8(SI)(CX*1), BX
+	MOVQ AX, (DI)
+	MOVQ BX, -8(DI)(CX*1)
+	JMP  release
+
+lt8:
+	CMPQ CX, $4
+	JB   lt4
+	MOVL (SI), AX
+	MOVL -4(SI)(CX*1), BX
+	MOVL AX, (DI)
+	MOVL BX, -4(DI)(CX*1)
+	JMP  release
+
+lt4:
+	CMPQ CX, $2
+	JB   lt2
+	MOVW (SI), AX
+	MOVW -2(SI)(CX*1), BX
+	MOVW AX, (DI)
+	MOVW BX, -2(DI)(CX*1)
+	JMP  release
+
+lt2:
+	TESTQ CX, CX
+	JE    release
+	MOVB  (SI), AX
+	MOVB  AX, (DI)
+
+release:
+	MOVQ p+48(FP), AX
+	MOVL $1, (AX)
+	RET

@@ -13,3 +13,10 @@ func StoreRelease(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
 // address, and the project does not rely on other architectures' ordering of
 // mixed-size accesses.
 const WideLoads = false
+
+// CopyRelease copies src into dst, as copy does, then stores 1 at *p: StoreRelease after
+// the copy; see the amd64 version.
+func CopyRelease(dst, src []byte, p *uint32) {
+	copy(dst, src)
+	atomic.StoreUint32(p, 1)
+}
