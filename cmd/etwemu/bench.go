@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/etwemu/etwemu/internal/benchbase"
 	"github.com/etwemu/etwemu/internal/benchsuite"
 )
 
@@ -23,7 +24,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("count", 1, "with -sweep: runs of each point, the median reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
-	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload. Progress lines\ngo to stderr, so 'etwemu bench > table.md' keeps only the table. Other loggers (zerolog,\nzap) are in the separate module bench/peers."
+	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload. Progress lines\ngo to stderr, so 'etwemu bench > table.md' keeps only the table. Other loggers (zerolog,\nzap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -36,6 +37,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	if *sweep && *full {
 		b.fail("-full and -sweep: choose one")
+	}
+	if _, _, err := benchbase.PinCPU(); err != nil {
+		b.fail("%v", err)
 	}
 	if code := b.done(stderr); code >= 0 {
 		return code

@@ -103,6 +103,13 @@ func TestBenchTable(t *testing.T) {
 	if code := run([]string{"bench", "-benchtime", "0s"}, &out, &errb); code != 2 {
 		t.Fatalf("zero benchtime: code %d", code)
 	}
+	// A pin that names no CPU of this machine is refused before anything runs.
+	t.Setenv("ETWEMU_BENCH_CPU", "100000")
+	errb.Reset()
+	if code := run([]string{"bench", "-benchtime", "2ms"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "ETWEMU_BENCH_CPU") {
+		t.Fatalf("bench with ETWEMU_BENCH_CPU=100000: code %d, %s", code, errb.String())
+	}
+	t.Setenv("ETWEMU_BENCH_CPU", "")
 	if code := run([]string{"help", "bench"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "-full") {
 		t.Fatalf("help bench: code %d", code)
 	}

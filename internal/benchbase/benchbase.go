@@ -327,8 +327,8 @@ func Chan(b *testing.B, size int, parallel bool) {
 	<-done
 }
 
-// Run times one(), on one goroutine or with RunParallel, and reports bytes/s (of
-// payload), allocations and events/s.
+// Run times one(), on one goroutine (pinned to a CPU if PinEnv says so) or with
+// RunParallel, and reports bytes/s (of payload), allocations and events/s.
 func Run(b *testing.B, size int, parallel bool, one func()) {
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
@@ -339,6 +339,7 @@ func Run(b *testing.B, size int, parallel bool, one func()) {
 			}
 		})
 	} else {
+		defer Pin(b)()
 		for b.Loop() {
 			one()
 		}

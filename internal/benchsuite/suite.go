@@ -133,6 +133,7 @@ func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDesc
 			}
 		})
 	} else {
+		defer benchbase.Pin(b)()
 		for b.Loop() {
 			k.EventWrite(r, desc, data)
 		}
