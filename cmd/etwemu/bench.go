@@ -70,7 +70,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, benchsuite.Table(results))
 	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism:")
-	fmt.Fprintln(stdout, "the floor reads the clock, does one atomic add and copies the record, nothing else.")
+	fmt.Fprintln(stdout, "the floor reads the clock, does one atomic add and copies the record, nothing else. A")
+	fmt.Fprintln(stdout, "floor row is the fastest of three runs, since it is a lower bound; every other row is one run.")
 	fmt.Fprintln(stdout, "Rows of \"none written\" time EventWrite calls whose events no session takes (a disabled")
 	fmt.Fprintln(stdout, "provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.")
 	fmt.Fprintln(stdout, "For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.")

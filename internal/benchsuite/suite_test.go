@@ -67,3 +67,23 @@ func TestUnwrittenCases(t *testing.T) {
 		t.Errorf("suite has no %s", name)
 	}
 }
+
+// A floor case runs floorRuns times and keeps its fastest run; any other case runs once.
+func TestMeasureKeepsFastestFloor(t *testing.T) {
+	runs := map[string]int{}
+	var current string
+	times := map[string][]time.Duration{"floor": {30, 10, 20}, "emu": {50}}
+	bench := func(func(*testing.B)) testing.BenchmarkResult {
+		d := times[current][runs[current]]
+		runs[current]++
+		return testing.BenchmarkResult{N: 1000, T: 1000 * d}
+	}
+	cases := []Case{{Name: "floor", Floor: true}, {Name: "emu"}}
+	got := measure(cases, func(i int, c Case) { current = c.Name }, bench)
+	if runs["floor"] != floorRuns || runs["emu"] != 1 {
+		t.Fatalf("runs %v, want the floor %d times and the emulator once", runs, floorRuns)
+	}
+	if got[0].NsPerOp() != 10 || got[1].NsPerOp() != 50 {
+		t.Errorf("kept %.0f and %.0f ns/op, want the floor's fastest (10) and the emulator's one run (50)", got[0].NsPerOp(), got[1].NsPerOp())
+	}
+}
