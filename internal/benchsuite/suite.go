@@ -127,6 +127,7 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
 	b.ReportAllocs()
 	if parallel {
+		b.ResetTimer() // the session's setup; b.Loop resets the same for one goroutine
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				k.EventWrite(r, desc, data)
