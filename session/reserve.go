@@ -132,7 +132,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	if x != nil || p != nil {
 		body = l.putItems(rec, proc, x, p)
 	}
-	if len(ev.Data) == 1 { // the common case, without the loop
+	if len(ev.Data) == 1 && len(ev.Data[0]) <= hw.CopyReleaseMax { // the common case: one call
 		/*B*/ b.copyPublish(w, body, ev.Data[0])
 	} else {
 		n := 0

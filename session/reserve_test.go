@@ -8,6 +8,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 )
 
@@ -34,7 +35,11 @@ func TestWriteHeaderMatchesEncode(t *testing.T) {
 			Level: uint8(rng.Uint32()), Opcode: uint8(rng.Uint32()), Task: uint16(rng.Uint32()), Keyword: rng.Uint64()}
 		prov := randGUID()
 		pb := prov.Bytes()
-		data := make([]byte, rng.Uint32N(65000))
+		n := rng.Uint32N(65000)
+		if i%2 == 0 { // and as many small blocks, which Write copies with hw.CopyRelease
+			n = rng.Uint32N(2 * hw.CopyReleaseMax)
+		}
+		data := make([]byte, n)
 		for j := range data {
 			data[j] = byte(rng.Uint32())
 		}

@@ -136,9 +136,9 @@ func TestCPUAndTSCAllMethods(t *testing.T) {
 	})
 }
 
-// CopyRelease copies what copy copies, for every length from 0 to past the REP MOVSB
-// threshold, with either slice the shorter and at unaligned addresses, touches nothing
-// past it, and sets the flag.
+// CopyRelease copies what copy copies, for every length from 0 to past twice
+// CopyReleaseMax, with either slice the shorter and at unaligned addresses, touches
+// nothing past it, and sets the flag.
 func TestCopyReleaseCopiesAsCopy(t *testing.T) {
 	const max = 600
 	src := make([]byte, max+8)

@@ -10,11 +10,8 @@ TEXT ·StoreRelease(SB), NOSPLIT, $0-12
 	RET
 
 // func CopyRelease(dst, src []byte, p *uint32)
-// Sizes from 16 to 256 bytes move as 16-byte words, the last one overlapping the one
-// before it; below 16, as two overlapping moves of the largest width that fits; above
-// 256, with REP MOVSB, which processors with ERMS run at their best rate, followed by
-// SFENCE: a fast string operation's stores may be weakly ordered, and the fence puts
-// them all before the flag's store.
+// Sizes of 16 bytes or more move as 16-byte words, the last one overlapping the one
+// before it; below 16, as two overlapping moves of the largest width that fits.
 TEXT ·CopyRelease(SB), NOSPLIT, $0-56
 	MOVQ dst_base+0(FP), DI
 	MOVQ dst_len+8(FP), CX
@@ -24,8 +21,6 @@ TEXT ·CopyRelease(SB), NOSPLIT, $0-56
 	CMOVQLT BX, CX          // CX = min(len(dst), len(src))
 	CMPQ CX, $16
 	JB   small
-	CMPQ CX, $256
-	JA   big
 	MOVOU -16(SI)(CX*1), X1 // the last 16 bytes
 	LEAQ  -16(DI)(CX*1), R8
 words:
@@ -38,11 +33,6 @@ words:
 	JA    words
 	MOVOU X1, (R8)
 	JMP   release
-
-big:
-	REP; MOVSB
-	SFENCE
-	JMP release
 
 small:
 	CMPQ CX, $8
