@@ -93,6 +93,10 @@ func HasTSC() bool { return Features.TSC && Features.InvariantTSC }
 // TSC reads the time-stamp counter. Only call it when HasTSC reports true.
 func TSC() int64 { return rdtsc() }
 
+// CopyReleaseMax is the largest block the write path hands to CopyRelease; larger ones
+// go to copy (runtime.memmove, with its wide moves) and StoreRelease.
+const CopyReleaseMax = 256
+
 // CPUAndTSC returns CPU and TSC from one call: RDPID then RDTSC, or RDTSCP alone (which
 // reads both), or the portable hint then RDTSC. RDPID costs nothing beside RDTSC, while a
 // separate call for each costs the caller a second round of register spills. Only call it

@@ -21,10 +21,6 @@ func StoreRelease(p *uint32, v uint32)
 // any width.
 const WideLoads = true
 
-// CopyReleaseMax is the largest block the write path hands to CopyRelease; larger ones
-// go to copy (runtime.memmove, with its wide moves) and StoreRelease.
-const CopyReleaseMax = 256
-
 // CopyRelease copies src into dst, as copy does (min(len(dst), len(src)) bytes; the two
 // must not overlap), then stores 1 at *p with StoreRelease's ordering: a writer's last
 // two steps, the payload and the flag that publishes its record, in one call. As two

@@ -14,10 +14,6 @@ func StoreRelease(p *uint32, v uint32) { atomic.StoreUint32(p, v) }
 // mixed-size accesses.
 const WideLoads = false
 
-// CopyReleaseMax is the largest block the write path hands to CopyRelease; see the amd64
-// version.
-const CopyReleaseMax = 256
-
 // CopyRelease copies src into dst, as copy does, then stores 1 at *p: StoreRelease after
 // the copy; see the amd64 version.
 func CopyRelease(dst, src []byte, p *uint32) {
