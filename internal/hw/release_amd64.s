@@ -9,6 +9,14 @@ TEXT ·StoreRelease(SB), NOSPLIT, $0-12
 	MOVL BX, (AX)
 	RET
 
+// EDGES copies CX bytes from SI to DI, for W <= CX <= 2*W, as two W-byte moves with MOV
+// that may overlap: the first W bytes and the last W.
+#define EDGES(MOV, W) \
+	MOV (SI), AX; \
+	MOV -W(SI)(CX*1), BX; \
+	MOV AX, (DI); \
+	MOV BX, -W(DI)(CX*1)
+
 // func CopyRelease(dst, src []byte, p *uint32)
 // Sizes of 16 bytes or more move as 16-byte words, the last one overlapping the one
 // before it; below 16, as two overlapping moves of the largest width that fits.
@@ -37,28 +45,19 @@ words:
 small:
 	CMPQ CX, $8
 	JB   lt8
-	MOVQ (SI), AX
-	MOVQ -8(SI)(CX*1), BX
-	MOVQ AX, (DI)
-	MOVQ BX, -8(DI)(CX*1)
+	EDGES(MOVQ, 8)
 	JMP  release
 
 lt8:
 	CMPQ CX, $4
 	JB   lt4
-	MOVL (SI), AX
-	MOVL -4(SI)(CX*1), BX
-	MOVL AX, (DI)
-	MOVL BX, -4(DI)(CX*1)
+	EDGES(MOVL, 4)
 	JMP  release
 
 lt4:
 	CMPQ CX, $2
 	JB   lt2
-	MOVW (SI), AX
-	MOVW -2(SI)(CX*1), BX
-	MOVW AX, (DI)
-	MOVW BX, -2(DI)(CX*1)
+	EDGES(MOVW, 2)
 	JMP  release
 
 lt2:
