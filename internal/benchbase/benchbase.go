@@ -344,27 +344,38 @@ func Chan(b *testing.B, size int, parallel bool) {
 	<-done
 }
 
-// Run times one(), on one goroutine (pinned to a CPU if PinEnv says so) or with
-// RunParallel, and reports bytes/s (of payload), allocations and events/s.
+// Run times one(), on one goroutine or with RunParallel (see Start), and reports bytes/s
+// (of payload), allocations and events/s.
 func Run(b *testing.B, size int, parallel bool, one func()) {
 	b.SetBytes(int64(size))
-	b.ReportAllocs()
+	defer Start(b, parallel)()
 	if parallel {
-		// What the caller set up (the slabs, a session and its buffers) is not an event's
-		// time or allocation; b.Loop resets the same for one goroutine.
-		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				one()
 			}
 		})
 	} else {
-		defer Pin(b)()
 		for b.Loop() {
 			one()
 		}
 	}
 	EventsPerSecond(b)
+}
+
+// Start readies b for a benchmark's timed loop, which the caller writes next (Run, or a
+// loop with the call in it where a closure would cost more than what is measured), and
+// returns what undoes it. It reports allocations. Before RunParallel it resets the
+// timer: what the caller set up (the slabs, a session and its buffers) is not an event's
+// time or allocation, and b.Loop resets the same for one goroutine. On one goroutine it
+// pins the writer where PinEnv says.
+func Start(b *testing.B, parallel bool) (undo func()) {
+	b.ReportAllocs()
+	if parallel {
+		b.ResetTimer()
+		return func() {}
+	}
+	return Pin(b)
 }
 
 // EventsPerSecond reports b.N over the elapsed time as "events/s".

@@ -125,16 +125,14 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 // inlined one load and one compare, which a closure call would be several times larger
 // than. It reports calls/s: no event is written.
 func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
-	b.ReportAllocs()
+	defer benchbase.Start(b, parallel)()
 	if parallel {
-		b.ResetTimer() // the session's setup; b.Loop resets the same for one goroutine
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				k.EventWrite(r, desc, data)
 			}
 		})
 	} else {
-		defer benchbase.Pin(b)()
 		for b.Loop() {
 			k.EventWrite(r, desc, data)
 		}
