@@ -98,6 +98,14 @@ func setup(b *testing.B, s Sessions) (*emu.Kernel, *emu.Registration) {
 const eventLevel = 4
 
 // Emulator returns a case writing payload-byte events through EventWrite to sessions s.
+//
+// It is not inlined: Go compiles the closures of an inlined copy of a function without
+// inlining into them, so the copies of this one in Full's closures called EventWrite
+// where a user's loop has its disabled test in line and calls only the enabled path: a
+// call, a frame and a spill per event that no caller pays (.ci/run checks the bench
+// binary has no such call).
+//
+//go:noinline
 func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 	if parallel {
 		name += "/parallel"
