@@ -99,11 +99,11 @@ const eventLevel = 4
 
 // Emulator returns a case writing payload-byte events through EventWrite to sessions s.
 //
-// It is not inlined: Go compiles the closures of an inlined copy of a function without
-// inlining into them, so the copies of this one in Full's closures called EventWrite
-// where a user's loop has its disabled test in line and calls only the enabled path: a
-// call, a frame and a spill per event that no caller pays (.ci/run checks the bench
-// binary has no such call).
+// It is not inlined. Inlined into Full's closures, it left there copies of its own
+// closures in which Go 1.26 did not inline EventWrite, while a user's loop has the
+// disabled test in line and calls only the enabled path: the benchmarks timed a call, a
+// frame and a spill per event that no caller pays (.ci/run checks the bench binary has
+// no such call).
 //
 //go:noinline
 func Emulator(name string, payload int, parallel bool, s Sessions) Case {
