@@ -135,11 +135,7 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	if len(ev.Data) == 1 && len(ev.Data[0]) <= hw.CopyReleaseMax { // the common case: one call
 		/*B*/ b.copyPublish(w, body, ev.Data[0])
 	} else {
-		n := 0
-		for _, data := range ev.Data {
-			n += copy(body[n:], data)
-		}
-		/*B*/ b.publish(w)
+		/*B*/ complete(b, w, body, ev.Data)
 	}
 	// The logger may now seal the buffer; our bytes are complete.
 	return nil
@@ -285,22 +281,17 @@ func (l *Logger) countRefused(c *atomic.Uint64) bool {
 	return true
 }
 
-// reserveRecord is reserve for a record of size bytes (unaligned), refused and counted
-// lost (refuseRecord) when it is malformed (!wellFormed), over ETW's 64 KB or larger
-// than the session's buffers take. Write does the same checks in line.
+// reserveRecord takes the space of a record of size bytes (unaligned) on processor
+// proc's current buffer, switching buffers as Write does, and returns the buffer, the
+// word the reservation's add returned (which complete needs to mark the record done) and
+// the record's bytes. A record that is malformed (!wellFormed), over ETW's 64 KB or
+// larger than the session's buffers take is refused and counted lost (refuseRecord).
+// Write has the same checks and first attempt written out in line.
 func (l *Logger) reserveRecord(proc int, size uint32, wellFormed bool) (*Buffer, uint64, []byte, error) {
 	need := abi.Align(size)
 	if need > l.maxRecord || size > abi.MaxEventSize || !wellFormed {
 		return nil, 0, nil, l.refuseRecord()
 	}
-	return l.reserve(proc, need)
-}
-
-// reserve takes need bytes (aligned) on processor proc's current buffer, switching
-// buffers as Write does, and returns the buffer, the word the reservation's add returned
-// (which complete needs to mark the record done) and the record's bytes. Write has the
-// same first attempt written out in line.
-func (l *Logger) reserve(proc int, need uint32) (*Buffer, uint64, []byte, error) {
 	idx := l.streamOf(proc)
 	s := &l.streams[idx]
 	b := s.cur.Load()
