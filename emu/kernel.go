@@ -69,13 +69,20 @@ type Kernel struct {
 	// Ids from session.MaxLoggers on are private loggers'.
 	loggers [session.LoggerIDs]atomic.Pointer[session.Logger]
 
+	// routing counts the changes to where registrations' events go (an enable slot
+	// filled, changed or emptied, a registration closed or moved between provider
+	// groups), so that a route a writer cached (Registration.route) is used only while
+	// nothing changed since it was taken. Atomic; added to by rerouteLocked, under mu,
+	// after the change and before the control call returns.
+	routing atomic.Uint64
+
 	mu        sync.Mutex
-	names     map[string]uint16            // lower-cased session name -> id; protected by mu
-	stopping  map[uint16]bool              // ids whose Stop is in progress; protected by mu
-	instances uint32                       // last logger instance handed out; protected by mu
-	regIndex  uint16                       // last registration index; protected by mu
-	regs      map[*regentry.Entry]struct{} // open registrations; protected by mu
-	closed    bool                         // protected by mu
+	names     map[string]uint16                 // lower-cased session name -> id; protected by mu
+	stopping  map[uint16]bool                   // ids whose Stop is in progress; protected by mu
+	instances uint32                            // last logger instance handed out; protected by mu
+	regIndex  uint16                            // last registration index; protected by mu
+	regs      map[*regentry.Entry]*Registration // open registrations; protected by mu
+	closed    bool                              // protected by mu
 	// sysLoggers are the system-logger slots (EtwpSystemLogger[8]); protected by mu.
 	sysLoggers [MaxSystemLoggers]*session.Logger
 	// permits are the SECURE_MODE permission sets by session GUID; the maps are
@@ -117,7 +124,7 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	return &Kernel{
 		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, tsc: cfg.Clock == nil && hw.HasTSC(), freq: cfg.ClockFrequency, sync: cfg.Synchronous,
-		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]struct{}{},
+		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]*Registration{},
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}, nil

@@ -21,7 +21,12 @@ type Registration struct {
 	// compare, within its caller's inlining budget. Atomic; written only by package
 	// regentry, under the GUID table's bucket lock.
 	mask atomic.Uint64
-	e    regentry.Entry // the ETW_REG_ENTRY; changed by the kernel only
+	// route is where EventWrite last found this registration's events go, for writers
+	// to reuse while the kernel's routing count is unchanged (see plainRoute). Atomic;
+	// stored by writers (reroute), cleared by the control surface under the kernel's
+	// lock (rerouteLocked).
+	route atomic.Pointer[plainRoute]
+	e     regentry.Entry // the ETW_REG_ENTRY; changed by the kernel only
 }
 
 // Index is the registration's ETW_REG_ENTRY.Index.
@@ -134,7 +139,7 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 		return nil, err
 	}
 	r.Link(e)
-	k.regs[r] = struct{}{}
+	k.regs[r] = h
 	if agg := e.Provider(); agg.IsEnabled != 0 {
 		k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: agg})
 	}
@@ -163,12 +168,13 @@ func (k *Kernel) EventUnregister(h *Registration) error {
 	if !k.ownLocked(r) {
 		return winerr.New(winerr.ErrInvalidHandle, "registration is closed or belongs to another kernel")
 	}
-	delete(k.regs, r)
 	r.Close()
 	k.guids.Unregister(r.GuidEntry(), r)
 	if g := r.GroupEntry(); g != nil {
 		k.guids.Unregister(g, r)
 	}
+	k.rerouteLocked()
+	delete(k.regs, r)
 	k.traits.Release(r.SetTraits(nil))
 	return nil
 }
@@ -215,6 +221,7 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 	if old != nil && (!hasGroup || old.GUID() != want) {
 		k.guids.Unregister(old, r)
 		r.SetGroupEntry(nil)
+		k.rerouteLocked()
 		old = nil
 	}
 	if hasGroup && old == nil {
@@ -223,6 +230,7 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 			return err
 		}
 		r.SetGroupEntry(g)
+		k.rerouteLocked()
 		if agg := g.Provider(); agg.IsEnabled != 0 {
 			k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: agg})
 		}

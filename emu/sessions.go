@@ -353,6 +353,7 @@ func (k *Kernel) stop(l *session.Logger) error {
 		k.sysLoggers[i] = nil
 	}
 	changes := k.guids.DisableLogger(l.ID())
+	k.rerouteLocked()
 	k.loggers[l.ID()].Store(nil)
 	delete(k.names, lowerName(l.Name()))
 	for _, c := range changes {

@@ -71,41 +71,37 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 }
 
 // writePlain is write for EventWrite's events, which carry no options, with the common
-// case on a frame of its own: one data block, one session enabling the provider through
-// its own entry (no group), and sessions that may stamp with the time-stamp counter.
-// Anything else goes to write, which answers every error. write keeps its options, tally
-// and loop state across the calls into the clock and the session, spilling and
-// reloading about nine registers around each; this frame holds little more than the
-// arguments (BenchmarkWrite, bench/RESULTS.md). The event is routed before the processor
-// and the clock are read, so one that the session's level or keyword filters out costs
-// no clock read.
+// case on a frame of its own: one data block, and a registration whose events go to one
+// session, found in the route the registration cached (reroute) rather than through its
+// GUID entry's enable slot on every event. Anything else goes to write, which answers
+// every error. write keeps its options, tally and loop state across the calls into the
+// clock and the session, spilling and reloading about nine registers around each; this
+// frame holds little more than the arguments (BenchmarkWrite, bench/RESULTS.md). The event
+// is filtered before the processor and the clock are read, so one that the session's
+// level or keyword filters out costs no clock read.
 func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) error {
-	if h == nil || d == nil || len(data) != 1 || !k.tsc {
+	if h == nil || d == nil || len(data) != 1 {
 		return k.write(h, d, nil, data)
 	}
-	// A closed registration's word has no enable bit set: write answers it.
-	enable, group := regentry.RoutingMasks(h.mask.Load())
+	rt := h.route.Load()
+	if rt == nil || rt.routing != k.routing.Load() {
+		return k.reroute(h, d, data)
+	}
 	size := abi.EventHeaderSize + len(data[0])
-	if enable == 0 || enable&(enable-1) != 0 || group != 0 || size > abi.MaxEventSize {
+	if rt.l == nil || size > abi.MaxEventSize {
 		return k.write(h, d, nil, data)
 	}
-	r := &h.e
-	ge := r.GuidEntry()
-	l, _ := route(ge, bits.TrailingZeros8(enable), d.Level, d.Keyword)
-	if l == nil {
+	if !rt.filter.Passes(d.Level, d.Keyword) {
 		return nil
-	}
-	if l.Secure() {
-		return k.write(h, d, nil, data)
 	}
 	// The event is described before the clock is read: values stored into it need not be
 	// spilled around the assembly call, which keeps no register.
 	var ev session.Event
-	ev.Descriptor, ev.Provider, ev.Data = d, ge.GUIDBytes(), data
-	ev.Size, ev.ProcessID = uint32(size), r.ProcessID()
+	ev.Descriptor, ev.Provider, ev.Data = d, rt.provider, data
+	ev.Size, ev.ProcessID = uint32(size), rt.pid
 	proc, tsc := hw.CPUAndTSC()
 	proc, ev.TSC = k.emulated(proc), tsc
-	return writeError(l.Write(proc, &ev))
+	return writeError(rt.l.Write(proc, &ev))
 }
 
 // EventWriteTransfer is EventWrite with an activity id and a related activity id (either

@@ -1,0 +1,60 @@
+package emu
+
+import (
+	"math/bits"
+
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+)
+
+// plainRoute is where a registration's plain events go when one session takes them: the
+// session, the enablement its slot holds (level and keywords) and what the header needs
+// of the provider. A nil l means the events take the general path (write): more than one
+// session or a provider group, a SECURE_MODE session, a closed registration, or a clock
+// other than the time-stamp counter.
+//
+// [emulator choice] Windows finds the sessions of each event from the registration's
+// EnableMask and its GUID entry's EnableInfo slots. The emulator caches what that walk
+// finds in the registration, so that EventWrite's common case loads one pointer where the
+// walk made four dependent loads (the GUID entry, the slot, the session and its secure
+// flag): about 1 ns an event on one goroutine (bench/RESULTS.md). A cached route is immutable and used
+// only while the kernel's routing count is the one it was taken at; every change to
+// enable slots, registrations or provider groups adds to that count (rerouteLocked).
+type plainRoute struct {
+	l        *session.Logger       // the one session; nil: take write's general path
+	filter   *guidtable.EnableInfo // the session's enablement (immutable)
+	provider *[16]byte             // the provider's GUID in Windows byte order
+	pid      uint32                // the registering process
+	routing  uint64                // Kernel.routing when the route was taken
+}
+
+// reroute writes an event of r's whose route is not cached, or was cached before the
+// last change, through write, and caches the route r's next events take. It reads the
+// routing count before the state it routes by: a control call that changes that state
+// adds to the count afterwards, so a route taken while the call ran is not used again.
+func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) error {
+	rt := &plainRoute{routing: k.routing.Load()}
+	enable, group := regentry.RoutingMasks(r.mask.Load()) // a closed registration's word has no enable bit set
+	if k.tsc && enable != 0 && enable&(enable-1) == 0 && group == 0 {
+		ge := r.e.GuidEntry()
+		if info := ge.Slot(bits.TrailingZeros8(enable)); info != nil {
+			if l, _ := info.Target.(*session.Logger); l != nil && !l.Secure() {
+				rt.l, rt.filter, rt.provider, rt.pid = l, info, ge.GUIDBytes(), r.e.ProcessID()
+			}
+		}
+	}
+	r.route.Store(rt)
+	return k.write(r, d, nil, data)
+}
+
+// rerouteLocked is called by every control call that changes where events go, after the
+// change: routes cached before it are no longer used, and are dropped so they do not keep
+// a stopped session's buffers reachable.
+// Preconditions: k.mu is held.
+func (k *Kernel) rerouteLocked() {
+	k.routing.Add(1)
+	for _, r := range k.regs {
+		r.route.Store(nil)
+	}
+}

@@ -1,0 +1,218 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"github.com/etwemu/etwemu/logmode"
+	"sync"
+	"testing"
+
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// EventWrite's events follow every control call at once, though EventWrite reuses the
+// route it cached in the registration (plainRoute): each step changes where events go,
+// writes right after, and the sessions' records say which got what. The kernel reads the
+// time-stamp counter where the machine has one, so that the cached route is the one
+// taken; elsewhere every event takes write's path, which must answer the same.
+func TestCachedRouteFollowsControlCalls(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	r, _ := k.EventRegister(provA, nil, nil)
+	write := func(id uint16, level uint8) {
+		t.Helper()
+		if err := k.EventWrite(r, &EventDescriptor{ID: id, Level: level}, []byte("x")); err != nil {
+			t.Fatalf("event %d: %v", id, err)
+		}
+	}
+	cached := func(want *session.Logger) {
+		t.Helper()
+		if !k.tsc {
+			return
+		}
+		var got *session.Logger
+		if rt := r.route.Load(); rt != nil {
+			got = rt.l
+		} else if want != nil {
+			t.Fatalf("no cached route, want one to session %p", want)
+		}
+		if got != want {
+			t.Fatalf("cached route to session %p, want %p", got, want)
+		}
+	}
+	enable := func(h TraceHandle, g guid.GUID, level uint8, p *EnableParameters) {
+		t.Helper()
+		if err := k.EnableTraceEx2(h, g, regentry.ControlEnable, level, 0, 0, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ha, a := startMem(t, k, "a", 0)
+	enable(ha, provA, 4, nil)
+	write(1, 4) // a
+	cached(k.byHandle(ha))
+	enable(ha, provA, 2, nil) // the same session, a lower level
+	write(2, 4)               // filtered out
+	write(3, 2)               // a
+	if err := k.EnableTraceEx2(ha, provA, regentry.ControlDisable, 0, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	write(4, 4) // nobody
+	cached(nil)
+	enable(ha, provA, 0, nil)
+	write(5, 4) // a
+	hb, b := startMem(t, k, "b", 0)
+	enable(hb, provA, 0, nil)
+	write(6, 4) // a and b: write's path
+	cached(nil)
+	write(60, 4) // again, from the route that says so
+	if err := k.StopTrace(ha, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if rt := r.route.Load(); rt != nil {
+		t.Fatalf("the route to a stopped session's provider is still cached: %+v", rt)
+	}
+	write(7, 4) // b alone
+	cached(k.byHandle(hb))
+	grp := guid.FromName("route-group")
+	hd, d := startMem(t, k, "d", 0)
+	enable(hd, grp, 0, &EnableParameters{EnableProperty: guidtable.PropertyProviderGroup})
+	write(8, 4) // b: the provider is not in the group yet
+	cached(k.byHandle(hb))
+	traits := func(tr ...regentry.Trait) {
+		t.Helper()
+		if err := k.EventSetInformation(r, EventProviderSetTraits, regentry.BuildTraits("A", tr...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traits(regentry.GroupTrait(grp))
+	write(9, 4) // b, and d through the group
+	cached(nil)
+	traits()
+	write(10, 4) // b alone: the provider left the group
+	cached(k.byHandle(hb))
+	if err := k.EventUnregister(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EventWrite(r, &EventDescriptor{ID: 11, Level: 4}, []byte("x")); !errors.Is(err, winerr.ErrInvalidHandle) {
+		t.Fatalf("EventWrite on a closed registration: %v, want ERROR_INVALID_HANDLE", err)
+	}
+	if rt := r.route.Load(); rt != nil && rt.l != nil {
+		t.Fatalf("a closed registration keeps a route to session %p", rt.l)
+	}
+
+	for _, h := range []TraceHandle{hb, hd} {
+		if err := k.StopTrace(h, "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []struct {
+		name string
+		sink *session.MemorySink
+		want string
+	}{{"a", a, "[1 3 5 6 60]"}, {"b", b, "[6 60 7 8 9 10]"}, {"d", d, "[9]"}} {
+		var ids []uint16
+		for _, h := range records(t, s.sink) {
+			ids = append(ids, h.Descriptor.ID)
+		}
+		if got := fmt.Sprint(ids); got != s.want {
+			t.Errorf("session %s got events %s, want %s", s.name, got, s.want)
+		}
+	}
+}
+
+// Writers reuse cached routes while another goroutine keeps changing where events go:
+// enabling and disabling sessions at other levels, moving the provider in and out of a
+// group, stopping a session. Under the race detector this checks that the routes are
+// published safely; afterwards every error was a Windows error, and the invariant checker
+// finds nothing wrong in the kernel.
+func TestCachedRouteUnderControlChurn(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	grp := guid.FromName("churn-group")
+	provB := guid.FromName("churn-B")
+	regs := make([]*Registration, 3)
+	for i, p := range []guid.GUID{provA, provA, provB} {
+		if regs[i], err = k.EventRegister(p, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const rounds = 400
+	var hs []TraceHandle
+	for i := 0; i < 3; i++ {
+		h, err := k.StartTrace("churn"+itoa(i), &Properties{BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 16,
+			LogFileMode: logmode.RealTime, Sink: &session.Counter{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	// Each round starts a change and two bursts of writes together.
+	change := func(i int) error {
+		h := hs[i%2] // the third session is stopped half-way
+		var err error
+		switch i % 5 {
+		case 0, 1:
+			err = k.EnableTraceEx2(h, provA, regentry.ControlEnable, uint8(i%6), uint64(i%4), 0, nil)
+		case 2:
+			err = k.EnableTraceEx2(h, provA, regentry.ControlDisable, 0, 0, 0, nil)
+		case 3:
+			err = k.EnableTraceEx2(hs[2], grp, regentry.ControlEnable, 0, 0, 0, &EnableParameters{EnableProperty: guidtable.PropertyProviderGroup})
+			if err == nil && i >= rounds/2 {
+				err = k.StopTrace(hs[2], "", nil)
+			}
+			if errors.Is(err, winerr.ErrWMIInstanceNotFound) || errors.Is(err, winerr.ErrInvalidHandle) {
+				err = nil // stopped already
+			}
+		case 4:
+			tr := []regentry.Trait{}
+			if i%10 == 4 {
+				tr = append(tr, regentry.GroupTrait(grp))
+			}
+			err = k.EventSetInformation(regs[i%len(regs)], EventProviderSetTraits, regentry.BuildTraits("churn", tr...))
+		}
+		if err != nil {
+			return fmt.Errorf("change %d: %w", i, err)
+		}
+		return nil
+	}
+	burst := func(i int) error {
+		data := make([]byte, 40)
+		for j := 0; j < 10; j++ {
+			err := k.EventWrite(regs[(i+j)%len(regs)], &EventDescriptor{ID: uint16(j), Level: uint8(1 + j%5), Keyword: uint64(j % 3)}, data)
+			if _, windows := winerr.Code(err); err != nil && !windows {
+				return fmt.Errorf("round %d: EventWrite returned %v, not a Windows error", i, err)
+			}
+		}
+		return nil
+	}
+	for i := 0; i < rounds; i++ {
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for g, f := range []func(int) error{change, burst, burst} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[g] = f(i)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if vs := NewChecker(k).Check(); len(vs) > 0 {
+		t.Fatalf("invariants broken: %v", vs)
+	}
+}
