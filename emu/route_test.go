@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"github.com/etwemu/etwemu/logmode"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 
@@ -214,5 +216,148 @@ func TestCachedRouteUnderControlChurn(t *testing.T) {
 	}
 	if vs := NewChecker(k).Check(); len(vs) > 0 {
 		t.Fatalf("invariants broken: %v", vs)
+	}
+}
+
+// EventWrite, through the routes its registrations cache, delivers, loses and refuses
+// exactly what write's general path does, over random programs of control calls and
+// writes: the same program runs on two synchronous kernels of one processor, one writing
+// with EventWrite and the other with EventWriteEx and a Tally (the general path), and
+// every error and, at each stop, every session's events and EventsLost must agree.
+func TestCachedRouteMatchesGeneralPath(t *testing.T) {
+	grp := guid.FromName("differential-group")
+	provs := []guid.GUID{provA, guid.FromName("differential-B")}
+	type kernel struct {
+		k     *Kernel
+		regs  []*Registration
+		gone  []*Registration // unregistered
+		hs    [3]TraceHandle
+		sinks [3]*session.Counter
+		log   []string // one line a stop, and one an error
+	}
+	for seed := uint64(1); seed <= 8; seed++ {
+		var ks [2]*kernel
+		for i := range ks {
+			k, err := New(Config{Version: winver.V2004, Processors: 1, Synchronous: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			ks[i] = &kernel{k: k}
+		}
+		rng := rand.New(rand.NewPCG(seed, 99))
+		for step := 0; step < 600; step++ {
+			op, s, p, level, kw := rng.IntN(20), rng.IntN(3), rng.IntN(2), uint8(rng.IntN(6)), uint64(rng.IntN(4))
+			if (op == 1 || op == 7) && rng.IntN(4) != 0 {
+				op = 19 // stops and unregistrations one time in four, so that events flow
+			}
+			reg, size := rng.IntN(5), rng.IntN(120)
+			if rng.IntN(40) == 0 {
+				size = 5000 + rng.IntN(70000) // too big for a 4 KB buffer, or for ETW
+			}
+			for i, kk := range ks {
+				k := kk.k
+				var err error
+				switch op {
+				case 0: // start
+					if kk.hs[s] == 0 {
+						kk.sinks[s] = &session.Counter{}
+						kk.hs[s], err = k.StartTrace("d"+itoa(s), &Properties{BufferSize: 4, LogFileMode: logmode.RealTime, Sink: kk.sinks[s]})
+					}
+				case 1: // stop
+					if kk.hs[s] != 0 {
+						var q Properties
+						err = k.StopTrace(kk.hs[s], "", &q)
+						kk.log = append(kk.log, fmt.Sprintf("step %d: session %d stopped with %d events, %d lost", step, s, kk.sinks[s].EventsWritten(), q.EventsLost))
+						kk.hs[s] = 0
+					}
+				case 2, 3:
+					if kk.hs[s] != 0 {
+						err = k.EnableTraceEx2(kk.hs[s], provs[p], regentry.ControlEnable, level, kw, 0, nil)
+					}
+				case 4:
+					if kk.hs[s] != 0 {
+						err = k.EnableTraceEx2(kk.hs[s], provs[p], regentry.ControlDisable, 0, 0, 0, nil)
+					}
+				case 5:
+					if kk.hs[s] != 0 {
+						err = k.EnableTraceEx2(kk.hs[s], grp, regentry.ControlEnable, level, kw, 0, &EnableParameters{EnableProperty: guidtable.PropertyProviderGroup})
+					}
+				case 6:
+					if len(kk.regs) < 5 {
+						var r *Registration
+						if r, err = k.EventRegister(provs[p], nil, nil); err == nil {
+							kk.regs = append(kk.regs, r)
+						}
+					}
+				case 7:
+					if reg < len(kk.regs) {
+						err = k.EventUnregister(kk.regs[reg])
+						kk.gone = append(kk.gone, kk.regs[reg])
+						kk.regs = append(kk.regs[:reg], kk.regs[reg+1:]...)
+					}
+				case 8:
+					if reg < len(kk.regs) {
+						var tr []regentry.Trait
+						if level%2 == 0 {
+							tr = append(tr, regentry.GroupTrait(grp))
+						}
+						err = k.EventSetInformation(kk.regs[reg], EventProviderSetTraits, regentry.BuildTraits("d", tr...))
+					}
+				default: // write
+					var r *Registration // nil while there is none: ERROR_INVALID_HANDLE
+					if len(kk.regs) > 0 {
+						r = kk.regs[reg%len(kk.regs)]
+					}
+					if len(kk.gone) > 0 && size%16 == 0 {
+						r = kk.gone[reg%len(kk.gone)] // closed: ERROR_INVALID_HANDLE
+					}
+					d := &EventDescriptor{ID: uint16(step), Level: level, Keyword: kw}
+					if i == 0 {
+						err = k.EventWrite(r, d, make([]byte, size))
+					} else {
+						err = k.EventWriteEx(r, d, &WriteOptions{Processor: 0, Tally: &Tally{}}, make([]byte, size))
+					}
+				}
+				if err != nil {
+					kk.log = append(kk.log, fmt.Sprintf("step %d (op %d): %v", step, op, err))
+				}
+			}
+		}
+		for s := range ks[0].hs {
+			for _, kk := range ks {
+				if kk.hs[s] != 0 {
+					var q Properties
+					if err := kk.k.StopTrace(kk.hs[s], "", &q); err != nil {
+						t.Fatal(err)
+					}
+					kk.log = append(kk.log, fmt.Sprintf("end: session %d stopped with %d events, %d lost", s, kk.sinks[s].EventsWritten(), q.EventsLost))
+				}
+			}
+		}
+		a, b := ks[0].log, ks[1].log
+		for i := 0; i < len(a) || i < len(b); i++ {
+			var la, lb string
+			if i < len(a) {
+				la = a[i]
+			}
+			if i < len(b) {
+				lb = b[i]
+			}
+			if la != lb {
+				t.Fatalf("seed %d: EventWrite's kernel says %q where the general path's says %q", seed, la, lb)
+			}
+		}
+		delivered := 0
+		for _, l := range a {
+			var step, s, n, lost int
+			if _, err := fmt.Sscanf(l, "step %d: session %d stopped with %d events, %d lost", &step, &s, &n, &lost); err == nil {
+				delivered += n
+			}
+		}
+		if delivered == 0 {
+			t.Fatalf("seed %d: no session received an event:\n%s", seed, strings.Join(a, "\n"))
+		}
+		t.Logf("seed %d: %d events delivered to stopped sessions, %d lines compared", seed, delivered, len(a))
 	}
 }
