@@ -16,11 +16,12 @@ import (
 //
 // [emulator choice] Windows finds the sessions of each event from the registration's
 // EnableMask and its GUID entry's EnableInfo slots. The emulator caches what that walk
-// finds in the registration, so that EventWrite's common case loads one pointer where the
-// walk made four dependent loads (the GUID entry, the slot, the session and its secure
-// flag): about 1 ns an event on one goroutine (bench/RESULTS.md). A cached route is immutable and used
-// only while the kernel's routing count is the one it was taken at; every change to
-// enable slots, registrations or provider groups adds to that count (rerouteLocked).
+// finds in the registration, so that EventWrite's common case loads one pointer where
+// the walk made four dependent loads (the GUID entry, the slot, the session and its
+// secure flag): about 1 ns an event on one goroutine (bench/RESULTS.md). A cached route
+// is immutable and used only while the kernel's routing count is the one it was taken
+// at; every change to enable slots, registrations or provider groups adds to that count
+// (rerouteLocked).
 type plainRoute struct {
 	l        *session.Logger       // the one session; nil: take write's general path
 	filter   *guidtable.EnableInfo // the session's enablement (immutable)

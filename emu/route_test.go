@@ -3,7 +3,6 @@ package emu
 import (
 	"errors"
 	"fmt"
-	"github.com/etwemu/etwemu/logmode"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
