@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
@@ -359,5 +361,59 @@ func TestCachedRouteMatchesGeneralPath(t *testing.T) {
 			t.Fatalf("seed %d: no session received an event:\n%s", seed, strings.Join(a, "\n"))
 		}
 		t.Logf("seed %d: %d events delivered to stopped sessions, %d lines compared", seed, delivered, len(a))
+	}
+}
+
+// EventWrite's in-line path (writePlain with Logger.Write's pieces) writes the record
+// Logger.Write writes for the same event: the same bytes but for the timestamp.
+func TestPlainRecordMatchesWrite(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	r, _ := k.EventRegister(provA, nil, nil)
+	h, sink := startMem(t, k, "plain", 0)
+	if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 0, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	d := &EventDescriptor{ID: 0x1234, Version: 2, Channel: 11, Level: 4, Opcode: 7, Task: 0x99, Keyword: 0x8000_0000_0000_0001}
+	for _, n := range []int{0, 1, 13, 64, 100} {
+		data := make([]byte, n)
+		for i := range data {
+			data[i] = byte(i + n)
+		}
+		if err := k.EventWrite(r, d, data); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.EventWrite(r, d, data); err != nil { // the first cached the route
+			t.Fatal(err)
+		}
+		if err := k.EventWriteEx(r, d, &WriteOptions{Processor: 0}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k.tsc && r.route.Load().l == nil {
+		t.Fatal("EventWrite took no cached route")
+	}
+	if err := k.StopTrace(h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	var recs [][]byte
+	if err := sink.Events(func(_ []byte, rec abi.Record) error {
+		b := append([]byte(nil), rec.Bytes...)
+		clear(b[abi.OffEventTimeStamp : abi.OffEventTimeStamp+8])
+		recs = append(recs, b)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 15 {
+		t.Fatalf("%d records, want 15", len(recs))
+	}
+	for i := 0; i < len(recs); i += 3 {
+		if !bytes.Equal(recs[i+1], recs[i+2]) || !bytes.Equal(recs[i], recs[i+2]) {
+			t.Errorf("records of the %d-byte events differ:\nEventWrite   % x\nEventWriteEx % x", len(recs[i+2])-abi.EventHeaderSize, recs[i+1], recs[i+2])
+		}
 	}
 }

@@ -94,6 +94,30 @@ func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) 
 	if !rt.filter.Passes(d.Level, d.Keyword) {
 		return nil
 	}
+	l, need := rt.l, abi.Align(uint32(size))
+	if !l.Plain(need) || len(data[0]) > hw.CopyReleaseMax {
+		return k.writeEvent(l, rt, d, data, size)
+	}
+	// Logger.Write's pieces, in this frame: a frame less an event (bench/RESULTS.md).
+	proc, tsc := hw.CPUAndTSC()
+	proc = k.emulated(proc)
+	/*A*/ b, w, ok := l.Reserve(proc, need)
+	if !ok {
+		var err error
+		if b, w, err = l.ReserveSlow(proc, b, w, need); err != nil {
+			return writeError(err)
+		}
+	}
+	rec := b.Record(w, need)
+	session.PutHeader((*[abi.EventHeaderSize]byte)(rec), uint32(size), 0, rt.pid, tsc, rt.provider, d)
+	/*B*/ b.CopyPublish(w, rec[abi.EventHeaderSize:], data[0])
+	return nil
+}
+
+// writeEvent is writePlain's way for a plain event that session l writes itself
+// (Logger.Write): its clock is not the time-stamp counter, its PMC configuration may
+// select the event, or the record or its data is too large for the in-line path.
+func (k *Kernel) writeEvent(l *session.Logger, rt *plainRoute, d *EventDescriptor, data [][]byte, size int) error {
 	// The event is described before the clock is read: values stored into it need not be
 	// spilled around the assembly call, which keeps no register.
 	var ev session.Event
@@ -101,7 +125,7 @@ func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) 
 	ev.Size, ev.ProcessID = uint32(size), rt.pid
 	proc, tsc := hw.CPUAndTSC()
 	proc, ev.TSC = k.emulated(proc), tsc
-	return writeError(rt.l.Write(proc, &ev))
+	return writeError(l.Write(proc, &ev))
 }
 
 // EventWriteTransfer is EventWrite with an activity id and a related activity id (either

@@ -180,9 +180,9 @@ func ordinal(w uint64) uint32 { return uint32(w>>32) - 1 }
 // stored after every byte the writer put in the record (hw.StoreRelease).
 func (b *Buffer) publish(w uint64) { hw.StoreRelease(&b.commit[ordinal(w)], 1) }
 
-// copyPublish copies data into body and then publishes the record that reservation
-// word w numbers, in one call (hw.CopyRelease).
-func (b *Buffer) copyPublish(w uint64, body, data []byte) {
+// CopyPublish copies data into body and then publishes the record that reservation
+// word w numbers, in one call (hw.CopyRelease): a writer's last step (/*B*/).
+func (b *Buffer) CopyPublish(w uint64, body, data []byte) {
 	hw.CopyRelease(body, data, &b.commit[ordinal(w)])
 }
 

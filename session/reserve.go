@@ -55,11 +55,13 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // the aligned size and numbers the reservation (/*A*/), the EVENT_HEADER with the
 // session's timestamp, the copy of the user data, and a plain store that marks the record
 // complete (/*B*/). It takes no lock, pays one locked instruction and allocates nothing.
-// A record that does not fit sends the writer to reserveSlow, full and switchBuffer, the
-// slow path, out of line. The header is encoded here, in line, as 8-byte words: a call
-// to an encoder and byte and 2-byte stores each showed in BenchmarkWrite.
+// A record that does not fit sends the writer to ReserveSlow, full and switchBuffer, the
+// slow path, out of line. The header is PutHeader's, in line, as word stores: a call to
+// an encoder and byte and 2-byte stores each showed in BenchmarkWrite.
 // TestWriteHeaderMatchesEncode holds these bytes to abi.EventHeader.Encode, the readable
-// encoder.
+// encoder. Reserve, ReserveSlow, Record, PutHeader and CopyPublish are the pieces of
+// this path; the kernel's EventWrite composes them in its own frame for plain events
+// (Plain).
 //
 // Extended data items (putItems) are written out of line: a related activity id, the
 // writing processor's counters when the logger's PMC configuration selects the event's
@@ -84,48 +86,19 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	if need > l.maxRecord || size > abi.MaxEventSize || ev.Size < abi.EventHeaderSize {
 		return l.refuseRecord()
 	}
-	idx := l.streamOf(proc)
-	s := &l.streams[idx]
-	b := s.cur.Load()
-	var w uint64
-	if b != nil {
-		/*A*/ w = b.word.Add(uint64(need) | oneRecord)
-		// Other writers now see CurrentOffset past our record, and the logger will not
-		// seal the buffer until our record's flag, commit[ordinal(w)], is set.
-	}
-	if b == nil || int(uint32(w)) > len(b.data) {
-		// The retry loop is out of line: in line, the compiler saved every register
-		// before the loop for the call in it, on every event.
+	/*A*/ b, w, ok := l.Reserve(proc, need)
+	if !ok {
 		var err error
-		if b, w, err = l.reserveSlow(s, int(idx), b, w, need); err != nil {
+		if b, w, err = l.ReserveSlow(proc, b, w, need); err != nil {
 			return err
 		}
 	}
-	end := uint32(w)
-	rec := b.data[int(end)-int(need) : int(end)]
-	le := binary.LittleEndian
-	le.PutUint64(rec[len(rec)-8:], 0) // the padding; what follows overwrites the rest
-
-	// EVENT_HEADER, x64 layout (marker 0xC013): EVENT_HEADER_FLAG_64_BIT_HEADER, to which
-	// putItems adds EXTENDED_INFO; EventProperty 0; KernelTime and UserTime, not
-	// modelled, 0.
+	rec := b.Record(w, need)
 	h := (*[abi.EventHeaderSize]byte)(rec)
-	le.PutUint32(h[abi.OffEventSize:], size&0xFFFF|abi.EventHeaderEvent64<<16)
-	le.PutUint32(h[abi.OffEventFlags:], abi.EventFlag64BitHeader)
-	le.PutUint64(h[abi.OffEventThreadID:], uint64(ev.ThreadID)|uint64(ev.ProcessID)<<32)
-	le.PutUint64(h[abi.OffEventTimeStamp:], uint64(l.stamp(ev)))
-	le.PutUint64(h[abi.OffEventProviderID:], le.Uint64(ev.Provider[0:]))
-	le.PutUint64(h[abi.OffEventProviderID+8:], le.Uint64(ev.Provider[8:]))
-	d0, d1 := descriptorWords(ev.Descriptor)
-	le.PutUint64(h[abi.OffEventDescriptor:], d0)
-	le.PutUint64(h[abi.OffEventDescriptor+8:], d1)
-	le.PutUint64(h[abi.OffEventCPUTime:], 0)
+	PutHeader(h, size, ev.ThreadID, ev.ProcessID, l.stamp(ev), ev.Provider, ev.Descriptor)
 	x := ev.Extra
 	if x != nil && x.Activity != nil {
 		x.Activity.Put(h[abi.OffEventActivityID:])
-	} else {
-		le.PutUint64(h[abi.OffEventActivityID:], 0)
-		le.PutUint64(h[abi.OffEventActivityID+8:], 0)
 	}
 
 	body := rec[abi.EventHeaderSize:]
@@ -133,12 +106,57 @@ func (l *Logger) Write(proc int, ev *Event) error {
 		body = l.putItems(rec, proc, x, p)
 	}
 	if len(ev.Data) == 1 && len(ev.Data[0]) <= hw.CopyReleaseMax { // the common case: one call
-		/*B*/ b.copyPublish(w, body, ev.Data[0])
+		/*B*/ b.CopyPublish(w, body, ev.Data[0])
 	} else {
 		/*B*/ complete(b, w, body, ev.Data)
 	}
 	// The logger may now seal the buffer; our bytes are complete.
 	return nil
+}
+
+// Plain reports whether a plain event (one data block of at most hw.CopyReleaseMax
+// bytes, no extended items) whose record takes need bytes, aligned, may be written by
+// its caller with Write's own pieces, in line: Reserve (then ReserveSlow if it did not
+// fit), Record, PutHeader with a time-stamp counter reading, and CopyPublish. That is
+// so while the session stamps events with the counter, has no PMC configuration, and a
+// buffer can hold the record; otherwise Write takes the event. The kernel's EventWrite
+// path does this to spare a frame an event (bench/RESULTS.md).
+func (l *Logger) Plain(need uint32) bool {
+	return l.tsc && need <= l.maxRecord && l.pmcData.Load() == nil
+}
+
+// Reserve is Write's reservation on processor stream proc's current buffer: one atomic
+// add of need bytes and one record (/*A*/). It returns the buffer and the word the add
+// returned, and whether the record fit; if not, the caller goes on with ReserveSlow.
+// Other writers now see CurrentOffset past the record, and the logger will not seal the
+// buffer until its flag is set (CopyPublish).
+func (l *Logger) Reserve(proc int, need uint32) (b *Buffer, w uint64, ok bool) {
+	s := &l.streams[l.streamOf(proc)]
+	if b = s.cur.Load(); b == nil {
+		return nil, 0, false
+	}
+	w = b.word.Add(uint64(need) | oneRecord)
+	return b, w, int(uint32(w)) <= len(b.data)
+}
+
+// ReserveSlow is the rest of a reservation that Reserve could not make in buffer b (nil
+// if the stream had none), whose word it left at w: it switches buffers until the
+// record fits (reserveSlow). Out of line: in line, the compiler saved every register
+// before the retry loop for the call in it, on every event. An error means the event is
+// lost (counted) or the session stopped (not counted).
+func (l *Logger) ReserveSlow(proc int, b *Buffer, w uint64, need uint32) (*Buffer, uint64, error) {
+	idx := l.streamOf(proc)
+	return l.reserveSlow(&l.streams[idx], int(idx), b, w, need)
+}
+
+// Record returns the need bytes of the record that reservation word w numbers in b,
+// with the last 8 zeroed: the alignment padding after the data, which the header and
+// the data then write over where they reach.
+func (b *Buffer) Record(w uint64, need uint32) []byte {
+	end := uint32(w)
+	rec := b.data[int(end)-int(need) : int(end)]
+	binary.LittleEndian.PutUint64(rec[len(rec)-8:], 0)
+	return rec
 }
 
 // putItems writes the extended data items of an event with extras x (nil for none) into
