@@ -74,11 +74,13 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 // case on a frame of its own: one data block, and a registration whose events go to one
 // session, found in the route the registration cached (reroute) rather than through its
 // GUID entry's enable slot on every event. Anything else goes to write, which answers
-// every error. write keeps its options, tally and loop state across the calls into the
-// clock and the session, spilling and reloading about nine registers around each; this
-// frame holds little more than the arguments (BenchmarkWrite, bench/RESULTS.md). The event
-// is filtered before the processor and the clock are read, so one that the session's
-// level or keyword filters out costs no clock read.
+// every error. Where the session allows (Logger.Plain), the event is written here with
+// Logger.Write's pieces, Reserve to CopyPublish, so that one frame separates the caller
+// from the buffer; otherwise Logger.Write writes it (writeEvent). write keeps its
+// options, tally and loop state across the calls into the clock and the session,
+// spilling and reloading about nine registers around each (BenchmarkWrite,
+// bench/RESULTS.md). The event is filtered before the processor and the clock are read,
+// so one that the session's level or keyword filters out costs no clock read.
 func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) error {
 	if h == nil || d == nil || len(data) != 1 {
 		return k.write(h, d, nil, data)

@@ -8,15 +8,6 @@ import (
 	"github.com/etwemu/etwemu/abi"
 )
 
-// descriptorWords returns the 16 bytes of an EVENT_DESCRIPTOR as two little-endian words.
-// abi.EventDescriptor has the Windows layout (no padding; TestDescriptorLayout), so on a
-// little-endian machine its memory already is those bytes: two loads instead of packing
-// six fields (BenchmarkWrite).
-func descriptorWords(d *abi.EventDescriptor) (uint64, uint64) {
-	w := (*[2]uint64)(unsafe.Pointer(d))
-	return w[0], w[1]
-}
-
 // PutHeader writes the EVENT_HEADER of a record of size bytes (header, extended items and
 // data, unaligned) into h, in the x64 layout that abi.EventHeader.Encode writes: marker
 // 0xC013, EVENT_HEADER_FLAG_64_BIT_HEADER (a writer of extended items adds
@@ -24,9 +15,12 @@ func descriptorWords(d *abi.EventDescriptor) (uint64, uint64) {
 // provider's GUID in Windows byte order, the descriptor, KernelTime and UserTime 0 (not
 // modelled) and ActivityId GUID_NULL (a writer with an activity id writes it over).
 //
-// On a little-endian machine the words go in as seven stores, the GUIDs as 16-byte
-// moves, so that PutHeader inlines into the write paths (BenchmarkWrite);
-// TestWriteHeaderMatchesEncode holds the bytes to the readable encoder.
+// On a little-endian machine the header goes in as four 8-byte stores and three 16-byte
+// moves, so that PutHeader inlines into the write paths (BenchmarkWrite). The
+// descriptor's bytes are copied as they lie: abi.EventDescriptor has the Windows layout,
+// without padding (TestDescriptorLayout), so on a little-endian machine its memory
+// already is the EVENT_DESCRIPTOR. TestWriteHeaderMatchesEncode holds the bytes to the
+// readable encoder.
 func PutHeader(h *[abi.EventHeaderSize]byte, size, tid, pid uint32, ts int64, provider *[16]byte, d *abi.EventDescriptor) {
 	p := unsafe.Pointer(h)
 	*(*uint64)(unsafe.Add(p, abi.OffEventSize)) = uint64(size&0xFFFF|abi.EventHeaderEvent64<<16) | uint64(abi.EventFlag64BitHeader)<<32

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -442,7 +443,8 @@ func TestStreamSize(t *testing.T) {
 	}
 }
 
-// descriptorWords relies on abi.EventDescriptor having EVENT_DESCRIPTOR's layout.
+// PutHeader relies on abi.EventDescriptor having EVENT_DESCRIPTOR's layout, and writes
+// its bytes in Windows (little-endian) order.
 func TestDescriptorLayout(t *testing.T) {
 	var d abi.EventDescriptor
 	if unsafe.Sizeof(d) != 16 || unsafe.Offsetof(d.Version) != 2 || unsafe.Offsetof(d.Channel) != 3 ||
@@ -450,9 +452,11 @@ func TestDescriptorLayout(t *testing.T) {
 		t.Fatal("abi.EventDescriptor no longer has the EVENT_DESCRIPTOR layout")
 	}
 	d = abi.EventDescriptor{ID: 0x0102, Version: 3, Channel: 4, Level: 5, Opcode: 6, Task: 0x0708, Keyword: 0x1122334455667788}
-	w0, w1 := descriptorWords(&d)
-	if w0 != 0x0708060504030102 || w1 != 0x1122334455667788 {
-		t.Fatalf("words %#x %#x", w0, w1)
+	var h [abi.EventHeaderSize]byte
+	PutHeader(&h, abi.EventHeaderSize, 0, 0, 0, &[16]byte{}, &d)
+	want := []byte{0x02, 0x01, 3, 4, 5, 6, 0x08, 0x07, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11}
+	if got := h[abi.OffEventDescriptor : abi.OffEventDescriptor+16]; !bytes.Equal(got, want) {
+		t.Fatalf("descriptor bytes % x, want % x", got, want)
 	}
 }
 
