@@ -140,13 +140,26 @@ func (l *Logger) Reserve(proc int, need uint32) (b *Buffer, w uint64, ok bool) {
 }
 
 // ReserveSlow is the rest of a reservation that Reserve could not make in buffer b (nil
-// if the stream had none), whose word it left at w: it switches buffers until the
-// record fits (reserveSlow). Out of line: in line, the compiler saved every register
-// before the retry loop for the call in it, on every event. An error means the event is
-// lost (counted) or the session stopped (not counted).
+// if the stream had none), whose word it left at w: it switches buffers (full) and
+// reserves again until the record fits, and returns the buffer and the word its add
+// returned (the record's end and ordinal), whose commit flag the writer sets when done.
+// Out of line: in line, the compiler saved every register before the retry loop for the
+// call in it, on every event. An error means the event is lost (counted) or the session
+// stopped (not counted).
 func (l *Logger) ReserveSlow(proc int, b *Buffer, w uint64, need uint32) (*Buffer, uint64, error) {
 	idx := l.streamOf(proc)
-	return l.reserveSlow(&l.streams[idx], int(idx), b, w, need)
+	s := &l.streams[idx]
+	for {
+		if err := l.full(s, int(idx), b, w, need); err != nil {
+			return nil, 0, err
+		}
+		if b = s.cur.Load(); b != nil {
+			w = b.word.Add(uint64(need) | oneRecord)
+			if int(uint32(w)) <= len(b.data) {
+				return b, w, nil
+			}
+		}
+	}
 }
 
 // Record returns the need bytes of the record that reservation word w numbers in b,
@@ -218,26 +231,6 @@ func putRelatedItem(body []byte, related *guid.GUID, more bool) []byte {
 	return body[RelatedItemSize:]
 }
 
-// reserveSlow is the slow path of a reservation that did not fit: buffer b (nil if the
-// stream had none), whose reservation word the writer's add left at w, could not take
-// need bytes. It switches buffers (full) and reserves again until the record fits, and
-// returns the buffer and the word its add returned (the record's end and ordinal), whose
-// commit flag the writer sets when done; an error means the event is lost (counted) or
-// the session stopped (not counted).
-func (l *Logger) reserveSlow(s *stream, idx int, b *Buffer, w uint64, need uint32) (*Buffer, uint64, error) {
-	for {
-		if err := l.full(s, idx, b, w, need); err != nil {
-			return nil, 0, err
-		}
-		if b = s.cur.Load(); b != nil {
-			w = b.word.Add(uint64(need) | oneRecord)
-			if int(uint32(w)) <= len(b.data) {
-				return b, w, nil
-			}
-		}
-	}
-}
-
 // full is the slow path of Write: b (nil if the stream had none) could not take the
 // record; w is the word the writer's add returned. If this writer's reservation moved
 // CurrentOffset from inside the buffer past its end, it alone saw that, and records where
@@ -300,31 +293,24 @@ func (l *Logger) countRefused(c *atomic.Uint64) bool {
 }
 
 // reserveRecord takes the space of a record of size bytes (unaligned) on processor
-// proc's current buffer, switching buffers as Write does, and returns the buffer, the
-// word the reservation's add returned (which complete needs to mark the record done) and
-// the record's bytes. A record that is malformed (!wellFormed), over ETW's 64 KB or
-// larger than the session's buffers take is refused and counted lost (refuseRecord).
-// Write has the same checks and first attempt written out in line.
+// proc's stream, as Write does (Reserve, ReserveSlow, Record), and returns the buffer,
+// the word the reservation's add returned (which complete needs to mark the record
+// done) and the record's bytes. A record that is malformed (!wellFormed), over ETW's
+// 64 KB or larger than the session's buffers take is refused and counted lost
+// (refuseRecord), as Write refuses it.
 func (l *Logger) reserveRecord(proc int, size uint32, wellFormed bool) (*Buffer, uint64, []byte, error) {
 	need := abi.Align(size)
 	if need > l.maxRecord || size > abi.MaxEventSize || !wellFormed {
 		return nil, 0, nil, l.refuseRecord()
 	}
-	idx := l.streamOf(proc)
-	s := &l.streams[idx]
-	b := s.cur.Load()
-	var w uint64
-	if b != nil {
-		w = b.word.Add(uint64(need) | oneRecord)
-	}
-	if b == nil || int(uint32(w)) > len(b.data) {
+	b, w, ok := l.Reserve(proc, need)
+	if !ok {
 		var err error
-		if b, w, err = l.reserveSlow(s, int(idx), b, w, need); err != nil {
+		if b, w, err = l.ReserveSlow(proc, b, w, need); err != nil {
 			return nil, 0, nil, err
 		}
 	}
-	end := uint32(w)
-	return b, w, b.data[int(end)-int(need) : int(end)], nil
+	return b, w, b.Record(w, need), nil
 }
 
 // stamp returns ev's timestamp on the session clock. A clock that reads the time-stamp
