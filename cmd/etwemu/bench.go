@@ -21,7 +21,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	full := fs.Bool("full", false, "run the whole suite of bench/ (about 60 benchmarks) instead of the short one")
 	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines")
 	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256)")
-	count := fs.Int("count", 1, "with -sweep: runs of each point, the median reported (1 to 100)")
+	count := fs.Int("count", 1, "with -sweep: rounds, each running every design once; the median of each point reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
 	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload. Progress lines\ngo to stderr, so 'etwemu bench > table.md' keeps only the table. Other loggers (zerolog,\nzap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
@@ -117,7 +117,7 @@ func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.
 		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from 1 to %d writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
 			maxWriters, count, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 		fmt.Fprint(stdout, benchsuite.SweepTable(points))
-		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets. Writers beyond the machine's CPUs share them.")
+		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets; against the floor, the median of each round's ratio. Writers beyond the machine's CPUs share them.")
 	}
 	if svg != "" {
 		title := fmt.Sprintf("etwemu write throughput against writers (%d CPUs, %s/%s)", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)

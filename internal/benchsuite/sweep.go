@@ -43,7 +43,8 @@ func designName(c Case) string {
 }
 
 // SweepPoint is one design's throughput at one number of writer goroutines: the median
-// over the sweep's runs, with the slowest run beside it.
+// over the sweep's runs, with the slowest run beside it, and its time against the floor's
+// of the same round.
 type SweepPoint struct {
 	Writers      int     `json:"writers"`
 	Design       string  `json:"design"`
@@ -51,42 +52,87 @@ type SweepPoint struct {
 	EventsPerSec float64 `json:"events_per_sec"` // median
 	SlowestNs    float64 `json:"slowest_ns_per_event"`
 	Runs         int     `json:"runs"`
+	// XFloor is the median, over the rounds where both were measured, of this design's
+	// time an event divided by the floor's in the same round (0 if there was none). A
+	// machine whose speed moves in steps moves both runs of a round together, so this
+	// ratio holds steadier than the ratio of the two medians.
+	XFloor float64 `json:"x_floor_same_round,omitempty"`
 }
 
 // Sweep measures every scaling case with 1 to maxWriters writer goroutines (GOMAXPROCS
 // set to the count, RunParallel with parallelism 1), count times each, and returns the
-// medians. progress, if not nil, is called before each measurement. GOMAXPROCS is
-// restored at the end.
+// medians. The runs go in rounds: each round measures every case once, so that runs
+// that are compared were taken seconds apart, not a design's whole series apart.
+// progress, if not nil, is called before each measurement. GOMAXPROCS is restored at
+// the end.
 func Sweep(maxWriters, count int, progress func(writers int, design string, run int)) []SweepPoint {
 	saved := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(saved)
 	var out []SweepPoint
 	for w := 1; w <= maxWriters; w++ {
 		runtime.GOMAXPROCS(w)
-		for _, c := range ScalingCases() {
-			ns := make([]float64, 0, count)
-			for run := 0; run < count; run++ {
+		cases := ScalingCases()
+		names := make([]string, len(cases))
+		ns := make([][]float64, len(cases)) // by case, then round; 0 where a run timed nothing
+		for i, c := range cases {
+			names[i] = designName(c)
+		}
+		for run := 0; run < count; run++ {
+			for i, c := range cases {
 				if progress != nil {
-					progress(w, designName(c), run)
+					progress(w, names[i], run)
 				}
 				r := testing.Benchmark(c.Run)
+				t := 0.0
 				if r.N > 0 {
-					ns = append(ns, float64(r.T.Nanoseconds())/float64(r.N))
+					t = float64(r.T.Nanoseconds()) / float64(r.N)
 				}
+				ns[i] = append(ns[i], t)
 			}
-			if len(ns) == 0 {
-				continue
-			}
-			slices.Sort(ns)
-			med := ns[len(ns)/2]
-			if len(ns)%2 == 0 {
-				med = (ns[len(ns)/2-1] + ns[len(ns)/2]) / 2
-			}
-			out = append(out, SweepPoint{Writers: w, Design: designName(c), NsPerEvent: med,
-				EventsPerSec: 1e9 / med, SlowestNs: ns[len(ns)-1], Runs: len(ns)})
 		}
+		out = append(out, summarize(w, names, ns)...)
 	}
 	return out
+}
+
+// summarize turns the times of one writer count's rounds (ns[case][round], 0 for a run
+// that timed nothing) into a point per design that has any.
+func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
+	floor := slices.Index(names, "floor")
+	var out []SweepPoint
+	for i, name := range names {
+		var times, ratios []float64
+		for round, t := range ns[i] {
+			if t <= 0 {
+				continue
+			}
+			times = append(times, t)
+			if floor >= 0 && ns[floor][round] > 0 {
+				ratios = append(ratios, t/ns[floor][round])
+			}
+		}
+		if len(times) == 0 {
+			continue
+		}
+		med := median(times)
+		out = append(out, SweepPoint{Writers: writers, Design: name, NsPerEvent: med,
+			EventsPerSec: 1e9 / med, SlowestNs: slices.Max(times), Runs: len(times),
+			XFloor: median(ratios)})
+	}
+	return out
+}
+
+// median returns the median of v (the mean of the middle two for an even count), or 0
+// for none. It sorts v.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // designs lists the designs in points, in the order they first appear.
@@ -101,8 +147,9 @@ func designs(points []SweepPoint) []string {
 }
 
 // SweepTable renders points as a Markdown table: a row per writer count, M events/s per
-// design (median, with the slowest run's rate in brackets), and the emulator against
-// itself with one writer.
+// design (median, with the slowest run's rate in brackets), the emulator against itself
+// with one writer, and the emulator's time an event against the floor's of the same
+// round (SweepPoint.XFloor).
 func SweepTable(points []SweepPoint) string {
 	ds := designs(points)
 	var b strings.Builder
@@ -110,11 +157,11 @@ func SweepTable(points []SweepPoint) string {
 	for _, d := range ds {
 		fmt.Fprintf(&b, " %s M events/s |", d)
 	}
-	b.WriteString(" emulator vs 1 writer |\n|---:|")
+	b.WriteString(" emulator vs 1 writer | emulator × floor, same round |\n|---:|")
 	for range ds {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---:|\n")
+	b.WriteString("---:|---:|\n")
 	var one float64
 	for w := 1; ; w++ {
 		row := pointsAt(points, w)
@@ -122,7 +169,7 @@ func SweepTable(points []SweepPoint) string {
 			break
 		}
 		fmt.Fprintf(&b, "| %d |", w)
-		ratio := ""
+		ratio, xFloor := "", ""
 		for _, d := range ds {
 			p, ok := row[d]
 			if !ok {
@@ -137,9 +184,12 @@ func SweepTable(points []SweepPoint) string {
 				if one > 0 {
 					ratio = fmt.Sprintf("%.2f ×", p.EventsPerSec/one)
 				}
+				if p.XFloor > 0 {
+					xFloor = fmt.Sprintf("%.2f ×", p.XFloor)
+				}
 			}
 		}
-		fmt.Fprintf(&b, " %s |\n", ratio)
+		fmt.Fprintf(&b, " %s | %s |\n", ratio, xFloor)
 	}
 	return b.String()
 }

@@ -3,27 +3,29 @@ package benchsuite
 import (
 	"encoding/xml"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
 
 var samplePoints = []SweepPoint{
-	{Writers: 1, Design: "emulator", NsPerEvent: 30, EventsPerSec: 1e9 / 30, SlowestNs: 32},
+	{Writers: 1, Design: "emulator", NsPerEvent: 30, EventsPerSec: 1e9 / 30, SlowestNs: 32, XFloor: 2.25},
 	{Writers: 1, Design: "floor", NsPerEvent: 13, EventsPerSec: 1e9 / 13, SlowestNs: 14},
 	{Writers: 1, Design: "mutex", NsPerEvent: 20, EventsPerSec: 1e9 / 20, SlowestNs: 21},
-	{Writers: 2, Design: "emulator", NsPerEvent: 15, EventsPerSec: 1e9 / 15, SlowestNs: 16},
+	{Writers: 2, Design: "emulator", NsPerEvent: 15, EventsPerSec: 1e9 / 15, SlowestNs: 16, XFloor: 2.4},
 	{Writers: 2, Design: "floor", NsPerEvent: 6.5, EventsPerSec: 1e9 / 6.5, SlowestNs: 7},
 	{Writers: 2, Design: "mutex", NsPerEvent: 27, EventsPerSec: 1e9 / 27, SlowestNs: 28},
 }
 
-// The table has a row per writer count, a column per design, and the emulator's rate
-// against its own with one writer.
+// The table has a row per writer count, a column per design, the emulator's rate
+// against its own with one writer, and its time against the floor's of the same round.
 func TestSweepTable(t *testing.T) {
 	got := SweepTable(samplePoints)
 	for _, want := range []string{
-		"| writers | emulator M events/s | floor M events/s | mutex M events/s | emulator vs 1 writer |",
-		"| 1 | 33.3 (31.2) | 76.9 (71.4) | 50.0 (47.6) | 1.00 × |",
-		"| 2 | 66.7 (62.5) | 153.8 (142.9) | 37.0 (35.7) | 2.00 × |",
+		"| writers | emulator M events/s | floor M events/s | mutex M events/s | emulator vs 1 writer | emulator × floor, same round |",
+		"|---:|---:|---:|---:|---:|---:|",
+		"| 1 | 33.3 (31.2) | 76.9 (71.4) | 50.0 (47.6) | 1.00 × | 2.25 × |",
+		"| 2 | 66.7 (62.5) | 153.8 (142.9) | 37.0 (35.7) | 2.00 × | 2.40 × |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
@@ -95,3 +97,41 @@ func TestScalingCases(t *testing.T) {
 		t.Fatalf("designs %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// summarize pairs each run with the floor's of the same round: where the machine's speed
+// steps between rounds, the ratio of the medians (here 24/10) misreads what the ratios of
+// the rounds agree on (1.2). Runs that timed nothing count in neither.
+func TestSummarizePairsRounds(t *testing.T) {
+	names := []string{"emulator", "floor", "mutex"}
+	ns := [][]float64{
+		{12, 24, 24, 0},
+		{10, 10, 20, 20},
+		{30, 0, 40, 50},
+	}
+	got := summarize(2, names, ns)
+	want := []SweepPoint{
+		{Writers: 2, Design: "emulator", NsPerEvent: 24, EventsPerSec: 1e9 / 24, SlowestNs: 24, Runs: 3, XFloor: 1.2},
+		{Writers: 2, Design: "floor", NsPerEvent: 15, EventsPerSec: 1e9 / 15, SlowestNs: 20, Runs: 4, XFloor: 1},
+		{Writers: 2, Design: "mutex", NsPerEvent: 40, EventsPerSec: 1e9 / 40, SlowestNs: 50, Runs: 3, XFloor: 2.5},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("summarize gave %d points, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Design != w.Design || g.Writers != w.Writers || g.Runs != w.Runs ||
+			!near(g.NsPerEvent, w.NsPerEvent) || !near(g.EventsPerSec, w.EventsPerSec) ||
+			!near(g.SlowestNs, w.SlowestNs) || !near(g.XFloor, w.XFloor) {
+			t.Errorf("point %d = %+v, want %+v", i, g, w)
+		}
+	}
+
+	// Without a floor among the designs there is no ratio; a design that timed nothing
+	// has no point.
+	got = summarize(1, []string{"emulator", "mutex"}, [][]float64{{5, 7}, {0, 0}})
+	if len(got) != 1 || got[0].XFloor != 0 || !near(got[0].NsPerEvent, 6) {
+		t.Errorf("summarize without a floor = %+v, want one emulator point of 6 ns and no ratio", got)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
