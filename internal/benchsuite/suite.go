@@ -133,12 +133,11 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 // inlined one load and one compare, which a closure call would be several times larger
 // than. It reports calls/s: no event is written.
 //
-// The loop counts to b.N, as a user's loop counts in a register, rather than with
-// b.Loop: b.Loop keeps its count in the B, loaded, added to and stored back every
-// round, and stores the call's arguments and result to the stack to keep them alive,
-// stores a round that are several times the load and compare measured: on the 2.45 GHz
-// machine a disabled call timed 2.8 to 3.3 ns in b.Loop, 0.7 to 1.7 in this loop
-// (bench/RESULTS.md).
+// The loop counts to b.N, in a register as a user's loop does, rather than with b.Loop,
+// which keeps its count in the B (loaded, added to and stored back every round) and
+// stores the call's arguments and result to the stack to keep them alive: several
+// times the load and compare measured. On the 2.45 GHz machine a disabled call timed
+// 2.8 to 3.3 ns in b.Loop, 0.7 to 1.7 in this loop (bench/RESULTS.md).
 func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
 	defer benchbase.Start(b, parallel)()
 	if parallel {

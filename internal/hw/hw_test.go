@@ -76,8 +76,8 @@ func BenchmarkTSC(b *testing.B) {
 
 // BenchmarkCPUAndTSC times CPUAndTSC by each method this machine has, so that the
 // choice init makes (RDPID first, then RDTSCP) can be checked against the machine: on
-// the 2.45 GHz Zen 3 machine RDPID and RDTSC took 13.1 ns, RDTSCP alone 26.3, and RDTSC
-// alone 12.8 of them (bench/RESULTS.md).
+// the 2.45 GHz Zen 3 machine RDPID with RDTSC took 13.1 ns and RDTSCP alone 26.3,
+// against 12.8 for RDTSC alone (BenchmarkTSC; bench/RESULTS.md).
 func BenchmarkCPUAndTSC(b *testing.B) {
 	if !HasTSC() {
 		b.Skip("no invariant TSC")
