@@ -125,14 +125,15 @@ func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 // median returns the median of v (the mean of the middle two for an even count), or 0
 // for none. It sorts v.
 func median(v []float64) float64 {
-	if len(v) == 0 {
+	n := len(v)
+	if n == 0 {
 		return 0
 	}
 	slices.Sort(v)
-	if n := len(v); n%2 == 0 {
+	if n%2 == 0 {
 		return (v[n/2-1] + v[n/2]) / 2
 	}
-	return v[len(v)/2]
+	return v[n/2]
 }
 
 // designs lists the designs in points, in the order they first appear.
