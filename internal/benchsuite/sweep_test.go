@@ -99,7 +99,7 @@ func TestScalingCases(t *testing.T) {
 }
 
 // summarize pairs each run with the floor's of the same round: where the machine's speed
-// steps between rounds, the ratio of the medians (here 24/10) misreads what the ratios of
+// steps between rounds, the ratio of the medians (here 24/15) misreads what the ratios of
 // the rounds agree on (1.2). Runs that timed nothing count in neither.
 func TestSummarizePairsRounds(t *testing.T) {
 	names := []string{"emulator", "floor", "mutex"}
