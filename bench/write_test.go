@@ -35,3 +35,12 @@ func BenchmarkScaling(b *testing.B) {
 		b.Run(c.Name, c.Run)
 	}
 }
+
+// BenchmarkProbe times the machine probe (benchbase.Probe), which does no tracing: ALU
+// work whose time moves only when the machine's speed does. Run it beside the write
+// benchmarks (-test.bench 'Write/...|Probe') to see whether the machine held still.
+func BenchmarkProbe(b *testing.B) {
+	for _, c := range []benchsuite.Case{benchsuite.ProbeCase(false), benchsuite.ProbeCase(true)} {
+		b.Run(c.Name, c.Run)
+	}
+}

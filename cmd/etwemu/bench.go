@@ -19,7 +19,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
 	full := fs.Bool("full", false, "run the whole suite of bench/ (about 60 benchmarks) instead of the short one")
-	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines")
+	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines, and in every round the machine probe (ALU work alone), whose spread shows whether the machine held still")
 	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256)")
 	count := fs.Int("count", 1, "with -sweep: rounds, each running every design once; the median of each point reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
@@ -100,7 +100,7 @@ func isTerminal(w io.Writer) bool {
 
 // runSweep measures and prints the processor sweep, and writes its chart if asked.
 func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
-	total := maxWriters * len(benchsuite.ScalingCases()) * count
+	total := benchsuite.SweepRuns(maxWriters, count)
 	done := 0
 	points := benchsuite.Sweep(maxWriters, count, func(w int, design string, run int) {
 		done++
@@ -117,7 +117,7 @@ func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.
 		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from 1 to %d writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
 			maxWriters, count, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 		fmt.Fprint(stdout, benchsuite.SweepTable(points))
-		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets; against the floor, the median of each round's ratio. Writers beyond the machine's CPUs share them.")
+		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets; against the floor, the median of each round's ratio. Writers beyond the machine's CPUs share them.\nThe machine probe does ALU work alone, as many goroutines as writers, once a round: on a machine that holds still it varies by a few percent; more, and the designs' runs varied with it.")
 	}
 	if svg != "" {
 		title := fmt.Sprintf("etwemu write throughput against writers (%d CPUs, %s/%s)", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)

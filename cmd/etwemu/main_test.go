@@ -199,8 +199,8 @@ func TestDemoConclusions(t *testing.T) {
 	}
 }
 
-// etwemu bench -sweep measures the four designs at each writer count and prints them as
-// JSON, and -svg writes the chart.
+// etwemu bench -sweep measures the four designs and the machine probe at each writer
+// count and prints the designs as JSON, and -svg writes the chart.
 func TestBenchSweep(t *testing.T) {
 	svg := filepath.Join(t.TempDir(), "scaling.svg")
 	var out, errb bytes.Buffer
@@ -208,16 +208,17 @@ func TestBenchSweep(t *testing.T) {
 		t.Fatalf("bench -sweep: exit %d: %s", code, errb.String())
 	}
 	var points []struct {
-		Writers      int     `json:"writers"`
-		Design       string  `json:"design"`
-		EventsPerSec float64 `json:"events_per_sec"`
+		Writers      int      `json:"writers"`
+		Design       string   `json:"design"`
+		EventsPerSec float64  `json:"events_per_sec"`
+		ProbeVar     *float64 `json:"probe_var"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &points); err != nil {
 		t.Fatalf("bench -sweep -json: %v\n%s", err, out.String())
 	}
 	seen := map[string]bool{}
 	for _, p := range points {
-		if p.EventsPerSec <= 0 || p.Writers < 1 || p.Writers > 2 {
+		if p.EventsPerSec <= 0 || p.Writers < 1 || p.Writers > 2 || p.Design == "probe" || p.ProbeVar == nil {
 			t.Errorf("point %+v", p)
 		}
 		seen[fmt.Sprintf("%s/%d", p.Design, p.Writers)] = true
@@ -225,7 +226,7 @@ func TestBenchSweep(t *testing.T) {
 	if len(points) != 8 || len(seen) != 8 {
 		t.Fatalf("%d points (%v), want the emulator, the floor, the floor with recycled buffers and the mutex at 1 and 2 writers", len(points), seen)
 	}
-	if !strings.Contains(errb.String(), "[8/8] 2 writer(s), mutex") {
+	if !strings.Contains(errb.String(), "[10/10] 2 writer(s), probe") {
 		t.Errorf("no progress on stderr: %q", errb.String())
 	}
 	b, err := os.ReadFile(svg)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/etwemu/etwemu/internal/benchbase"
 )
 
 // ScalingCases are the designs the processor sweep compares, each written from
@@ -23,11 +25,33 @@ func ScalingCases() []Case {
 	return out
 }
 
+// probe is the machine probe's name among the sweep's cases (ProbeCase).
+const probe = "probe"
+
+// sweepCases are what each round of the sweep runs: the scaling cases and the probe.
+func sweepCases() []Case { return append(ScalingCases(), ProbeCase(true)) }
+
+// SweepRuns is how many measurements Sweep takes for these arguments, for progress.
+func SweepRuns(maxWriters, count int) int { return maxWriters * count * len(sweepCases()) }
+
+// ProbeCase is the machine probe (benchbase.Probe), on one goroutine or from
+// RunParallel goroutines: no design, but what tells whether the machine's speed moved
+// under the designs' runs.
+func ProbeCase(parallel bool) Case {
+	name := probe
+	if parallel {
+		name += "/parallel"
+	}
+	return Case{Name: name, Parallel: parallel, Unwritten: true, Run: func(b *testing.B) { benchbase.Probe(b, parallel) }}
+}
+
 // designName is the short name of a scaling case, for tables and charts.
 func designName(c Case) string {
 	switch {
 	case c.Floor:
 		return "floor"
+	case strings.HasPrefix(c.Name, "probe"):
+		return probe
 	case strings.Contains(c.Name, "/floor+recycle"):
 		return "floor+recycle"
 	case strings.Contains(c.Name, "/floor+ref"):
@@ -57,12 +81,17 @@ type SweepPoint struct {
 	// machine whose speed moves in steps moves both runs of a round together, so this
 	// ratio holds steadier than the ratio of the two medians.
 	XFloor float64 `json:"x_floor_same_round,omitempty"`
+	// ProbeVar is how much the machine probe (benchsuite.ProbeCase, as many goroutines as
+	// writers), run in every round, varied at this writer count: (slowest − fastest) /
+	// fastest, the same for every design's point; 0 if it ran fewer than twice.
+	ProbeVar float64 `json:"probe_var"`
 }
 
 // Sweep measures every scaling case with 1 to maxWriters writer goroutines (GOMAXPROCS
 // set to the count, RunParallel with parallelism 1), count times each, and returns the
-// medians. The runs go in rounds: each round measures every case once, so that runs
-// that are compared were taken seconds apart, not a design's whole series apart.
+// medians. The runs go in rounds: each round measures every case once, and the machine
+// probe, so that runs that are compared were taken seconds apart, not a design's whole
+// series apart, and the probe's spread is that of the designs' time.
 // progress, if not nil, is called before each measurement. GOMAXPROCS is restored at
 // the end.
 func Sweep(maxWriters, count int, progress func(writers int, design string, run int)) []SweepPoint {
@@ -71,7 +100,7 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 	var out []SweepPoint
 	for w := 1; w <= maxWriters; w++ {
 		runtime.GOMAXPROCS(w)
-		cases := ScalingCases()
+		cases := sweepCases()
 		names := make([]string, len(cases))
 		ns := make([][]float64, len(cases)) // by case, then round; 0 where a run timed nothing
 		for i, c := range cases {
@@ -96,11 +125,19 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 }
 
 // summarize turns the times of one writer count's rounds (ns[case][round], 0 for a run
-// that timed nothing) into a point per design that has any.
+// that timed nothing) into a point per design that has any; the probe's runs give each
+// point its ProbeVar.
 func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 	floor := slices.Index(names, "floor")
+	probeVar := 0.0
+	if i := slices.Index(names, probe); i >= 0 {
+		probeVar = spread(ns[i])
+	}
 	var out []SweepPoint
 	for i, name := range names {
+		if name == probe {
+			continue
+		}
 		var times, ratios []float64
 		for round, t := range ns[i] {
 			if t <= 0 {
@@ -117,9 +154,30 @@ func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 		med := median(times)
 		out = append(out, SweepPoint{Writers: writers, Design: name, NsPerEvent: med,
 			EventsPerSec: 1e9 / med, SlowestNs: slices.Max(times), Runs: len(times),
-			XFloor: median(ratios)})
+			XFloor: median(ratios), ProbeVar: probeVar})
 	}
 	return out
+}
+
+// spread is (slowest − fastest) / fastest over the times in v that are not 0, or 0 for
+// fewer than two.
+func spread(v []float64) float64 {
+	var lo, hi float64
+	n := 0
+	for _, t := range v {
+		if t <= 0 {
+			continue
+		}
+		if n == 0 || t < lo {
+			lo = t
+		}
+		hi = max(hi, t)
+		n++
+	}
+	if n < 2 {
+		return 0
+	}
+	return (hi - lo) / lo
 }
 
 // median returns the median of v (the mean of the middle two for an even count), or 0
@@ -149,8 +207,8 @@ func designs(points []SweepPoint) []string {
 
 // SweepTable renders points as a Markdown table: a row per writer count, M events/s per
 // design (median, with the slowest run's rate in brackets), the emulator against itself
-// with one writer, and the emulator's time an event against the floor's of the same
-// round (SweepPoint.XFloor).
+// with one writer, the emulator's time an event against the floor's of the same round
+// (SweepPoint.XFloor), and how much the machine probe varied (SweepPoint.ProbeVar).
 func SweepTable(points []SweepPoint) string {
 	ds := designs(points)
 	var b strings.Builder
@@ -158,11 +216,11 @@ func SweepTable(points []SweepPoint) string {
 	for _, d := range ds {
 		fmt.Fprintf(&b, " %s M events/s |", d)
 	}
-	b.WriteString(" emulator vs 1 writer | emulator × floor, same round |\n|---:|")
+	b.WriteString(" emulator vs 1 writer | emulator × floor, same round | machine probe varied |\n|---:|")
 	for range ds {
 		b.WriteString("---:|")
 	}
-	b.WriteString("---:|---:|\n")
+	b.WriteString("---:|---:|---:|\n")
 	var one float64
 	for w := 1; ; w++ {
 		row := pointsAt(points, w)
@@ -170,12 +228,15 @@ func SweepTable(points []SweepPoint) string {
 			break
 		}
 		fmt.Fprintf(&b, "| %d |", w)
-		ratio, xFloor := "", ""
+		ratio, xFloor, probeVar := "", "", ""
 		for _, d := range ds {
 			p, ok := row[d]
 			if !ok {
 				b.WriteString(" |")
 				continue
+			}
+			if p.ProbeVar > 0 {
+				probeVar = fmt.Sprintf("%.0f %%", 100*p.ProbeVar)
 			}
 			fmt.Fprintf(&b, " %.1f (%.1f) |", p.EventsPerSec/1e6, 1e3/p.SlowestNs)
 			if d == "emulator" {
@@ -190,7 +251,7 @@ func SweepTable(points []SweepPoint) string {
 				}
 			}
 		}
-		fmt.Fprintf(&b, " %s | %s |\n", ratio, xFloor)
+		fmt.Fprintf(&b, " %s | %s | %s |\n", ratio, xFloor, probeVar)
 	}
 	return b.String()
 }

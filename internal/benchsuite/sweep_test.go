@@ -9,23 +9,24 @@ import (
 )
 
 var samplePoints = []SweepPoint{
-	{Writers: 1, Design: "emulator", NsPerEvent: 30, EventsPerSec: 1e9 / 30, SlowestNs: 32, XFloor: 2.25},
-	{Writers: 1, Design: "floor", NsPerEvent: 13, EventsPerSec: 1e9 / 13, SlowestNs: 14},
-	{Writers: 1, Design: "mutex", NsPerEvent: 20, EventsPerSec: 1e9 / 20, SlowestNs: 21},
+	{Writers: 1, Design: "emulator", NsPerEvent: 30, EventsPerSec: 1e9 / 30, SlowestNs: 32, XFloor: 2.25, ProbeVar: 0.04},
+	{Writers: 1, Design: "floor", NsPerEvent: 13, EventsPerSec: 1e9 / 13, SlowestNs: 14, ProbeVar: 0.04},
+	{Writers: 1, Design: "mutex", NsPerEvent: 20, EventsPerSec: 1e9 / 20, SlowestNs: 21, ProbeVar: 0.04},
 	{Writers: 2, Design: "emulator", NsPerEvent: 15, EventsPerSec: 1e9 / 15, SlowestNs: 16, XFloor: 2.4},
 	{Writers: 2, Design: "floor", NsPerEvent: 6.5, EventsPerSec: 1e9 / 6.5, SlowestNs: 7},
 	{Writers: 2, Design: "mutex", NsPerEvent: 27, EventsPerSec: 1e9 / 27, SlowestNs: 28},
 }
 
 // The table has a row per writer count, a column per design, the emulator's rate
-// against its own with one writer, and its time against the floor's of the same round.
+// against its own with one writer, its time against the floor's of the same round, and
+// the machine probe's spread where it ran more than once.
 func TestSweepTable(t *testing.T) {
 	got := SweepTable(samplePoints)
 	for _, want := range []string{
-		"| writers | emulator M events/s | floor M events/s | mutex M events/s | emulator vs 1 writer | emulator × floor, same round |",
-		"|---:|---:|---:|---:|---:|---:|",
-		"| 1 | 33.3 (31.2) | 76.9 (71.4) | 50.0 (47.6) | 1.00 × | 2.25 × |",
-		"| 2 | 66.7 (62.5) | 153.8 (142.9) | 37.0 (35.7) | 2.00 × | 2.40 × |",
+		"| writers | emulator M events/s | floor M events/s | mutex M events/s | emulator vs 1 writer | emulator × floor, same round | machine probe varied |",
+		"|---:|---:|---:|---:|---:|---:|---:|",
+		"| 1 | 33.3 (31.2) | 76.9 (71.4) | 50.0 (47.6) | 1.00 × | 2.25 × | 4 % |",
+		"| 2 | 66.7 (62.5) | 153.8 (142.9) | 37.0 (35.7) | 2.00 × | 2.40 × |  |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
@@ -131,6 +132,41 @@ func TestSummarizePairsRounds(t *testing.T) {
 	got = summarize(1, []string{"emulator", "mutex"}, [][]float64{{5, 7}, {0, 0}})
 	if len(got) != 1 || got[0].XFloor != 0 || !near(got[0].NsPerEvent, 6) {
 		t.Errorf("summarize without a floor = %+v, want one emulator point of 6 ns and no ratio", got)
+	}
+}
+
+// The probe's runs give every point of their writer count the probe's spread, and no
+// point of their own; runs that timed nothing do not count, and one run has no spread.
+func TestSummarizeProbe(t *testing.T) {
+	names := []string{"emulator", "floor", "probe"}
+	ns := [][]float64{
+		{20, 30, 22},
+		{15, 24, 16},
+		{300, 0, 450},
+	}
+	got := summarize(2, names, ns)
+	if len(got) != 2 {
+		t.Fatalf("summarize gave %d points, want the emulator and the floor: %+v", len(got), got)
+	}
+	for _, p := range got {
+		if p.Design == "probe" || !near(p.ProbeVar, 0.5) {
+			t.Errorf("point %+v, want a design with ProbeVar 0.5", p)
+		}
+	}
+	got = summarize(1, names, [][]float64{{20}, {15}, {300}})
+	if len(got) != 2 || got[0].ProbeVar != 0 || got[1].ProbeVar != 0 {
+		t.Errorf("one probe run: %+v, want no spread", got)
+	}
+}
+
+// The sweep's rounds run the scaling cases and the probe, which SweepRuns counts.
+func TestSweepCases(t *testing.T) {
+	cs := sweepCases()
+	if last := cs[len(cs)-1]; designName(last) != "probe" || !last.Parallel {
+		t.Errorf("last sweep case %q (%s), want the probe from RunParallel goroutines", last.Name, designName(last))
+	}
+	if got, want := SweepRuns(3, 5), 3*5*(len(ScalingCases())+1); got != want {
+		t.Errorf("SweepRuns(3, 5) = %d, want %d", got, want)
 	}
 }
 
