@@ -10,5 +10,7 @@
 //
 // and compare two versions with benchstat (golang.org/x/perf/cmd/benchstat). Each result
 // reports ns/op, B/op, allocs/op, MB/s of payload, events/s and lost/op (events the
-// sessions dropped for want of a free buffer, per event written).
+// sessions dropped for want of a free buffer, per event written). BenchmarkProbe times
+// no tracing at all, only integer work whose time moves with the machine
+// (internal/benchbase.Probe): where its runs spread, every benchmark's can spread as much.
 package bench
