@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -24,7 +25,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("count", 1, "with -sweep: rounds, each running every design once; the median of each point reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
-	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload. Progress lines\ngo to stderr, so 'etwemu bench > table.md' keeps only the table. Other loggers (zerolog,\nzap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
+	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload, then the machine\nprobe's time before and after the suite, which shows whether the machine's speed moved.\nProgress lines go to stderr, so 'etwemu bench > table.md' keeps only the table. Other\nloggers (zerolog, zap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -57,6 +58,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d benchmarks, %v each, GOMAXPROCS %d, %s/%s\n\n", len(cases), *benchtime, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	tty := isTerminal(stderr)
+	fmt.Fprintln(stderr, "  machine probe, before")
+	before := probeNs()
 	results := benchsuite.Measure(cases, func(i int, c benchsuite.Case) {
 		line := fmt.Sprintf("  [%d/%d] %s", i+1, len(cases), c.Name)
 		if tty {
@@ -68,7 +71,11 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if tty {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
+	fmt.Fprintln(stderr, "  machine probe, after")
+	after := probeNs()
 	fmt.Fprint(stdout, benchsuite.Table(results))
+	fmt.Fprintf(stdout, "\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n",
+		before, after, 100*math.Abs(after-before)/max(math.Min(before, after), 1e-9))
 	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism:")
 	fmt.Fprintln(stdout, "the floor reads the clock, does one atomic add and copies the record, nothing else. A")
 	fmt.Fprintln(stdout, "floor row is the fastest of three runs, since it is a lower bound; every other row is one run.")
@@ -76,6 +83,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, "provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.")
 	fmt.Fprintln(stdout, "For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.")
 	return 0
+}
+
+// probeNs runs the machine probe on one goroutine once and returns its time a call.
+func probeNs() float64 {
+	r := testing.Benchmark(benchsuite.ProbeCase(false).Run)
+	if r.N == 0 {
+		return 0
+	}
+	return float64(r.T.Nanoseconds()) / float64(r.N)
 }
 
 // setBenchtime sets the time testing.Benchmark gives each benchmark, which it takes from

@@ -100,6 +100,11 @@ func TestBenchTable(t *testing.T) {
 	if floors == 0 {
 		t.Fatal("no floor rows")
 	}
+	// The machine probe ran before and after the suite, and its two times are printed.
+	probe := regexp.MustCompile(`Machine probe \(integer work alone, as BenchmarkProbe\): ([0-9.]+) ns before the suite, ([0-9.]+) after,\n[0-9]+ % apart`).FindStringSubmatch(s)
+	if probe == nil || probe[1] == "0.0" || probe[2] == "0.0" {
+		t.Errorf("no machine probe times in:\n%s", s)
+	}
 	if code := run([]string{"bench", "-benchtime", "0s"}, &out, &errb); code != 2 {
 		t.Fatalf("zero benchtime: code %d", code)
 	}
