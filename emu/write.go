@@ -75,8 +75,10 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 // session, found in the route the registration cached (reroute) rather than through its
 // GUID entry's enable slot on every event. Anything else goes to write, which answers
 // every error. Where the session allows (Logger.Plain), the event is written here with
-// Logger.Write's pieces, Reserve to CopyPublish, so that one frame separates the caller
-// from the buffer; otherwise Logger.Write writes it (writeEvent). write keeps its
+// Logger.Write's pieces, Reserve to CopyPublish (CopyPublishLong for a block longer than
+// hw.CopyReleaseMax), so that one frame separates the caller from the buffer; otherwise
+// Logger.Write writes it (writeEvent). Sent to Logger.Write, a 512-byte event took about
+// 20 ns more (bench/RESULTS.md). write keeps its
 // options, tally and loop state across the calls into the clock and the session,
 // spilling and reloading about nine registers around each (BenchmarkWrite,
 // bench/RESULTS.md). The event is filtered before the processor and the clock are read,
@@ -97,7 +99,7 @@ func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) 
 		return nil
 	}
 	l, need := rt.l, abi.Align(uint32(size))
-	if !l.Plain(need) || len(data[0]) > hw.CopyReleaseMax {
+	if !l.Plain(need) {
 		return k.writeEvent(l, rt, d, data, size)
 	}
 	// Logger.Write's pieces, in this frame: a frame less an event (bench/RESULTS.md).
@@ -112,13 +114,17 @@ func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) 
 	}
 	rec := b.Record(w, need)
 	session.PutHeader((*[abi.EventHeaderSize]byte)(rec), uint32(size), 0, rt.pid, tsc, rt.provider, d)
-	/*B*/ b.CopyPublish(w, rec[abi.EventHeaderSize:], data[0])
+	if len(data[0]) <= hw.CopyReleaseMax {
+		/*B*/ b.CopyPublish(w, rec[abi.EventHeaderSize:], data[0])
+	} else {
+		/*B*/ b.CopyPublishLong(w, rec[abi.EventHeaderSize:], data[0])
+	}
 	return nil
 }
 
 // writeEvent is writePlain's way for a plain event that session l writes itself
 // (Logger.Write): its clock is not the time-stamp counter, its PMC configuration may
-// select the event, or the record or its data is too large for the in-line path.
+// select the event, or the record is too large for its buffers.
 func (k *Kernel) writeEvent(l *session.Logger, rt *plainRoute, d *EventDescriptor, data [][]byte, size int) error {
 	// The event is described before the clock is read: values stored into it need not be
 	// spilled around the assembly call, which keeps no register.

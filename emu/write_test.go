@@ -461,6 +461,80 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 	}
 }
 
+// EventWrite writes a plain event in its own frame (writePlain): a data block of up to
+// hw.CopyReleaseMax bytes with CopyPublish, a longer one with CopyPublishLong. Either way
+// the record must be the one the general path writes, byte for byte but the timestamp,
+// its alignment padding zeroed. The buffers are recycled first under events of other
+// bytes, so that padding left as it was would show.
+func TestEventWriteRecordsMatchGeneralPath(t *testing.T) {
+	if !hw.HasTSC() {
+		t.Skip("without an invariant TSC, EventWrite takes write's paths")
+	}
+	sizes := []int{0, 1, 7, 9, 255, hw.CopyReleaseMax, hw.CopyReleaseMax + 1, 300, 511, 513, 1000, 4001}
+	records := func(plain bool) [][]byte {
+		k, err := New(Config{Version: winver.V2004, Processors: 1, Synchronous: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		if plain && !k.tsc {
+			t.Fatal("EventWrite's own path needs sessions that may stamp with the time-stamp counter")
+		}
+		r, _ := k.EventRegister(provA, nil, nil)
+		sink := &session.MemorySink{}
+		h, err := k.StartTrace("records", &Properties{LogFileMode: logmode.RealTime, BufferSize: 8, MinimumBuffers: 4, MaximumBuffers: 4, Sink: sink})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 0, 0, 0, nil)
+		for i := range 300 { // fill and recycle every buffer with 0xAA bytes
+			data := bytes.Repeat([]byte{0xAA}, 100+i%200)
+			if err := k.EventWriteEx(r, &EventDescriptor{ID: 1}, &WriteOptions{Processor: AnyProcessor}, data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, n := range sizes {
+			data := make([]byte, n)
+			for j := range data {
+				data[j] = byte(n + 7*j + 1)
+			}
+			d := &EventDescriptor{ID: uint16(1000 + i), Level: 4}
+			if plain {
+				err = k.EventWrite(r, d, data)
+			} else {
+				err = k.EventWriteEx(r, d, &WriteOptions{Processor: AnyProcessor, Tally: &Tally{}}, data)
+			}
+			if err != nil {
+				t.Fatalf("%d bytes: %v", n, err)
+			}
+		}
+		k.Close()
+		var out [][]byte
+		sink.Events(func(buf []byte, rec abi.Record) error {
+			if binary.LittleEndian.Uint16(rec.Bytes[abi.OffEventDescriptor:]) < 1000 {
+				return nil
+			}
+			b := bytes.Clone(buf[rec.Offset : rec.Offset+int(abi.Align(uint32(rec.Size)))])
+			clear(b[abi.OffEventTimeStamp : abi.OffEventTimeStamp+8])
+			out = append(out, b)
+			return nil
+		})
+		return out
+	}
+	want, got := records(false), records(true)
+	if len(want) != len(sizes) || len(got) != len(sizes) {
+		t.Fatalf("general path %d records, EventWrite %d; want %d each", len(want), len(got), len(sizes))
+	}
+	for i, n := range sizes {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Errorf("%d-byte event: EventWrite's record differs from the general path's:\n%x\n%x", n, got[i], want[i])
+		}
+		if pad := got[i][abi.EventHeaderSize+n:]; bytes.ContainsFunc(pad, func(r rune) bool { return r != 0 }) {
+			t.Errorf("%d-byte event: padding %x, want zeros", n, pad)
+		}
+	}
+}
+
 // Every named error index picks the error it names, and errIndex maps a session's errors
 // back onto their indices.
 func TestWriteErrorIndices(t *testing.T) {

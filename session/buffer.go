@@ -186,6 +186,15 @@ func (b *Buffer) CopyPublish(w uint64, body, data []byte) {
 	hw.CopyRelease(body, data, &b.commit[ordinal(w)])
 }
 
+// CopyPublishLong is CopyPublish for data longer than hw.CopyReleaseMax: the copy
+// (runtime.memmove, whose aligned wide moves outrun CopyRelease's 16-byte ones there),
+// then publish. Like CopyPublish it leaves the padding after data to Record, which
+// zeroed the record's last 8 bytes.
+func (b *Buffer) CopyPublishLong(w uint64, body, data []byte) {
+	copy(body, data)
+	b.publish(w)
+}
+
 // fitted returns, for reservation word w, where the data ends and how many reservations
 // fit below that: all of them while CurrentOffset is within size, else those before the
 // one that crossed the end, as its writer stored in saved (ok is false until it has),

@@ -59,9 +59,9 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // slow path, out of line. The header is PutHeader's, in line, as word stores: a call to
 // an encoder and byte and 2-byte stores each showed in BenchmarkWrite.
 // TestWriteHeaderMatchesEncode holds these bytes to abi.EventHeader.Encode, the readable
-// encoder. Reserve, ReserveSlow, Record, PutHeader and CopyPublish are the pieces of
-// this path; the kernel's EventWrite composes them in its own frame for plain events
-// (Plain).
+// encoder. Reserve, ReserveSlow, Record, PutHeader and CopyPublish (CopyPublishLong)
+// are the pieces of this path; the kernel's EventWrite composes them in its own frame
+// for plain events (Plain).
 //
 // Extended data items (putItems) are written out of line: a related activity id, the
 // writing processor's counters when the logger's PMC configuration selects the event's
@@ -114,13 +114,14 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	return nil
 }
 
-// Plain reports whether a plain event (one data block of at most hw.CopyReleaseMax
-// bytes, no extended items) whose record takes need bytes, aligned, may be written by
-// its caller with Write's own pieces, in line: Reserve (then ReserveSlow if it did not
-// fit), Record, PutHeader with a time-stamp counter reading, and CopyPublish. That is
-// so while the session stamps events with the counter, has no PMC configuration, and a
-// buffer can hold the record; otherwise Write takes the event. The kernel's EventWrite
-// path does this to spare a frame an event (bench/RESULTS.md).
+// Plain reports whether a plain event (one data block, no extended items) whose record
+// takes need bytes, aligned, may be written by its caller with Write's own pieces, in
+// line: Reserve (then ReserveSlow if it did not fit), Record, PutHeader with a
+// time-stamp counter reading, and CopyPublish, or CopyPublishLong for a block longer
+// than hw.CopyReleaseMax. That is so while the session stamps events with the counter,
+// has no PMC configuration, and a buffer can hold the record; otherwise Write takes the
+// event. The kernel's EventWrite path does this to spare a frame an event
+// (bench/RESULTS.md).
 func (l *Logger) Plain(need uint32) bool {
 	return l.tsc && need <= l.maxRecord && l.pmcData.Load() == nil
 }
