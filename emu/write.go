@@ -78,11 +78,11 @@ func (k *Kernel) EventWrite(r *Registration, d *EventDescriptor, data ...[]byte)
 // Logger.Write's pieces, Reserve to CopyPublish (CopyPublishLong for a block longer than
 // hw.CopyReleaseMax), so that one frame separates the caller from the buffer; otherwise
 // Logger.Write writes it (writeEvent). Sent to Logger.Write, a 512-byte event took about
-// 20 ns more (bench/RESULTS.md). write keeps its
-// options, tally and loop state across the calls into the clock and the session,
-// spilling and reloading about nine registers around each (BenchmarkWrite,
-// bench/RESULTS.md). The event is filtered before the processor and the clock are read,
-// so one that the session's level or keyword filters out costs no clock read.
+// 20 ns more (bench/RESULTS.md). write keeps its options, tally and loop state across
+// the calls into the clock and the session, spilling and reloading about nine registers
+// around each (BenchmarkWrite, bench/RESULTS.md). The event is filtered before the
+// processor and the clock are read, so one that the session's level or keyword filters
+// out costs no clock read.
 func (k *Kernel) writePlain(h *Registration, d *EventDescriptor, data [][]byte) error {
 	if h == nil || d == nil || len(data) != 1 {
 		return k.write(h, d, nil, data)
