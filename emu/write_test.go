@@ -463,14 +463,22 @@ func TestOneSessionPathMatchesGeneralPath(t *testing.T) {
 
 // EventWrite writes a plain event in its own frame (writePlain): a data block of up to
 // hw.CopyReleaseMax bytes with CopyPublish, a longer one with CopyPublishLong. Either way
-// the record must be the one the general path writes, byte for byte but the timestamp,
-// its alignment padding zeroed. The buffers are recycled first under events of other
-// bytes, so that padding left as it was would show.
+// the record must be the one the general path (Logger.Write) writes, byte for byte but
+// the timestamp, with the event's data after the header and its alignment padding
+// zeroed. The buffers are recycled first under events of other bytes, so that padding
+// left as it was would show.
 func TestEventWriteRecordsMatchGeneralPath(t *testing.T) {
 	if !hw.HasTSC() {
 		t.Skip("without an invariant TSC, EventWrite takes write's paths")
 	}
 	sizes := []int{0, 1, 7, 9, 255, hw.CopyReleaseMax, hw.CopyReleaseMax + 1, 300, 511, 513, 1000, 4001}
+	payload := func(n int) []byte {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(n + 7*j + 1)
+		}
+		return data
+	}
 	records := func(plain bool) [][]byte {
 		k, err := New(Config{Version: winver.V2004, Processors: 1, Synchronous: true})
 		if err != nil {
@@ -494,10 +502,7 @@ func TestEventWriteRecordsMatchGeneralPath(t *testing.T) {
 			}
 		}
 		for i, n := range sizes {
-			data := make([]byte, n)
-			for j := range data {
-				data[j] = byte(n + 7*j + 1)
-			}
+			data := payload(n)
 			d := &EventDescriptor{ID: uint16(1000 + i), Level: 4}
 			if plain {
 				err = k.EventWrite(r, d, data)
@@ -528,6 +533,9 @@ func TestEventWriteRecordsMatchGeneralPath(t *testing.T) {
 	for i, n := range sizes {
 		if !bytes.Equal(got[i], want[i]) {
 			t.Errorf("%d-byte event: EventWrite's record differs from the general path's:\n%x\n%x", n, got[i], want[i])
+		}
+		if data := got[i][abi.EventHeaderSize : abi.EventHeaderSize+n]; !bytes.Equal(data, payload(n)) {
+			t.Errorf("%d-byte event: data %x, want %x", n, data, payload(n))
 		}
 		if pad := got[i][abi.EventHeaderSize+n:]; bytes.ContainsFunc(pad, func(r rune) bool { return r != 0 }) {
 			t.Errorf("%d-byte event: padding %x, want zeros", n, pad)

@@ -107,6 +107,8 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	}
 	if len(ev.Data) == 1 && len(ev.Data[0]) <= hw.CopyReleaseMax { // the common case: one call
 		/*B*/ b.CopyPublish(w, body, ev.Data[0])
+	} else if len(ev.Data) == 1 {
+		/*B*/ b.CopyPublishLong(w, body, ev.Data[0])
 	} else {
 		/*B*/ complete(b, w, body, ev.Data)
 	}
