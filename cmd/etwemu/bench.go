@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -75,7 +74,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	after := probeNs()
 	fmt.Fprint(stdout, benchsuite.Table(results))
 	fmt.Fprintf(stdout, "\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n",
-		before, after, 100*math.Abs(after-before)/max(math.Min(before, after), 1e-9))
+		before, after, 100*benchsuite.Spread([]float64{before, after}))
 	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism:")
 	fmt.Fprintln(stdout, "the floor reads the clock, does one atomic add and copies the record, nothing else. A")
 	fmt.Fprintln(stdout, "floor row is the fastest of three runs, since it is a lower bound; every other row is one run.")
@@ -85,13 +84,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// probeNs runs the machine probe on one goroutine once and returns its time a call.
+// probeNs runs the machine probe on one goroutine once and returns its time a call (0
+// if it timed nothing).
 func probeNs() float64 {
-	r := testing.Benchmark(benchsuite.ProbeCase(false).Run)
-	if r.N == 0 {
-		return 0
-	}
-	return float64(r.T.Nanoseconds()) / float64(r.N)
+	return benchsuite.Measure([]benchsuite.Case{benchsuite.ProbeCase(false)}, nil)[0].NsPerOp()
 }
 
 // setBenchtime sets the time testing.Benchmark gives each benchmark, which it takes from

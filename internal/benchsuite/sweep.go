@@ -111,12 +111,7 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 				if progress != nil {
 					progress(w, names[i], run)
 				}
-				r := testing.Benchmark(c.Run)
-				t := 0.0
-				if r.N > 0 {
-					t = float64(r.T.Nanoseconds()) / float64(r.N)
-				}
-				ns[i] = append(ns[i], t)
+				ns[i] = append(ns[i], Result{c, testing.Benchmark(c.Run)}.NsPerOp())
 			}
 		}
 		out = append(out, summarize(w, names, ns)...)
@@ -131,7 +126,7 @@ func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 	floor := slices.Index(names, "floor")
 	probeVar := 0.0
 	if i := slices.Index(names, probe); i >= 0 {
-		probeVar = spread(ns[i])
+		probeVar = Spread(ns[i])
 	}
 	var out []SweepPoint
 	for i, name := range names {
@@ -159,25 +154,15 @@ func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 	return out
 }
 
-// spread is (slowest − fastest) / fastest over the times in v that are not 0, or 0 for
-// fewer than two.
-func spread(v []float64) float64 {
-	var lo, hi float64
-	n := 0
-	for _, t := range v {
-		if t <= 0 {
-			continue
-		}
-		if n == 0 || t < lo {
-			lo = t
-		}
-		hi = max(hi, t)
-		n++
-	}
-	if n < 2 {
+// Spread is (slowest − fastest) / fastest over the times in v that are not 0 (runs that
+// timed nothing), or 0 for fewer than two.
+func Spread(v []float64) float64 {
+	t := slices.DeleteFunc(slices.Clone(v), func(t float64) bool { return t <= 0 })
+	if len(t) < 2 {
 		return 0
 	}
-	return (hi - lo) / lo
+	lo := slices.Min(t)
+	return (slices.Max(t) - lo) / lo
 }
 
 // median returns the median of v (the mean of the middle two for an even count), or 0

@@ -171,3 +171,17 @@ func TestSweepCases(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// Spread leaves out runs that timed nothing and does not reorder what it is given.
+func TestSpread(t *testing.T) {
+	v := []float64{0, 4, 2}
+	if got := Spread(v); !near(got, 1) {
+		t.Errorf("Spread(0, 4, 2) = %g, want 1", got)
+	}
+	if v[0] != 0 || v[1] != 4 || v[2] != 2 {
+		t.Errorf("Spread changed its argument to %v", v)
+	}
+	if got := Spread([]float64{3, 0}); got != 0 {
+		t.Errorf("Spread of one timed run = %g, want 0", got)
+	}
+}
