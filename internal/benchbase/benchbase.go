@@ -4,6 +4,7 @@
 package benchbase
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -257,20 +258,52 @@ func FloorRecycle(b *testing.B, size int, parallel bool) {
 			cpu, ts = e.readClock()
 		}
 		p := procs[cpu&63]
-		for {
-			bf := p.cur.Load()
-			w := bf.word.Add(uint64(rec) | oneRecord)
-			if end := uint32(w); end <= recycleBufSize {
-				e.put(bf.data[end-rec:], ts)
-				hw.StoreRelease(&bf.flags[w>>32-1], 1)
-				return
-			}
-			if uint32(w)-rec <= recycleBufSize { // this reservation crossed the end
-				bf.fit.Store(uint32(w>>32 - 1))
-				p.switchTo(bf)
+		bf := p.cur.Load()
+		w := bf.word.Add(uint64(rec) | oneRecord)
+		if end := uint32(w); end <= recycleBufSize {
+			e.put(bf.data[end-rec:], ts)
+			hw.StoreRelease(&bf.flags[w>>32-1], 1)
+			return
+		}
+		p.writeSlow(e, bf, w, ts)
+	})
+}
+
+// recycleWait is what a FloorRecycle writer does while it waits for another writer to
+// switch a full buffer: it lets that writer run, which matters when writers outnumber
+// the processors (that writer may be preempted). Tests replace it.
+var recycleWait = runtime.Gosched
+
+// writeSlow is the rest of a FloorRecycle write whose reservation (word w) did not fit
+// in bf, out of line as the emulator's ReserveSlow is. The writer whose reservation
+// crossed the end switches buffers; every other writer that finds the buffer full waits
+// until the switch is done instead of adding to bf's word again. Adding again would let
+// the offset, 32 bits in the word, run past 4 GB and wrap into the reservation count
+// while the switching writer is preempted: a few milliseconds of 4 KB records, which
+// two writers sharing one processor reach (the offset then read back as an end below
+// the record's size).
+func (p *recycleProc) writeSlow(e *floorEvent, bf *recycleBuf, w uint64, ts int64) {
+	rec := e.rec
+	for {
+		if uint32(w)-rec <= recycleBufSize { // this reservation crossed the end
+			bf.fit.Store(uint32(w>>32 - 1))
+			p.switchTo(bf)
+		} else {
+			// Wait while bf is current and full. A writer that held bf since a ring ago
+			// may find it emptied and installed again: then it goes on at once, for no
+			// switch may come while it is the only writer.
+			for p.cur.Load() == bf && uint32(bf.word.Load()) > recycleBufSize {
+				recycleWait()
 			}
 		}
-	})
+		bf = p.cur.Load()
+		w = bf.word.Add(uint64(rec) | oneRecord)
+		if end := uint32(w); end <= recycleBufSize {
+			e.put(bf.data[end-rec:], ts)
+			hw.StoreRelease(&bf.flags[w>>32-1], 1)
+			return
+		}
+	}
 }
 
 // newSlabs allocates n slabs, each on its own 128-byte boundary, with their data.

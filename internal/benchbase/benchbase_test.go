@@ -2,6 +2,7 @@ package benchbase
 
 import (
 	"flag"
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -88,5 +89,87 @@ func TestRunLeavesSetupOut(t *testing.T) {
 		if r.N == 0 || r.AllocedBytesPerOp() > 1024 || len(sink) == 0 {
 			t.Errorf("parallel %v: N %d, %d B/op; want the setup's 8 MB left out", parallel, r.N, r.AllocedBytesPerOp())
 		}
+	}
+}
+
+// A writer that finds a FloorRecycle buffer full while the writer that crossed its end
+// has not yet switched (it was preempted) waits for the switch: it adds to the full
+// buffer's word at most once, so the 32-bit offset cannot run on and wrap. The test plays
+// the preempted switcher: the waiting writer's recycleWait reports each wait, and the
+// switch is made only after many of them.
+func TestRecycleWaiterDoesNotRunOn(t *testing.T) {
+	e := newFloorEvent(4096)
+	p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
+	for j := range p.bufs {
+		p.bufs[j] = newRecycleBuf()
+	}
+	bf := p.bufs[0]
+	p.cur.Store(bf)
+	fill(bf) // a reservation crossed the end; its writer has not switched
+	waits := make(chan struct{})
+	release := make(chan struct{})
+	old := recycleWait
+	recycleWait = func() {
+		select {
+		case waits <- struct{}{}:
+		case <-release:
+		}
+	}
+	defer func() { recycleWait = old }()
+
+	w := bf.word.Add(uint64(e.rec) | oneRecord) // the waiting writer's first try
+	done := make(chan struct{})
+	go func() {
+		p.writeSlow(e, bf, w, 1)
+		close(done)
+	}()
+	const waited = 1000
+	limit := uint32(recycleBufSize + 1 + e.rec)
+	for i := 0; i < waited; {
+		select {
+		case <-waits:
+			i++
+		case <-done:
+			t.Fatalf("the writer returned after %d waits, before the buffer was switched", i)
+		default:
+			if end := uint32(bf.word.Load()); end > limit {
+				t.Fatalf("after %d waits the full buffer's offset is %#x, past %#x: the waiting writer kept reserving", i, end, limit)
+			}
+			runtime.Gosched()
+		}
+	}
+	if end := uint32(bf.word.Load()); end > limit {
+		t.Fatalf("after %d waits the full buffer's offset is %#x, past %#x: the waiting writer kept reserving", waited, end, limit)
+	}
+	p.switchTo(bf) // the preempted writer runs at last
+	close(release)
+	<-done
+	if cur := p.cur.Load(); cur != p.bufs[1] {
+		t.Fatal("the buffer was not switched")
+	} else if got, want := cur.word.Load(), uint64(recycleStart+e.rec)|oneRecord; got != want {
+		t.Fatalf("the new buffer's word is %#x, want %#x: the writer's record after the switch", got, want)
+	}
+}
+
+// A writer that held a buffer since a ring ago and reserved in it while it was full, just
+// before it was emptied and installed again, does not wait for another switch: it may be
+// the only writer left, and then none would come.
+func TestRecycleStaleWriterGoesOn(t *testing.T) {
+	e := newFloorEvent(64)
+	p := &recycleProc{bufs: new([recycleBufs]*recycleBuf)}
+	for j := range p.bufs {
+		p.bufs[j] = newRecycleBuf()
+	}
+	bf := p.bufs[0]
+	fill(bf)
+	w := bf.word.Add(uint64(e.rec) | oneRecord) // its reservation in the full buffer
+	bf.word.Store(recycleStart)                 // the switch a ring later empties it...
+	p.cur.Store(bf)                             // ...and installs it
+	old := recycleWait
+	recycleWait = func() { t.Fatal("the writer waited for a switch that no writer will make") }
+	defer func() { recycleWait = old }()
+	p.writeSlow(e, bf, w, 1)
+	if got, want := bf.word.Load(), uint64(recycleStart+e.rec)|oneRecord; got != want {
+		t.Fatalf("the buffer's word is %#x, want %#x: the writer's record", got, want)
 	}
 }
