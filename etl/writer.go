@@ -71,6 +71,22 @@ type Result struct {
 // failed write costs the buffer, never the file: the position does not advance, so what
 // was written before still reads back. Not safe for concurrent use: the session's logger
 // goroutine owns it.
+//
+// A file is readable at every moment, not only once Close finalized it, so that a
+// process killed by SIGKILL (or a machine losing power) leaves a file that reads up to
+// its last whole buffer, with the header buffer's counters as the file was opened
+// (BuffersWritten 1, EndTime 0: never finalized). Each write ends where a buffer ends:
+// an uncompressed buffer is written whole in one call at its final offset; compressed
+// buffers, which follow each other at unaligned offsets, are written whole too, one or
+// more per call, each call starting where the previous one ended. Windows' compression
+// area writes a trace buffer's worth of its stream at a time, cutting a compressed
+// buffer whenever the worth ends inside one; a file cut after such a write ends inside a
+// buffer, which no reader can take. etwemu holds back the head of a cut buffer and
+// writes it with the rest of that buffer at the next flush instead. [emulator choice]
+// Once the session stops, the file's bytes and every counter are those of the
+// flush-by-flush rule; only the order of the writes differs. The reader's side of the
+// same guarantee is to deliver every whole buffer of a file that ends inside one (a file
+// another program cut) and report the partial one after them.
 type Writer struct {
 	o       Options
 	fs      FileSystem
