@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -168,7 +169,7 @@ func (w *Writer) open() error {
 	if w.mode&modePreallocate != 0 && w.limit > 0 {
 		if err := f.Truncate(w.limit); err != nil {
 			f.Close()
-			return winerr.New(winerr.ErrDiskFull, "cannot preallocate %d bytes for %q: %v", w.limit, w.name, err)
+			return diskErr(err, "cannot preallocate %d bytes for %q", w.limit, w.name)
 		}
 	}
 	w.header.LogFileName = w.name
@@ -181,7 +182,7 @@ func (w *Writer) open() error {
 	}
 	if _, err := f.WriteAt(hb, 0); err != nil {
 		f.Close()
-		return winerr.New(winerr.ErrDiskFull, "cannot write the header of %q: %v", w.name, err)
+		return diskErr(err, "cannot write the header of %q", w.name)
 	}
 	w.pos, w.hwm, w.written, w.full = w.bufSize, w.bufSize, 1, false
 	return nil
@@ -289,9 +290,20 @@ func (w *Writer) place(n int64, r *Result) error {
 
 func (w *Writer) writeAt(b []byte, off int64) error {
 	if _, err := w.f.WriteAt(b, off); err != nil {
-		return winerr.New(winerr.ErrDiskFull, "writing %d bytes at %#x of %q: %v", len(b), off, w.name, err)
+		return diskErr(err, "writing %d bytes at %#x of %q", len(b), off, w.name)
 	}
 	return nil
+}
+
+// diskErr is the error of a failed write, truncate or close of the log file: Windows'
+// ERROR_DISK_FULL, the code its logger reports for a write that fails, with the operating
+// system's reason; a full disk (ENOSPC) is named as such.
+func diskErr(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, syscall.ENOSPC) {
+		return winerr.New(winerr.ErrDiskFull, "the disk is full: %s: %v", what, err)
+	}
+	return winerr.New(winerr.ErrDiskFull, "%s: %v", what, err)
 }
 
 func (w *Writer) advance(n int64) {
@@ -364,7 +376,7 @@ func (w *Writer) finalize() error {
 	patch := func(off int, v uint32) {
 		le.PutUint32(p[:], v)
 		if _, e := w.f.WriteAt(p[:], int64(logfileHeaderOffset+off)); e != nil && err == nil {
-			err = winerr.New(winerr.ErrDiskFull, "finalizing the header of %q: %v", w.name, e)
+			err = diskErr(e, "finalizing the header of %q", w.name)
 		}
 	}
 	patch(offLfhBuffersWritten, uint32(w.written))
@@ -374,11 +386,11 @@ func (w *Writer) finalize() error {
 	patch(offLfhEndTime+4, uint32(uint64(w.header.EndTime)>>32))
 	if w.mode&modePreallocate != 0 {
 		if e := w.f.Truncate(w.hwm); e != nil && err == nil {
-			err = winerr.New(winerr.ErrDiskFull, "trimming %q: %v", w.name, e)
+			err = diskErr(e, "trimming %q", w.name)
 		}
 	}
 	if e := w.f.Close(); e != nil && err == nil {
-		err = winerr.New(winerr.ErrDiskFull, "closing %q: %v", w.name, e)
+		err = diskErr(e, "closing %q", w.name)
 	}
 	return err
 }

@@ -2,11 +2,15 @@ package etl
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -101,5 +105,35 @@ func TestCompressedKilledAfterAnyWrite(t *testing.T) {
 		if last != len(bufs) {
 			t.Errorf("%v: the whole file holds %d buffers, want %d", v, last, len(bufs))
 		}
+	}
+}
+
+// enospcFS fails every write after the header buffer as a full disk does.
+type enospcFS struct{ MemFS }
+
+type enospcFile struct{ WriteFile }
+
+func (e *enospcFS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
+	f, err := e.MemFS.OpenFile(name, flag, perm)
+	return enospcFile{f}, err
+}
+
+func (f enospcFile) WriteAt(b []byte, off int64) (int, error) {
+	if off > 0 {
+		return 0, &os.PathError{Op: "write", Path: "full.etl", Err: syscall.ENOSPC}
+	}
+	return f.WriteFile.WriteAt(b, off)
+}
+
+// A write that fails for want of space is named as a full disk, ERROR_DISK_FULL, and
+// not as a file at MaximumFileSize.
+func TestDiskFullIsNamed(t *testing.T) {
+	w, err := Create(Options{Path: "full.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 64), FS: &enospcFS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := w.WriteBuffer(buffers(1)[0])
+	if r.Lost != 1 || !errors.Is(r.Err, winerr.ErrDiskFull) || !strings.Contains(r.Err.Error(), "the disk is full") || strings.Contains(r.Err.Error(), "MaximumFileSize") {
+		t.Fatalf("lost %d, err %v; want the buffer lost with ERROR_DISK_FULL, the disk is full", r.Lost, r.Err)
 	}
 }
