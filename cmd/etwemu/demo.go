@@ -295,9 +295,10 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 					if tries&63 == 63 && stop.Load() {
 						break
 					}
-					j := seq
+					// The providers take turns; each goes through every id, and through
+					// the 15 pairs of level (1 to 5) and keyword (0x1, 0x2, 0x4).
+					r, j := regs[seq%len(regs)], seq/len(regs)
 					seq++
-					r := regs[j%len(regs)]
 					d := emu.EventDescriptor{ID: uint16(j % 16), Level: uint8(1 + j%5), Keyword: uint64(1) << (j % 3)}
 					if !k.EventEnabled(r, &d) {
 						f++
