@@ -85,9 +85,9 @@ type Result struct {
 // buffer, which no reader can take. etwemu holds back the head of a cut buffer and
 // writes it with the rest of that buffer at the next flush instead. [emulator choice]
 // Once the session stops, the file's bytes and every counter are those of the
-// flush-by-flush rule; only the order of the writes differs. The reader's side of the
-// same guarantee is to deliver every whole buffer of a file that ends inside one (a file
-// another program cut) and report the partial one after them.
+// flush-by-flush rule; only the order of the writes differs. (A write the kernel itself
+// cuts short, or a file another program truncated, can still end inside a buffer; that
+// is the reader's to report.)
 type Writer struct {
 	o       Options
 	fs      FileSystem

@@ -71,7 +71,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&cfg.version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister, which the demo's providers use, exists from 6.0)")
 	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms; 0 to 1s)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
-	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE)")
+	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE); an existing ETL file is replaced, saying so, other files and symbolic links only with -force")
 	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES_FOR_SIZE (default: SEQUENTIAL with -logfile, else REAL_TIME)")
 	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the -logfile XPRESS-compressed")
 	fs.StringVar(&cfg.pmc, "pmc", "", "collect these profile sources (e.g. TotalCycles) on every event with id 1 (TracePmcCounterListInfo, then EventTraceProfileEventListInformation)")
