@@ -159,7 +159,8 @@ func parsePMCList(list string) ([]pmc.ProfileSource, error) {
 
 // demoFirstBuffer, when not nil, is called once, on the logger goroutine, with the
 // demo's context and session when its sink receives its first buffer: the writers are
-// running and events reached the session. Tests send their signals from it.
+// running and events reached the session. Tests set it, before the demo starts, to send
+// their signals from it.
 var demoFirstBuffer func(ctx context.Context, s *emu.Session)
 
 // slowSink counts the buffers and events it receives and sleeps on each buffer, like a

@@ -61,7 +61,8 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 }
 
 // logsaveWriting, when not nil, is called with logsave's context once the writer has
-// written its first batch of events (logsaveBatch). Tests send their signals from it.
+// written its first batch of events (logsaveBatch). Tests set it, before logsave starts,
+// to send their signals from it.
 var logsaveWriting func(ctx context.Context)
 
 // logsaveBatch is how many events logsave writes between two looks at its context.
