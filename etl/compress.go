@@ -38,8 +38,10 @@ type span struct{ start, end int }
 
 // compressor is the compression area of seed 000: a buffer the size of two trace buffers
 // into which successive trace buffers are compressed ever deeper. Whenever a trace
-// buffer's worth has accumulated, that much is flushed to the file as one write, and the
-// overflow moves down to become a partial trace buffer at the start of the area. On disk
+// buffer's worth has accumulated, that much is flushed (counted, and given its place in
+// the file), and the overflow moves down to become a partial trace buffer at the start of
+// the area. Windows writes each flush as it is; etwemu's writes end at whole buffers
+// (see flush and the Writer's doc). On disk
 // each compressed trace buffer is its WMI_BUFFER_HEADER, with ETW_BUFFER_FLAG_COMPRESSED
 // and BufferSize set to the bytes it takes in the file, then the XPRESS stream of its
 // data; Offset keeps the uncompressed filled bytes. A buffer compression does not shrink
@@ -62,13 +64,20 @@ type compressor struct {
 	spans   []span // the trace buffers in the area, oldest first
 	table   [1 << xpHashBits]int32
 	scratch []byte
+	// held is the head of the buffer the area's overflow ends (the span with start < 0):
+	// flushed as far as the model counts, at the file offset w.pos-len(held), but not yet
+	// written, so that every write ends where a compressed buffer ends. Empty when the
+	// area holds no overflow.
+	held []byte
+	out  []byte // one write: held, then whole buffers; capacity two trace buffers
 
 	bytesIn, bytesOut int64 // data bytes compressed and bytes stored, for the ratio
 }
 
 func newCompressor(bufSize uint32, rule compressRule) *compressor {
 	n := int(bufSize)
-	return &compressor{rule: rule, size: n, area: make([]byte, 0, 2*n), scratch: make([]byte, 0, n+n/8+64)}
+	return &compressor{rule: rule, size: n, area: make([]byte, 0, 2*n), scratch: make([]byte, 0, n+n/8+64),
+		held: make([]byte, 0, n), out: make([]byte, 0, 2*n)}
 }
 
 // pack returns the on-disk form of one sealed buffer.
@@ -131,41 +140,54 @@ func (r *Result) add(o Result) {
 // drain flushes what the area holds, a partial chunk included.
 func (c *compressor) drain(w *Writer) Result { return c.flush(w, true) }
 
-// flush writes the area a trace buffer's worth at a time while it holds that much (and,
-// with all, the rest too).
+// flush takes the area a trace buffer's worth at a time while it holds that much (and,
+// with all, the rest too), as the logger flushes it, and writes each such flush to the
+// file in one write call that ends where a compressed buffer ends: the whole buffers the
+// flush completes, after the held head of the first of them if an earlier flush cut it.
+// The head of a buffer the flush cuts is held until the flush that completes it. So the
+// file on disk ends at a whole buffer whenever the process stops, even by SIGKILL, while
+// the counting (BuffersWritten, the file offsets, what a failed flush costs) is the
+// flush-by-flush rule's; see the Writer's doc.
 func (c *compressor) flush(w *Writer, all bool) Result {
 	var r Result
 	for len(c.area) >= c.size || (all && len(c.area) > 0) {
 		n := min(c.size, len(c.area))
-		if err := w.writeAt(c.area[:n], w.pos); err != nil {
-			r.Err = err
-			if !c.rule.resetOnFailure {
-				r.Lost++
-				return r
-			}
-			keep := 0
-			for _, s := range c.spans {
-				if s.start < 0 {
-					keep = s.end
-				} else {
-					r.Lost++
-				}
-			}
-			c.area = c.area[:keep]
-			c.spans = c.spans[:0]
-			if keep > 0 {
-				c.spans = append(c.spans, span{-1, keep})
-			}
-			return r
-		}
-		w.pos += int64(n)
-		w.hwm = max(w.hwm, w.pos)
-		done := 0
+		done, whole := 0, 0
 		for _, s := range c.spans {
 			if s.end <= n {
 				done++
+				whole = s.end
 			}
 		}
+		if whole > 0 {
+			off := w.pos - int64(len(c.held))
+			c.out = append(append(c.out[:0], c.held...), c.area[:whole]...)
+			if err := w.writeAt(c.out, off); err != nil {
+				r.Err = err
+				if !c.rule.resetOnFailure {
+					r.Lost++
+					return r
+				}
+				keep := 0
+				for _, s := range c.spans {
+					if s.start < 0 {
+						keep = s.end
+					} else {
+						r.Lost++
+					}
+				}
+				c.area = c.area[:keep]
+				c.spans = c.spans[:0]
+				if keep > 0 {
+					c.spans = append(c.spans, span{-1, keep})
+				}
+				return r
+			}
+			w.hwm = max(w.hwm, off+int64(len(c.out)))
+			c.held = c.held[:0]
+		}
+		c.held = append(c.held, c.area[whole:n]...)
+		w.pos += int64(n)
 		w.written += done
 		if c.rule.perBuffer {
 			r.Written += done

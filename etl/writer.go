@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -71,6 +72,22 @@ type Result struct {
 // failed write costs the buffer, never the file: the position does not advance, so what
 // was written before still reads back. Not safe for concurrent use: the session's logger
 // goroutine owns it.
+//
+// A file is readable at every moment, not only once Close finalized it, so that a
+// process killed by SIGKILL (or a machine losing power) leaves a file that reads up to
+// its last whole buffer, with the header buffer's counters as the file was opened
+// (BuffersWritten 1, EndTime 0: never finalized). Each write ends where a buffer ends:
+// an uncompressed buffer is written whole in one call at its final offset; compressed
+// buffers, which follow each other at unaligned offsets, are written whole too, one or
+// more per call, each call starting where the previous one ended. Windows' compression
+// area writes a trace buffer's worth of its stream at a time, cutting a compressed
+// buffer whenever the worth ends inside one; a file cut after such a write ends inside a
+// buffer, which no reader can take. etwemu holds back the head of a cut buffer and
+// writes it with the rest of that buffer at the next flush instead. [emulator choice]
+// Once the session stops, the file's bytes and every counter are those of the
+// flush-by-flush rule; only the order of the writes differs. (A write the kernel itself
+// cuts short, or a file another program truncated, can still end inside a buffer; that
+// is the reader's to report.)
 type Writer struct {
 	o       Options
 	fs      FileSystem
@@ -152,7 +169,7 @@ func (w *Writer) open() error {
 	if w.mode&modePreallocate != 0 && w.limit > 0 {
 		if err := f.Truncate(w.limit); err != nil {
 			f.Close()
-			return winerr.New(winerr.ErrDiskFull, "cannot preallocate %d bytes for %q: %v", w.limit, w.name, err)
+			return diskErr(err, "cannot preallocate %d bytes for %q", w.limit, w.name)
 		}
 	}
 	w.header.LogFileName = w.name
@@ -165,7 +182,7 @@ func (w *Writer) open() error {
 	}
 	if _, err := f.WriteAt(hb, 0); err != nil {
 		f.Close()
-		return winerr.New(winerr.ErrDiskFull, "cannot write the header of %q: %v", w.name, err)
+		return diskErr(err, "cannot write the header of %q", w.name)
 	}
 	w.pos, w.hwm, w.written, w.full = w.bufSize, w.bufSize, 1, false
 	return nil
@@ -273,9 +290,20 @@ func (w *Writer) place(n int64, r *Result) error {
 
 func (w *Writer) writeAt(b []byte, off int64) error {
 	if _, err := w.f.WriteAt(b, off); err != nil {
-		return winerr.New(winerr.ErrDiskFull, "writing %d bytes at %#x of %q: %v", len(b), off, w.name, err)
+		return diskErr(err, "writing %d bytes at %#x of %q", len(b), off, w.name)
 	}
 	return nil
+}
+
+// diskErr is the error of a failed write, truncate or close of the log file: Windows'
+// ERROR_DISK_FULL, the code its logger reports for a write that fails, with the operating
+// system's reason; a full disk (ENOSPC) is named as such.
+func diskErr(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if errors.Is(err, syscall.ENOSPC) {
+		return winerr.New(winerr.ErrDiskFull, "the disk is full: %s: %v", what, err)
+	}
+	return winerr.New(winerr.ErrDiskFull, "%s: %v", what, err)
 }
 
 func (w *Writer) advance(n int64) {
@@ -348,7 +376,7 @@ func (w *Writer) finalize() error {
 	patch := func(off int, v uint32) {
 		le.PutUint32(p[:], v)
 		if _, e := w.f.WriteAt(p[:], int64(logfileHeaderOffset+off)); e != nil && err == nil {
-			err = winerr.New(winerr.ErrDiskFull, "finalizing the header of %q: %v", w.name, e)
+			err = diskErr(e, "finalizing the header of %q", w.name)
 		}
 	}
 	patch(offLfhBuffersWritten, uint32(w.written))
@@ -358,11 +386,11 @@ func (w *Writer) finalize() error {
 	patch(offLfhEndTime+4, uint32(uint64(w.header.EndTime)>>32))
 	if w.mode&modePreallocate != 0 {
 		if e := w.f.Truncate(w.hwm); e != nil && err == nil {
-			err = winerr.New(winerr.ErrDiskFull, "trimming %q: %v", w.name, e)
+			err = diskErr(e, "trimming %q", w.name)
 		}
 	}
 	if e := w.f.Close(); e != nil && err == nil {
-		err = winerr.New(winerr.ErrDiskFull, "closing %q: %v", w.name, e)
+		err = diskErr(e, "closing %q", w.name)
 	}
 	return err
 }

@@ -24,6 +24,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("count", 1, "with -sweep: rounds, each running every design once; the median of each point reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
+	force := fs.Bool("force", false, "with -svg: "+forceHelp)
 	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload, then the machine\nprobe's time before and after the suite, which shows whether the machine's speed moved.\nProgress lines go to stderr, so 'etwemu bench > table.md' keeps only the table. Other\nloggers (zerolog, zap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
@@ -41,8 +42,15 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if _, _, err := benchbase.PinCPU(); err != nil {
 		b.fail("%v", err)
 	}
+	b.needs("force", "svg", *svg != "")
 	if code := b.done(stderr); code >= 0 {
 		return code
+	}
+	if *svg != "" {
+		if err := checkOutput(stderr, "bench", "svg", *svg, svgOutput, *force, false); err != nil {
+			fmt.Fprintf(stderr, "etwemu bench: %v\n", err)
+			return 1
+		}
 	}
 	if err := setBenchtime(*benchtime); err != nil {
 		fmt.Fprintf(stderr, "etwemu bench: %v\n", err)

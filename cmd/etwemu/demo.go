@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,12 +20,13 @@ import (
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
 type demoConfig struct {
 	duration   time.Duration
-	events     uint64 // total events to attempt; 0 for no limit
+	events     int64 // events to write in all (accepted by the session); 0 for no limit
 	payload    int
 	bufferKB   uint
 	minBuffers uint
@@ -38,6 +41,8 @@ type demoConfig struct {
 	maxFileMB  uint
 	pmc        string // profile sources to collect on event id 1, comma-separated
 	pmcSource  string
+	force      bool
+	sources    []pmc.ProfileSource // -pmc, parsed
 }
 
 // demoProvider is one of the demo's three providers and what the session asks of it.
@@ -57,7 +62,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	cfg := demoConfig{version: winver.Default}
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "how long the writers run")
-	fs.Uint64Var(&cfg.events, "events", 0, "stop after this many events in all (0: run for -duration); keeps a -logfile small and complete")
+	fs.Int64Var(&cfg.events, "events", 0, fmt.Sprintf("stop once this many events were written in all, 0 to %d (0: run for -duration); filtered and lost events do not count, so a -logfile holds this many unless the file lost buffers", maxDemoEvents))
 	fs.IntVar(&cfg.payload, "payload", 64, fmt.Sprintf("payload bytes per event (0 to %d)", maxPayload))
 	fs.UintVar(&cfg.bufferKB, "buffer-kb", 64, fmt.Sprintf("session BufferSize in KB (0: the default; 1 to %d, which StartTrace clamps to the version's range)", maxBufferKB))
 	fs.UintVar(&cfg.minBuffers, "min-buffers", 0, "MinimumBuffers (0: two per processor)")
@@ -66,13 +71,14 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&cfg.version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister, which the demo's providers use, exists from 6.0)")
 	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms; 0 to 1s)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
-	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE)")
+	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE); an existing ETL file is replaced, saying so, other files and symbolic links only with -force")
 	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES_FOR_SIZE (default: SEQUENTIAL with -logfile, else REAL_TIME)")
 	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the -logfile XPRESS-compressed")
 	fs.StringVar(&cfg.pmc, "pmc", "", "collect these profile sources (e.g. TotalCycles) on every event with id 1 (TracePmcCounterListInfo, then EventTraceProfileEventListInformation)")
 	fs.StringVar(&cfg.pmcSource, "pmc-source", pmc.NameAuto, "counter source for -pmc: auto (see etwemu pmc), perf-rdpmc, perf-read, tsc, synthetic")
+	fs.BoolVar(&cfg.force, "force", false, "with -logfile: "+forceHelp)
 	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize of the -logfile in MB (KB with KBYTES_FOR_SIZE in -mode); 64 unless given, 0 for none")
-	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file:\n\n  etwemu demo -logfile /tmp/demo.etl -events 20000\n  etwemu dump -summary /tmp/demo.etl"
+	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file:\n\n  etwemu demo -logfile /tmp/demo.etl -events 20000\n  etwemu dump -summary /tmp/demo.etl\n\nSIGINT or SIGTERM (Ctrl-C) stops the writers and the session cleanly: the file is\nfinalized and the report printed, and the exit status is 128 plus the signal's number.\nA second signal exits at once."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -86,45 +92,103 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b.duration("slow-sink", cfg.slowSink, 0, time.Second, "")
 	b.duration("progress", cfg.progress, 0, time.Hour, "")
 	b.uint("max-file-size", cfg.maxFileMB, 0, 1<<32-1, "MaximumFileSize is a ULONG")
-	b.uint("events", uint(min(cfg.events, 1<<40)), 0, 1<<40, "")
+	b.int("events", cfg.events, 0, maxDemoEvents, "")
 	if cfg.maxBuffers != 0 && cfg.minBuffers > cfg.maxBuffers {
 		b.fail("-min-buffers %d is more than -max-buffers %d", cfg.minBuffers, cfg.maxBuffers)
 	}
 	b.needs("max-file-size", "logfile", cfg.logFile != "")
 	b.needs("compress", "logfile", cfg.logFile != "")
 	b.needs("pmc-source", "pmc", cfg.pmc != "")
+	b.needs("force", "logfile", cfg.logFile != "")
 	b.eventRegister(cfg.version)
-	if _, err := logmode.Parse(cfg.mode); err != nil {
+	mode, err := logmode.Parse(cfg.mode)
+	if err != nil {
 		b.fail("-mode %q: %v", cfg.mode, err)
+	}
+	if cfg.pmc != "" {
+		if cfg.sources, err = parsePMCList(cfg.pmc); err != nil {
+			b.fail("-pmc %q: %v", cfg.pmc, err)
+		}
 	}
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
+	if cfg.logFile != "" {
+		name := cfg.logFile
+		if mode&logmode.NewFile != 0 {
+			name = strings.Replace(name, "%d", "1", 1) // the first file; later ones are made as it fills
+		}
+		if err := checkOutput(stderr, "demo", "logfile", name, etlOutput, cfg.force, mode&logmode.Append != 0); err != nil {
+			fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
+			return 1
+		}
+	}
 	if cfg.logFile != "" && !b.given("max-file-size") {
 		cfg.maxFileMB = 64 // keep a newcomer's first file small; 0 given explicitly means no limit
 	}
-	if err := demo(cfg, stdout); err != nil {
+	ctx, stop := interruptible(context.Background(), stderr, "the demo's writers and session")
+	defer stop()
+	err = demo(ctx, cfg, stdout)
+	if err != nil {
 		fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
+	}
+	if code := interruptedCode(ctx); code != 0 {
+		return code
+	}
+	if err != nil {
 		return 1
 	}
 	return 0
 }
 
+// maxDemoEvents bounds -events.
+const maxDemoEvents = 1 << 40
+
+// parsePMCList reads -pmc's comma-separated profile sources.
+func parsePMCList(list string) ([]pmc.ProfileSource, error) {
+	var out []pmc.ProfileSource
+	for _, name := range strings.Split(list, ",") {
+		s, err := pmc.ParseProfileSource(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// demoFirstBuffer, when not nil, is called once, on the logger goroutine, with the
+// demo's context and session when its sink receives its first buffer: the writers are
+// running and events reached the session. Tests set it, before the demo starts, to send
+// their signals from it.
+var demoFirstBuffer func(ctx context.Context, s *emu.Session)
+
 // slowSink counts the buffers and events it receives and sleeps on each buffer, like a
 // sink writing to a slow disk.
 type slowSink struct {
 	delay time.Duration
+	ctx   context.Context             // the demo's, for demoFirstBuffer; immutable
+	sess  atomic.Pointer[emu.Session] // for demoFirstBuffer; stored once StartTrace returned
+	first sync.Once                   // calls demoFirstBuffer once
 	session.Counter
 }
 
 func (s *slowSink) WriteBuffer(b []byte) error {
+	if demoFirstBuffer != nil {
+		if l := s.sess.Load(); l != nil {
+			s.first.Do(func() { demoFirstBuffer(s.ctx, l) })
+		}
+	}
 	if s.delay > 0 {
 		time.Sleep(s.delay)
 	}
 	return s.Counter.WriteBuffer(b)
 }
 
-func demo(cfg demoConfig, out io.Writer) error {
+// demo runs the demo; ctx ending (the first SIGINT or SIGTERM) stops the writers early,
+// after which the session is stopped, its file finalized and the report printed as at
+// the end of -duration.
+func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	var src pmc.Source
 	if cfg.pmc != "" {
 		var err error
@@ -156,10 +220,11 @@ func demo(cfg demoConfig, out io.Writer) error {
 			fmt.Fprintln(out, "-compress: running a private (user-mode) logger, the kind that compresses its log file")
 		}
 	}
+	sink := &slowSink{delay: cfg.slowSink, ctx: ctx}
 	props := &emu.Properties{
 		LogFileMode: uint32(mode), LogFileName: cfg.logFile, MaximumFileSize: uint32(cfg.maxFileMB),
 		BufferSize: uint32(cfg.bufferKB), MinimumBuffers: uint32(cfg.minBuffers), MaximumBuffers: uint32(cfg.maxBuffers),
-		Sink: &slowSink{delay: cfg.slowSink},
+		Sink: sink,
 	}
 	if err := recordFits(cfg.version, cfg.procs, *props, cfg.payload); err != nil {
 		return err
@@ -173,12 +238,13 @@ func demo(cfg demoConfig, out io.Writer) error {
 		fmt.Fprintf(out, "log file %q, mode %s\n", props.LogFileName, logmode.Mode(props.LogFileMode).Short())
 	}
 	logger := k.Session(h)
+	sink.sess.Store(logger)
 	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.ClockSource())
 	fmt.Fprintf(out, "session %q: logger id %d, BufferSize %d KB, MinimumBuffers %d, MaximumBuffers %d (as adjusted by StartTrace)\n",
 		"etwemu-demo", h.LoggerID(), props.BufferSize, props.MinimumBuffers, props.MaximumBuffers)
 
 	if cfg.pmc != "" {
-		if err := demoPMC(k, h, cfg.pmc, out); err != nil {
+		if err := demoPMC(k, h, cfg.sources, out); err != nil {
 			return err
 		}
 	}
@@ -200,8 +266,8 @@ func demo(cfg demoConfig, out io.Writer) error {
 	}
 
 	var attempted, delivered, lost, filtered atomic.Uint64
-	var live atomic.Uint64    // events accepted so far, published by writers every 64 attempts
-	var claimed atomic.Uint64 // events the writers have taken from -events, 64 at a time
+	var live atomic.Uint64    // events accepted so far, published by writers every batch
+	var claimed atomic.Uint64 // events of -events the writers have taken on, 64 at a time
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -213,18 +279,27 @@ func demo(cfg demoConfig, out io.Writer) error {
 			opts := &emu.WriteOptions{Processor: p, ThreadID: uint32(0x100 + 4*p), Tally: tally}
 			payload := make([]byte, cfg.payload)
 			var n, f uint64
-			for i := 0; !stop.Load(); i++ {
-				batch := 64
+			seq := 0 // the writer's calls so far: which provider, id, level and keyword next
+			for !stop.Load() {
+				// A batch is 64 events to write: with -events, the writer's share of the
+				// events left. Filtered and lost events do not count against it.
+				batch := uint64(64)
 				if cfg.events > 0 {
 					end := claimed.Add(64)
-					if end-64 >= cfg.events {
+					if end-64 >= uint64(cfg.events) {
 						break
 					}
-					batch = int(min(64, cfg.events-(end-64)))
+					batch = min(64, uint64(cfg.events)-(end-64))
 				}
 				ok := uint64(0)
-				for j := 0; j < batch; j++ {
-					r := regs[(i+j)%len(regs)]
+				for tries := 0; ok < batch; tries++ {
+					if tries&63 == 63 && stop.Load() {
+						break
+					}
+					// The providers take turns; each goes through every id, and through
+					// the 15 pairs of level (1 to 5) and keyword (0x1, 0x2, 0x4).
+					r, j := regs[seq%len(regs)], seq/len(regs)
+					seq++
 					d := emu.EventDescriptor{ID: uint16(j % 16), Level: uint8(1 + j%5), Keyword: uint64(1) << (j % 3)}
 					if !k.EventEnabled(r, &d) {
 						f++
@@ -251,7 +326,7 @@ func demo(cfg demoConfig, out io.Writer) error {
 		elapsed = time.Since(start)
 		close(finished)
 	}()
-	progress(out, cfg, start, logger, &live, record, finished)
+	progress(ctx, out, cfg, start, logger, &live, record, finished)
 	stop.Store(true)
 	<-finished
 
@@ -270,7 +345,12 @@ func demo(cfg demoConfig, out io.Writer) error {
 	if err := k.StopTrace(h, "", &final); err != nil {
 		return fmt.Errorf("StopTrace: %w", err)
 	}
-	report(out, cfg.procs, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats())
+	if cause := context.Cause(ctx); cause != nil {
+		fmt.Fprintf(out, "\n%v: the writers stopped early, the session was stopped and its counters are final\n", cause)
+	}
+	// The report's losses are the session's counters after StopTrace, the numbers the
+	// file's header was finalized with; the writers' own count is shown beside them.
+	report(out, cfg.procs, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats(), logger.FileErr())
 	if cfg.logFile != "" {
 		if err := logger.FileErr(); err != nil {
 			fmt.Fprintf(out, "log file stopped taking buffers: %v\n", err)
@@ -292,13 +372,15 @@ func demo(cfg demoConfig, out io.Writer) error {
 
 // progress prints a live line until the duration is over: on a terminal one line
 // rewritten in place, elsewhere a line per interval.
-func progress(out io.Writer, cfg demoConfig, start time.Time, l *emu.Session, live *atomic.Uint64, record uint64, finished <-chan struct{}) {
+// ctx ending (a signal) ends it early.
+func progress(ctx context.Context, out io.Writer, cfg demoConfig, start time.Time, l *emu.Session, live *atomic.Uint64, record uint64, finished <-chan struct{}) {
 	deadline := time.NewTimer(time.Until(start.Add(cfg.duration)))
 	defer deadline.Stop()
 	if cfg.progress <= 0 {
 		select {
 		case <-deadline.C:
 		case <-finished:
+		case <-ctx.Done():
 		}
 		return
 	}
@@ -318,6 +400,8 @@ func progress(out io.Writer, cfg demoConfig, start time.Time, l *emu.Session, li
 			last = true
 		case <-finished:
 			now, last = time.Now(), true
+		case <-ctx.Done():
+			now, last = time.Now(), true
 		}
 		s := l.Stats()
 		el := now.Sub(start).Seconds()
@@ -335,12 +419,16 @@ func progress(out io.Writer, cfg demoConfig, start time.Time, l *emu.Session, li
 	}
 }
 
-func report(out io.Writer, writers int, elapsed time.Duration, delivered, lost, filtered, record uint64, p *emu.Properties, s session.Stats) {
+// report prints the run's numbers. lost is what the session's EventsLost says after
+// StopTrace (p.EventsLost, the figure the log file's header was finalized with);
+// writersLost is what the writers' tallies counted, shown beside it as a check.
+func report(out io.Writer, writers int, elapsed time.Duration, delivered, writersLost, filtered, record uint64, p *emu.Properties, s session.Stats, fileErr error) {
 	sec := elapsed.Seconds()
+	lost := uint64(p.EventsLost)
 	fmt.Fprintf(out, "\nresult after %.2f s\n", sec)
-	fmt.Fprintf(out, "  events written     %12d  (%.2f M events/s)\n", delivered, float64(delivered)/sec/1e6)
+	fmt.Fprintf(out, "  events written     %12d  (%.2f M events/s; accepted by the session, what -events counts)\n", delivered, float64(delivered)/sec/1e6)
 	fmt.Fprintf(out, "  record bytes       %12d  (%.1f MB/s, %d bytes per record)\n", delivered*record, float64(delivered*record)/sec/1e6, record)
-	fmt.Fprintf(out, "  events lost        %12d  (EventsLost of the session: %d)\n", lost, p.EventsLost)
+	fmt.Fprintf(out, "  events lost        %12d  (EventsLost of the session after StopTrace, as in the file's header; the writers counted %d)\n", lost, writersLost)
 	fmt.Fprintf(out, "  filtered out       %12d  (EventEnabled said no: level or keyword not enabled)\n", filtered)
 	fmt.Fprintf(out, "  buffers written    %12d  (LogBuffersLost %d, NumberOfBuffers %d of at most %d)\n", p.BuffersWritten, p.LogBuffersLost, p.NumberOfBuffers, p.MaximumBuffers)
 	per := make([]string, len(s.BuffersPerStream))
@@ -348,13 +436,15 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, lost, 
 		per[i] = fmt.Sprintf("cpu%d=%d", i, n)
 	}
 	fmt.Fprintf(out, "  buffers per processor  %s\n\n", strings.Join(per, " "))
-	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p))
+	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p, fileErr))
 }
 
 // conclusions says what the run's own numbers show, and nothing they do not: the
 // per-writer rate (how it changes with -processors takes two runs to see), whether the
-// writers had a processor each, and why events were lost, if they were.
-func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties) string {
+// writers had a processor each, and why events were lost, if they were. fileErr is the
+// first error the log file met (Session.FileErr): it says why buffers could not be
+// written, a full disk or a file at MaximumFileSize.
+func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties, fileErr error) string {
 	var b strings.Builder
 	rate := float64(delivered) / sec / 1e6
 	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %.2f M per writer. ", writers, rate, rate/float64(writers))
@@ -363,15 +453,23 @@ func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu
 	} else {
 		fmt.Fprintf(&b, "Each had a processor of its own (GOMAXPROCS %d); run again with another -processors to see how the rate scales.\n", procs)
 	}
+	// why: why the log file took no more buffers, and what to do.
+	why := "a SEQUENTIAL file stops at MaximumFileSize with ERROR_LOG_FILE_FULL: raise -max-file-size or write fewer events (-events)"
+	switch {
+	case errors.Is(fileErr, winerr.ErrDiskFull):
+		why = fmt.Sprintf("writing the file failed (%v): if the disk is full, free space on it or name a -logfile on another disk", fileErr)
+	case fileErr != nil && !errors.Is(fileErr, winerr.ErrLogFileFull):
+		why = fmt.Sprintf("the log file failed: %v", fileErr)
+	}
 	switch {
 	case delivered == 0:
 		fmt.Fprintln(&b, "No event reached the session: see the losses above.")
 	case lost > 0 && p.LogBuffersLost > 0:
-		fmt.Fprintf(&b, "%d events were lost and %d full buffers could not be written to the log file (a SEQUENTIAL file stops at MaximumFileSize with ERROR_LOG_FILE_FULL): raise -max-file-size or write fewer events (-events).\n", lost, p.LogBuffersLost)
+		fmt.Fprintf(&b, "%d events were lost and %d full buffers could not be written to the log file (%s).\n", lost, p.LogBuffersLost, why)
 	case lost > 0:
 		fmt.Fprintf(&b, "%d events (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY): raise -min-buffers or -max-buffers, or make the sink faster, as you would for a real ETW session.\n", lost, 100*float64(lost)/float64(lost+delivered))
 	case p.LogBuffersLost > 0:
-		fmt.Fprintf(&b, "No event was lost by a writer, but %d full buffers could not be written to the log file (ERROR_LOG_FILE_FULL at MaximumFileSize): raise -max-file-size or write fewer events (-events).\n", p.LogBuffersLost)
+		fmt.Fprintf(&b, "No event was lost by a writer, but %d full buffers could not be written to the log file (%s).\n", p.LogBuffersLost, why)
 	default:
 		fmt.Fprintln(&b, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
 	}
@@ -380,16 +478,11 @@ func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu
 
 // demoPMC configures the session's counters: the profile sources by TraceSetInformation,
 // event id 1 by NtSetSystemInformation, the two ways in.
-func demoPMC(k *emu.Kernel, h emu.TraceHandle, list string, out io.Writer) error {
-	var srcs []uint32
-	var names []string
-	for _, name := range strings.Split(list, ",") {
-		s, err := pmc.ParseProfileSource(strings.TrimSpace(name))
-		if err != nil {
-			return err
-		}
-		srcs = append(srcs, uint32(s))
-		names = append(names, s.String())
+func demoPMC(k *emu.Kernel, h emu.TraceHandle, sources []pmc.ProfileSource, out io.Writer) error {
+	srcs := make([]uint32, len(sources))
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		srcs[i], names[i] = uint32(s), s.String()
 	}
 	if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, pmc.ULONGs(srcs...)); err != nil {
 		return fmt.Errorf("TraceSetInformation(TracePmcCounterListInfo): %w", err)

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -145,3 +150,86 @@ func recordFits(v winver.Version, procs int, props emu.Properties, payload int) 
 	}
 	return nil
 }
+
+// outputKind is the kind of file a command writes: its name in messages, and how to
+// recognise a file of that kind, which the command may replace without -force.
+type outputKind struct {
+	name string
+	is   func(path string) bool
+}
+
+// etlOutput is an ETL file: one whose header buffer etl.Open reads.
+var etlOutput = outputKind{"ETL file", func(path string) bool {
+	f, err := etl.Open(path)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+}}
+
+// svgOutput is an SVG chart: a file whose first bytes open an <svg element.
+var svgOutput = outputKind{"SVG file", func(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	return bytes.Contains(head[:n], []byte("<svg"))
+}}
+
+// checkOutput decides, before a command creates anything, whether it may write the file
+// that flag names at path, as tracerpt asks before it replaces a file (-y answers yes):
+// a new file is written; an existing file of the command's kind (an ETL file for an ETL
+// writer), or an empty one, is replaced with a line on stderr saying so (appending, for
+// EVENT_TRACE_FILE_MODE_APPEND, says that instead); any other existing file, and any
+// symbolic link (writing through one would replace the file it points to), is refused
+// with ERROR_ALREADY_EXISTS unless force. A directory or other non-regular file is
+// refused whatever force says. Every command that writes a file named by a flag calls it.
+func checkOutput(stderr io.Writer, cmd, flag, path string, kind outputKind, force, appending bool) error {
+	verb := "replacing"
+	if appending {
+		verb = "appending to"
+	}
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return winerr.New(winerr.ErrBadPathname, "-%s %s: %v", flag, path, err)
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		if !force {
+			return winerr.New(winerr.ErrAlreadyExists, "-%s %s is a symbolic link: writing through it would replace the file it points to; name the file itself, or add -force to write through the link", flag, path)
+		}
+		fmt.Fprintf(stderr, "etwemu %s: -force: writing through the symbolic link %s\n", cmd, path)
+		if st, err = os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil // a dangling link: the file it names is created
+		} else if err != nil {
+			return winerr.New(winerr.ErrBadPathname, "-%s %s: %v", flag, path, err)
+		}
+	}
+	switch {
+	case st.IsDir():
+		return winerr.New(winerr.ErrAlreadyExists, "-%s %s is a directory: name a file", flag, path)
+	case !st.Mode().IsRegular():
+		if !force {
+			return winerr.New(winerr.ErrAlreadyExists, "-%s %s is not a regular file (a device, pipe or socket); add -force to write to it", flag, path)
+		}
+		fmt.Fprintf(stderr, "etwemu %s: -force: writing to %s, which is not a regular file\n", cmd, path)
+	case st.Size() == 0:
+		fmt.Fprintf(stderr, "etwemu %s: %s the empty file %s\n", cmd, verb, path)
+	case kind.is(path):
+		fmt.Fprintf(stderr, "etwemu %s: %s the %s %s (%d bytes)\n", cmd, verb, kind.name, path, st.Size())
+	case !force:
+		return winerr.New(winerr.ErrAlreadyExists, "-%s %s exists and is not an %s: etwemu does not replace it; name another file, or add -force to replace it", flag, path, kind.name)
+	default:
+		fmt.Fprintf(stderr, "etwemu %s: -force: %s %s (%d bytes, not an %s)\n", cmd, verb, path, st.Size(), kind.name)
+	}
+	return nil
+}
+
+// forceHelp is the help of every writing command's -force flag.
+const forceHelp = "replace an existing file that is not of the kind this command writes, and write through a symbolic link (as tracerpt's -y); without it such files are refused"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -20,10 +21,11 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	buffers := fs.Uint("buffers", 8, "MinimumBuffers: the size of the ring (0: two per processor; at most 100000)")
 	bufferKB := fs.Uint("buffer-kb", 4, fmt.Sprintf("BufferSize in KB (1 to %d, which StartTrace clamps to the version's range)", maxBufferKB))
 	payload := fs.Int("payload", 100, fmt.Sprintf("payload bytes per event (0 to %d, and the record must fit a buffer)", maxPayload))
-	out := fs.String("o", filepath.Join(os.TempDir(), "etwemu-ring.etl"), "the ETL file to save the ring to")
+	out := fs.String("o", filepath.Join(os.TempDir(), "etwemu-ring.etl"), "the ETL file to save the ring to (an existing ETL file is replaced, with a line saying so; other files need -force)")
+	force := fs.Bool("force", false, forceHelp)
 	version := winver.Default
 	fs.Var(&version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister exists from 6.0)")
-	about := "Usage: etwemu logsave [flags]\n\nStarts an in-memory session (EVENT_TRACE_BUFFERING_MODE), writes events until its\nring of buffers has recycled its oldest ones many times, then saves the ring to an\nETL file, as xperf -flush does for an in-memory logger. The file holds the newest\nevents; etwemu dump shows them."
+	about := "Usage: etwemu logsave [flags]\n\nStarts an in-memory session (EVENT_TRACE_BUFFERING_MODE), writes events until its\nring of buffers has recycled its oldest ones many times, then saves the ring to an\nETL file, as xperf -flush does for an in-memory logger. The file holds the newest\nevents; etwemu dump shows them.\n\nSIGINT or SIGTERM (Ctrl-C) stops the writing early: the ring as it stands is saved,\nthe report printed, and the exit status is 128 plus the signal's number. A second\nsignal exits at once."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -39,14 +41,36 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
-	if err := logsave(version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout); err != nil {
+	if err := checkOutput(stderr, "logsave", "o", *out, etlOutput, *force, false); err != nil {
 		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
+		return 1
+	}
+	ctx, stop := interruptible(context.Background(), stderr, "writing the ring")
+	defer stop()
+	err := logsave(ctx, version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout)
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
+	}
+	if code := interruptedCode(ctx); code != 0 {
+		return code
+	}
+	if err != nil {
 		return 1
 	}
 	return 0
 }
 
-func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer) error {
+// logsaveWriting, when not nil, is called with logsave's context once the writer has
+// written its first batch of events (logsaveBatch). Tests set it, before logsave starts,
+// to send their signals from it.
+var logsaveWriting func(ctx context.Context)
+
+// logsaveBatch is how many events logsave writes between two looks at its context.
+const logsaveBatch = 1024
+
+// logsave writes events into a BUFFERING session's ring and saves the ring to path. ctx
+// ending (a signal) stops the writing early; the ring as it stands is saved.
+func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer) error {
 	k, err := emu.New(emu.Config{Version: v, Processors: 2})
 	if err != nil {
 		return err
@@ -71,7 +95,17 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	}
 	data := make([]byte, payload)
 	refused := 0
-	for i := 0; i < events; i++ {
+	wanted := events
+	for i := 0; i < wanted; i++ {
+		if i > 0 && i%logsaveBatch == 0 {
+			if i == logsaveBatch && logsaveWriting != nil {
+				logsaveWriting(ctx)
+			}
+			if ctx.Err() != nil {
+				events = i
+				break
+			}
+		}
 		if payload >= 4 {
 			data[0], data[1], data[2], data[3] = byte(i), byte(i>>8), byte(i>>16), byte(i>>24)
 		}
@@ -82,6 +116,9 @@ func logsave(v winver.Version, events int, buffers, bufferKB uint32, payload int
 	n, err := k.SaveBuffers("etwemu-ring", path)
 	if err != nil {
 		return fmt.Errorf("SaveBuffers: %w", err)
+	}
+	if cause := context.Cause(ctx); cause != nil && events < wanted {
+		fmt.Fprintf(out, "%v: stopped writing after %d of %d events; saving the ring as it stands\n", cause, events, wanted)
 	}
 	s := k.Session(h).Stats()
 	fmt.Fprintf(out, "in-memory session: a ring of %d buffers of %d KB (MaximumBuffers ignored in BUFFERING mode)\n", p.MinimumBuffers, p.BufferSize)

@@ -2,16 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 func TestHelpAndUnknownCommands(t *testing.T) {
@@ -39,10 +42,21 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 }
 
 // The demo's report agrees with itself: the writers' lost count equals the session's
-// EventsLost, and it wrote events.
+// EventsLost, and it wrote events. The losses are made by state, not by timing: the
+// logger is held at its first buffer until the writers, finding no free buffer, have
+// lost events.
 func TestDemoReport(t *testing.T) {
+	demoFirstBuffer = func(_ context.Context, s *emu.Session) {
+		for s.Stats().EventsLost == 0 {
+			runtime.Gosched()
+		}
+	}
+	t.Cleanup(func() { demoFirstBuffer = nil })
 	var out, errb bytes.Buffer
-	code := run([]string{"demo", "-duration", "300ms", "-progress", "100ms", "-processors", "2", "-payload", "32", "-slow-sink", "1ms"}, &out, &errb)
+	// -events, not -duration, ends the run: the writers cannot reach it while the logger
+	// is held, as the four small buffers hold some 140 events.
+	code := run([]string{"demo", "-duration", "1h", "-events", "20000", "-progress", "100ms", "-processors", "2", "-payload", "32",
+		"-buffer-kb", "4", "-min-buffers", "4", "-max-buffers", "4"}, &out, &errb)
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s", code, errb.String())
 	}
@@ -57,11 +71,11 @@ func TestDemoReport(t *testing.T) {
 	}
 	written := num(`events written\s+(\d+)`)
 	lost := num(`events lost\s+(\d+)`)
-	if sessionLost := num(`EventsLost of the session: (\d+)`); sessionLost != lost {
-		t.Fatalf("writers counted %d lost, the session %d", lost, sessionLost)
+	if writersLost := num(`the writers counted (\d+)`); writersLost != lost {
+		t.Fatalf("writers counted %d lost, the session %d", writersLost, lost)
 	}
 	if written == 0 || lost == 0 {
-		t.Fatalf("written %d lost %d: a 1 ms/buffer sink should both pass and lose events", written, lost)
+		t.Fatalf("written %d lost %d: the logger held at its first buffer should both pass and lose events", written, lost)
 	}
 	if !strings.Contains(s, "M events/s") || !strings.Contains(s, "buffers per processor  cpu0=") {
 		t.Fatalf("report incomplete:\n%s", s)
@@ -176,18 +190,22 @@ func TestDemoConclusions(t *testing.T) {
 		writers, procs  int
 		delivered, lost uint64
 		logLost         uint32
+		fileErr         error
 		want            []string
 		wantNot         []string
 	}{
-		{1, 2, 1000, 0, 0, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil},
-		{4, 2, 1000, 0, 0, []string{"shared 2 processor(s)"}, []string{"own"}},
-		{2, 2, 900, 100, 0, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}},
-		{2, 2, 900, 100, 7, []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL"}, nil},
-		{2, 2, 0, 100, 0, []string{"No event reached the session"}, nil},
+		{1, 2, 1000, 0, 0, nil, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil},
+		{4, 2, 1000, 0, 0, nil, []string{"shared 2 processor(s)"}, []string{"own"}},
+		{2, 2, 900, 100, 0, nil, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}},
+		{2, 2, 900, 100, 7, winerr.New(winerr.ErrLogFileFull, "log file reached MaximumFileSize"), []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL", "-max-file-size"}, nil},
+		// A full disk is named, never blamed on MaximumFileSize.
+		{2, 2, 900, 100, 7, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"7 full buffers could not be written", "ERROR_DISK_FULL", "the disk is full"}, []string{"MaximumFileSize", "-max-file-size"}},
+		{2, 2, 900, 0, 3, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"3 full buffers could not be written", "ERROR_DISK_FULL"}, []string{"MaximumFileSize"}},
+		{2, 2, 0, 100, 0, nil, []string{"No event reached the session"}, nil},
 	} {
 		p := *none
 		p.LogBuffersLost = c.logLost
-		got := conclusions(c.writers, c.procs, c.delivered, c.lost, 1, &p)
+		got := conclusions(c.writers, c.procs, c.delivered, c.lost, 1, &p, c.fileErr)
 		if strings.Contains(got, "grows with processors") {
 			t.Errorf("%+v: claims scaling: %s", c, got)
 		}

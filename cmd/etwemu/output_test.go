@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The commands that write a file never replace one silently: an existing file that is
+// not of their kind, and any symbolic link, are refused without -force and left as they
+// were; an existing file of their kind is replaced with a line on stderr saying so.
+func TestNoSilentOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	precious := []byte("a file of the user's own, not an ETL file\n")
+	mk := func(name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, precious, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	unchanged := func(p string) {
+		t.Helper()
+		if b, err := os.ReadFile(p); err != nil || !bytes.Equal(b, precious) {
+			t.Errorf("%s was changed (%v)", p, err)
+		}
+	}
+	link := func(target, name string) string {
+		p := filepath.Join(dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Skipf("no symbolic links here: %v", err)
+		}
+		return p
+	}
+	demo := func(path string, extra ...string) []string {
+		return append([]string{"demo", "-logfile", path, "-events", "500", "-progress", "0", "-processors", "1"}, extra...)
+	}
+	logsave := func(path string, extra ...string) []string {
+		return append([]string{"logsave", "-events", "2000", "-o", path}, extra...)
+	}
+	sweep := func(path string, extra ...string) []string {
+		return append([]string{"bench", "-sweep", "-max-writers", "1", "-benchtime", "1ms", "-svg", path}, extra...)
+	}
+	for _, c := range []struct {
+		name string
+		args func(string, ...string) []string
+	}{{"demo", demo}, {"logsave", logsave}, {"bench", sweep}} {
+		// A file that is not of the command's kind: refused, kept.
+		notMine := mk(c.name + ".txt")
+		var out, errb bytes.Buffer
+		if code := run(c.args(notMine), &out, &errb); code != 1 || !strings.Contains(errb.String(), "ERROR_ALREADY_EXISTS") ||
+			!strings.Contains(errb.String(), "-force") || out.Len() != 0 {
+			t.Errorf("%s over a file of the user's: exit %d, stdout %q, stderr %q; want it refused before anything runs", c.name, code, out.String(), errb.String())
+		}
+		unchanged(notMine)
+		// A symbolic link, even to a file of the command's kind: refused, the target kept.
+		target := mk(c.name + "-target.txt")
+		ln := link(target, c.name+"-link")
+		errb.Reset()
+		if code := run(c.args(ln), &out, &errb); code != 1 || !strings.Contains(errb.String(), "symbolic link") {
+			t.Errorf("%s through a link: exit %d, stderr %q; want it refused", c.name, code, errb.String())
+		}
+		unchanged(target)
+		// A directory: refused even with -force.
+		errb.Reset()
+		if code := run(c.args(dir, "-force"), &out, &errb); code != 1 || !strings.Contains(errb.String(), "is a directory") {
+			t.Errorf("%s over a directory: exit %d, stderr %q", c.name, code, errb.String())
+		}
+	}
+	// -force replaces the user's file and writes through the link, saying so.
+	for _, args := range [][]string{demo(filepath.Join(dir, "demo.txt"), "-force"), logsave(filepath.Join(dir, "logsave-link"), "-force")} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 || !strings.Contains(errb.String(), "-force: ") {
+			t.Errorf("%v: exit %d, stderr %q; want it written, saying so", args, code, errb.String())
+		}
+	}
+	if h, _, _ := readWhole(t, filepath.Join(dir, "logsave-target.txt")); h.BuffersWritten == 0 {
+		t.Errorf("logsave -force through the link left no ETL file at its target")
+	}
+	// An ETL file is replaced, with a line saying so.
+	etlFile := filepath.Join(dir, "ring.etl")
+	for i := 0; i < 2; i++ {
+		var out, errb bytes.Buffer
+		if code := run(logsave(etlFile), &out, &errb); code != 0 {
+			t.Fatalf("logsave: exit %d: %s", code, errb.String())
+		}
+		if said := strings.Contains(errb.String(), "replacing the ETL file "+etlFile); said != (i == 1) {
+			t.Errorf("run %d: stderr %q; want a line saying the ETL file is replaced only when there was one", i, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(demo(etlFile), &out, &errb); code != 0 || !strings.Contains(errb.String(), "etwemu demo: replacing the ETL file") {
+		t.Errorf("demo over an ETL file: exit %d, stderr %q", code, errb.String())
+	}
+	// -force means nothing without a file to write.
+	errb.Reset()
+	if code := run([]string{"demo", "-force"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-force needs -logfile") {
+		t.Errorf("demo -force alone: exit %d, stderr %q", code, errb.String())
+	}
+}
