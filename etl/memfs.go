@@ -4,21 +4,66 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/etwemu/etwemu/winerr"
 )
 
-// MemFS is a FileSystem in memory, for tests and fuzzing: files that need no disk and
-// leave nothing behind. Safe for concurrent use.
+// DefaultMemFSCapacity is what a MemFS holds, all its files together, unless
+// SetCapacity says otherwise: 256 MiB.
+const DefaultMemFSCapacity = 256 << 20
+
+// MemFS is a FileSystem in memory, for tests, fuzzing and scenarios: files that need no
+// disk and leave nothing behind. It models a volume of bounded size: once its files
+// together hold Capacity bytes, a write or a Truncate that would grow one fails with
+// ERROR_DISK_FULL, as WriteFile and SetEndOfFile fail on a full disk, and changes
+// nothing. It leaves out directories, removal and free-space queries. The zero value is
+// ready to use, with DefaultMemFSCapacity. Safe for concurrent use.
 type MemFS struct {
-	mu    sync.Mutex
-	files map[string]*memData // protected by mu
+	mu       sync.Mutex
+	files    map[string]*memData // protected by mu
+	capacity atomic.Int64        // bytes; 0 for DefaultMemFSCapacity; written by SetCapacity
+	used     atomic.Int64        // bytes held by all files; changed by the file that grows or shrinks, under its memData.mu, reserving with CompareAndSwap
 }
 
 type memData struct {
+	fs *MemFS
 	mu sync.Mutex
 	b  []byte // protected by mu
+}
+
+// SetCapacity sets how many bytes the files may hold together; n <= 0 restores
+// DefaultMemFSCapacity. Lowering it below what the files hold refuses further growth
+// and takes nothing away.
+func (m *MemFS) SetCapacity(n int64) { m.capacity.Store(max(n, 0)) }
+
+// Capacity returns how many bytes the files may hold together.
+func (m *MemFS) Capacity() int64 {
+	if c := m.capacity.Load(); c > 0 {
+		return c
+	}
+	return DefaultMemFSCapacity
+}
+
+// Used returns how many bytes the files hold together.
+func (m *MemFS) Used() int64 { return m.used.Load() }
+
+// reserve accounts for n more bytes, or fails with ERROR_DISK_FULL if they would pass
+// the capacity. The caller holds the growing file's memData.mu.
+func (m *MemFS) reserve(n int64, name string) error {
+	for {
+		used, limit := m.used.Load(), m.Capacity()
+		if n > limit-used {
+			return winerr.New(winerr.ErrDiskFull, "the in-memory disk holds %d of its %d bytes: %d more for %q do not fit", used, limit, n, name)
+		}
+		if m.used.CompareAndSwap(used, used+n) {
+			return nil
+		}
+	}
 }
 
 // OpenFile implements FileSystem for the flags a Writer uses: O_CREATE, O_TRUNC, O_RDWR.
@@ -33,12 +78,13 @@ func (m *MemFS) OpenFile(name string, flag int, _ os.FileMode) (WriteFile, error
 		if flag&os.O_CREATE == 0 {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
-		d = &memData{}
+		d = &memData{fs: m}
 		m.files[name] = d
 	}
 	if flag&os.O_TRUNC != 0 {
 		d.mu.Lock()
-		d.b = d.b[:0]
+		m.used.Add(-int64(len(d.b)))
+		d.b = nil // the space goes back to the disk, and the memory with it
 		d.mu.Unlock()
 	}
 	return &memFile{name: name, d: d}, nil
@@ -55,6 +101,19 @@ func (m *MemFS) ReadFile(name string) ([]byte, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]byte(nil), d.b...), true
+}
+
+// Size returns a file's size without copying it.
+func (m *MemFS) Size(name string) (int64, bool) {
+	m.mu.Lock()
+	d, ok := m.files[name]
+	m.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return int64(len(d.b)), true
 }
 
 // Names returns the files' names, sorted.
@@ -75,6 +134,9 @@ type memFile struct {
 }
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
 	if off >= int64(len(f.d.b)) {
@@ -88,22 +150,42 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
 	if end := off + int64(len(p)); end > int64(len(f.d.b)) {
-		f.d.b = append(f.d.b, make([]byte, end-int64(len(f.d.b)))...)
+		if err := f.d.grow(end, f.name); err != nil {
+			return 0, err
+		}
 	}
 	return copy(f.d.b[off:], p), nil
 }
 
 func (f *memFile) Truncate(size int64) error {
+	if size < 0 {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
 	if size <= int64(len(f.d.b)) {
+		f.d.fs.used.Add(size - int64(len(f.d.b)))
 		f.d.b = f.d.b[:size]
-	} else {
-		f.d.b = append(f.d.b, make([]byte, size-int64(len(f.d.b)))...)
+		return nil
 	}
+	return f.d.grow(size, f.name)
+}
+
+// grow extends the file to size bytes of zeros, within the disk's capacity. The caller
+// holds d.mu.
+func (d *memData) grow(size int64, name string) error {
+	if err := d.fs.reserve(size-int64(len(d.b)), name); err != nil {
+		return err
+	}
+	old := len(d.b)
+	d.b = slices.Grow(d.b, int(size)-old)[:size]
+	clear(d.b[old:]) // a shrunk file's old bytes may lie past its end
 	return nil
 }
 
