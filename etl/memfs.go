@@ -4,7 +4,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -30,10 +29,63 @@ type MemFS struct {
 	used     atomic.Int64        // bytes held by all files; changed by the file that grows or shrinks, under its memData.mu, reserving with CompareAndSwap
 }
 
+// memPage is the unit a file's bytes are kept in: a file grows a page at a time and
+// never copies what it holds, so the memory it takes stays within a page of its size.
+const memPage = 64 << 10
+
 type memData struct {
-	fs *MemFS
-	mu sync.Mutex
-	b  []byte // protected by mu
+	fs    *MemFS
+	mu    sync.Mutex
+	pages [][]byte // memPage bytes each, zero past size; protected by mu
+	size  int64    // protected by mu
+}
+
+// readAt copies the file's bytes at off into p and returns how many there were. The
+// caller holds d.mu.
+func (d *memData) readAt(p []byte, off int64) int {
+	n := 0
+	for n < len(p) && off < d.size {
+		k := copy(p[n:n+int(min(int64(len(p)-n), d.size-off))], d.pages[off/memPage][off%memPage:])
+		n += k
+		off += int64(k)
+	}
+	return n
+}
+
+// writeAt copies p into the file at off, which the file's size already covers. The
+// caller holds d.mu.
+func (d *memData) writeAt(p []byte, off int64) {
+	for len(p) > 0 {
+		k := copy(d.pages[off/memPage][off%memPage:], p)
+		p = p[k:]
+		off += int64(k)
+	}
+}
+
+// grow extends the file to size bytes of zeros, within the disk's capacity. The caller
+// holds d.mu.
+func (d *memData) grow(size int64, name string) error {
+	if err := d.fs.reserve(size-d.size, name); err != nil {
+		return err
+	}
+	for int64(len(d.pages))*memPage < size {
+		d.pages = append(d.pages, make([]byte, memPage))
+	}
+	d.size = size
+	return nil
+}
+
+// shrink cuts the file to size bytes, giving back the space and the pages past it. The
+// caller holds d.mu.
+func (d *memData) shrink(size int64) {
+	d.fs.used.Add(size - d.size)
+	keep := int((size + memPage - 1) / memPage)
+	clear(d.pages[keep:]) // let the collector have them
+	d.pages = d.pages[:keep]
+	if tail := size % memPage; tail != 0 {
+		clear(d.pages[keep-1][tail:]) // a later growth reads zeros
+	}
+	d.size = size
 }
 
 // SetCapacity sets how many bytes the files may hold together; n <= 0 restores
@@ -83,8 +135,7 @@ func (m *MemFS) OpenFile(name string, flag int, _ os.FileMode) (WriteFile, error
 	}
 	if flag&os.O_TRUNC != 0 {
 		d.mu.Lock()
-		m.used.Add(-int64(len(d.b)))
-		d.b = nil // the space goes back to the disk, and the memory with it
+		d.shrink(0)
 		d.mu.Unlock()
 	}
 	return &memFile{name: name, d: d}, nil
@@ -100,7 +151,9 @@ func (m *MemFS) ReadFile(name string) ([]byte, bool) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]byte(nil), d.b...), true
+	b := make([]byte, d.size)
+	d.readAt(b, 0)
+	return b, true
 }
 
 // Size returns a file's size without copying it.
@@ -113,7 +166,7 @@ func (m *MemFS) Size(name string) (int64, bool) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return int64(len(d.b)), true
+	return d.size, true
 }
 
 // Names returns the files' names, sorted.
@@ -139,10 +192,10 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if off >= int64(len(f.d.b)) {
+	if off >= f.d.size {
 		return 0, io.EOF
 	}
-	n := copy(p, f.d.b[off:])
+	n := f.d.readAt(p, off)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -155,12 +208,13 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if end := off + int64(len(p)); end > int64(len(f.d.b)) {
+	if end := off + int64(len(p)); end > f.d.size {
 		if err := f.d.grow(end, f.name); err != nil {
 			return 0, err
 		}
 	}
-	return copy(f.d.b[off:], p), nil
+	f.d.writeAt(p, off)
+	return len(p), nil
 }
 
 func (f *memFile) Truncate(size int64) error {
@@ -169,30 +223,17 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if size <= int64(len(f.d.b)) {
-		f.d.fs.used.Add(size - int64(len(f.d.b)))
-		f.d.b = f.d.b[:size]
+	if size <= f.d.size {
+		f.d.shrink(size)
 		return nil
 	}
 	return f.d.grow(size, f.name)
 }
 
-// grow extends the file to size bytes of zeros, within the disk's capacity. The caller
-// holds d.mu.
-func (d *memData) grow(size int64, name string) error {
-	if err := d.fs.reserve(size-int64(len(d.b)), name); err != nil {
-		return err
-	}
-	old := len(d.b)
-	d.b = slices.Grow(d.b, int(size)-old)[:size]
-	clear(d.b[old:]) // a shrunk file's old bytes may lie past its end
-	return nil
-}
-
 func (f *memFile) Stat() (os.FileInfo, error) {
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	return memInfo{f.name, int64(len(f.d.b))}, nil
+	return memInfo{f.name, f.d.size}, nil
 }
 
 func (f *memFile) Close() error { return nil }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -125,5 +126,55 @@ func TestWriterOnFullMemFS(t *testing.T) {
 	}
 	if rd.BuffersRead() != 3 {
 		t.Errorf("read back %d buffers, want the header buffer and 2", rd.BuffersRead())
+	}
+}
+
+// A file kept in pages reads back what a flat slice would hold, across page
+// boundaries, after shrinking and growing, and takes memory within a page of its size.
+func TestMemFSPages(t *testing.T) {
+	var m MemFS
+	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
+	var model []byte
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 400 {
+		switch r.IntN(4) {
+		case 0, 1: // write somewhere up to a little past the end
+			off := r.Int64N(int64(len(model)) + 3*memPage/2)
+			p := make([]byte, r.IntN(3*memPage))
+			for j := range p {
+				p[j] = byte(r.Uint32())
+			}
+			if _, err := f.WriteAt(p, off); err != nil {
+				t.Fatal(err)
+			}
+			if end := off + int64(len(p)); end > int64(len(model)) {
+				model = append(model, make([]byte, end-int64(len(model)))...)
+			}
+			copy(model[off:], p)
+		case 2: // shrink or grow
+			size := r.Int64N(int64(len(model)) + memPage)
+			if err := f.Truncate(size); err != nil {
+				t.Fatal(err)
+			}
+			if size <= int64(len(model)) {
+				model = model[:size]
+			} else {
+				model = append(model, make([]byte, size-int64(len(model)))...)
+			}
+		case 3: // read a piece
+			off := r.Int64N(int64(len(model)) + 1)
+			got := make([]byte, r.IntN(2*memPage))
+			n, _ := f.ReadAt(got, off)
+			if want := model[off:min(int64(len(model)), off+int64(len(got)))]; !bytes.Equal(got[:n], want) {
+				t.Fatalf("op %d: ReadAt(%d) differs", i, off)
+			}
+		}
+		if got, _ := m.ReadFile("p"); !bytes.Equal(got, model) || m.Used() != int64(len(model)) {
+			t.Fatalf("op %d: file of %d bytes (%d used) differs from the model's %d", i, len(got), m.Used(), len(model))
+		}
+		d := m.files["p"]
+		if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
+			t.Fatalf("op %d: %d pages for %d bytes, want %d", i, pages, d.size, want)
+		}
 	}
 }
