@@ -13,30 +13,30 @@ import (
 	"github.com/etwemu/etwemu/scenario"
 )
 
-const runAbout = `Usage: etwemu run [-disk MB] FILE
+var runAbout = fmt.Sprintf(`Usage: etwemu run [-disk MB] FILE
 
 Runs a scenario: one command per line on an emulated kernel that is synchronous, with a
 manual clock and in-memory files, so a scenario prints the same text every time. It
 stops at the first command that fails unless the line expects that failure
 (expect ERROR_... COMMAND), and says on stderr how many commands ran. "-" reads the
-scenario from standard input. A line longer than 65536 bytes is an error naming its
+scenario from standard input. A line longer than %d bytes is an error naming its
 line. The in-memory disk holds -disk MB, all log files together: past it a log file's
 writes fail as on a full disk (ERROR_DISK_FULL) and its session counts the buffers in
 LogBuffersLost. The first SIGINT or SIGTERM stops the command being run (a write
 between chunks of events), stops every session (their files' headers are finalized),
 prints their counters and exits with 128 plus the signal's number; a second exits at
 once. The lessons in examples/ are scenarios; the commands are:
-`
+`, scenario.MaxLine)
 
-const shellAbout = `Usage: etwemu shell [-disk MB]
+var shellAbout = fmt.Sprintf(`Usage: etwemu shell [-disk MB]
 
 Reads scenario commands one line at a time from standard input, from a terminal or a
 pipe, and runs each at once; a failing command prints its error, with its line number,
-and the shell goes on, as it does past a line longer than 65536 bytes. "help" lists the
+and the shell goes on, as it does past a line longer than %d bytes. "help" lists the
 commands, "help COMMAND" explains one, "quit" or end of input leaves. The in-memory disk
 holds -disk MB, all log files together (past it writes fail with ERROR_DISK_FULL). The
 first SIGINT or SIGTERM stops the command being run, stops every session, prints their
-counters and exits with 128 plus the signal's number; a second exits at once.`
+counters and exits with 128 plus the signal's number; a second exits at once.`, scenario.MaxLine)
 
 // maxDiskMB is the largest in-memory disk -disk may ask for: 64 GB.
 const maxDiskMB = 64 << 10
@@ -47,7 +47,7 @@ var machineHook func(ctx context.Context, m *scenario.Machine)
 
 // diskFlag adds -disk to fs.
 func diskFlag(fs *flag.FlagSet) *int64 {
-	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in MB, all log files together (1 to %d); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's `kernel disk=MB` may ask for less", maxDiskMB))
+	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in `MB`, all log files together (1 to %d); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's kernel disk=N may ask for less", maxDiskMB))
 }
 
 // newMachine checks -disk and returns a machine that prints to stdout, or the exit code.
