@@ -3,3 +3,7 @@
 # $OUT. The base-builder-go image provides compile_native_go_fuzzer, $SRC and $OUT.
 # .ci/clusterfuzzlite runs this outside Docker against a stand-in compile_native_go_fuzzer.
 "$SRC/etwemu/fuzz/ossfuzz.sh"
+# The scenario language (what etwemu run and shell read), with the lessons in examples/
+# as its seed corpus.
+compile_native_go_fuzzer github.com/etwemu/etwemu/scenario FuzzScenario fuzz_scenario
+(cd "$SRC/etwemu/examples" && zip -q -j "$OUT/fuzz_scenario_seed_corpus.zip" ./*.scenario)

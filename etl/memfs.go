@@ -6,19 +6,116 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/etwemu/etwemu/winerr"
 )
 
-// MemFS is a FileSystem in memory, for tests and fuzzing: files that need no disk and
-// leave nothing behind. Safe for concurrent use.
+// DefaultMemFSCapacity is what a MemFS holds, all its files together, unless
+// SetCapacity says otherwise: 256 MiB.
+const DefaultMemFSCapacity = 256 << 20
+
+// MemFS is a FileSystem in memory, for tests, fuzzing and scenarios: files that need no
+// disk and leave nothing behind. It models a volume of bounded size: once its files
+// together hold Capacity bytes, a write or a Truncate that would grow one fails with
+// ERROR_DISK_FULL, as WriteFile and SetEndOfFile fail on a full disk, and changes
+// nothing. It leaves out directories, removal and free-space queries. The zero value is
+// ready to use, with DefaultMemFSCapacity. Safe for concurrent use.
 type MemFS struct {
-	mu    sync.Mutex
-	files map[string]*memData // protected by mu
+	mu       sync.Mutex
+	files    map[string]*memData // protected by mu
+	capacity atomic.Int64        // bytes; 0 for DefaultMemFSCapacity; written by SetCapacity
+	used     atomic.Int64        // bytes held by all files; changed by the file that grows or shrinks, under its memData.mu, reserving with CompareAndSwap
 }
 
+// memPage is the unit a file's bytes are kept in: a file grows a page at a time and
+// never copies what it holds, so the memory it takes stays within a page of its size.
+const memPage = 64 << 10
+
 type memData struct {
-	mu sync.Mutex
-	b  []byte // protected by mu
+	fs    *MemFS
+	mu    sync.Mutex
+	pages [][]byte // memPage bytes each, zero past size; protected by mu
+	size  int64    // protected by mu
+}
+
+// readAt copies the file's bytes at off into p and returns how many there were. The
+// caller holds d.mu.
+func (d *memData) readAt(p []byte, off int64) int {
+	n := 0
+	for n < len(p) && off < d.size {
+		k := copy(p[n:n+int(min(int64(len(p)-n), d.size-off))], d.pages[off/memPage][off%memPage:])
+		n += k
+		off += int64(k)
+	}
+	return n
+}
+
+// writeAt copies p into the file at off, which the file's size already covers. The
+// caller holds d.mu.
+func (d *memData) writeAt(p []byte, off int64) {
+	for len(p) > 0 {
+		k := copy(d.pages[off/memPage][off%memPage:], p)
+		p = p[k:]
+		off += int64(k)
+	}
+}
+
+// grow extends the file to size bytes of zeros, within the disk's capacity. The caller
+// holds d.mu.
+func (d *memData) grow(size int64, name string) error {
+	if err := d.fs.reserve(size-d.size, name); err != nil {
+		return err
+	}
+	for int64(len(d.pages))*memPage < size {
+		d.pages = append(d.pages, make([]byte, memPage))
+	}
+	d.size = size
+	return nil
+}
+
+// shrink cuts the file to size bytes, giving back the space and the pages past it. The
+// caller holds d.mu.
+func (d *memData) shrink(size int64) {
+	d.fs.used.Add(size - d.size)
+	keep := int((size + memPage - 1) / memPage)
+	clear(d.pages[keep:]) // let the collector have them
+	d.pages = d.pages[:keep]
+	if tail := size % memPage; tail != 0 {
+		clear(d.pages[keep-1][tail:]) // a later growth reads zeros
+	}
+	d.size = size
+}
+
+// SetCapacity sets how many bytes the files may hold together; n <= 0 restores
+// DefaultMemFSCapacity. Lowering it below what the files hold refuses further growth
+// and takes nothing away.
+func (m *MemFS) SetCapacity(n int64) { m.capacity.Store(max(n, 0)) }
+
+// Capacity returns how many bytes the files may hold together.
+func (m *MemFS) Capacity() int64 {
+	if c := m.capacity.Load(); c > 0 {
+		return c
+	}
+	return DefaultMemFSCapacity
+}
+
+// Used returns how many bytes the files hold together.
+func (m *MemFS) Used() int64 { return m.used.Load() }
+
+// reserve accounts for n more bytes, or fails with ERROR_DISK_FULL if they would pass
+// the capacity. The caller holds the growing file's memData.mu.
+func (m *MemFS) reserve(n int64, name string) error {
+	for {
+		used, limit := m.used.Load(), m.Capacity()
+		if n > limit-used {
+			return winerr.New(winerr.ErrDiskFull, "the in-memory disk holds %d of its %d bytes: %d more for %q do not fit", used, limit, n, name)
+		}
+		if m.used.CompareAndSwap(used, used+n) {
+			return nil
+		}
+	}
 }
 
 // OpenFile implements FileSystem for the flags a Writer uses: O_CREATE, O_TRUNC, O_RDWR.
@@ -33,12 +130,12 @@ func (m *MemFS) OpenFile(name string, flag int, _ os.FileMode) (WriteFile, error
 		if flag&os.O_CREATE == 0 {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 		}
-		d = &memData{}
+		d = &memData{fs: m}
 		m.files[name] = d
 	}
 	if flag&os.O_TRUNC != 0 {
 		d.mu.Lock()
-		d.b = d.b[:0]
+		d.shrink(0)
 		d.mu.Unlock()
 	}
 	return &memFile{name: name, d: d}, nil
@@ -54,7 +151,22 @@ func (m *MemFS) ReadFile(name string) ([]byte, bool) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]byte(nil), d.b...), true
+	b := make([]byte, d.size)
+	d.readAt(b, 0)
+	return b, true
+}
+
+// Size returns a file's size without copying it.
+func (m *MemFS) Size(name string) (int64, bool) {
+	m.mu.Lock()
+	d, ok := m.files[name]
+	m.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.size, true
 }
 
 // Names returns the files' names, sorted.
@@ -75,12 +187,15 @@ type memFile struct {
 }
 
 func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "read", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if off >= int64(len(f.d.b)) {
+	if off >= f.d.size {
 		return 0, io.EOF
 	}
-	n := copy(p, f.d.b[off:])
+	n := f.d.readAt(p, off)
 	if n < len(p) {
 		return n, io.EOF
 	}
@@ -88,29 +203,37 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if end := off + int64(len(p)); end > int64(len(f.d.b)) {
-		f.d.b = append(f.d.b, make([]byte, end-int64(len(f.d.b)))...)
+	if end := off + int64(len(p)); end > f.d.size {
+		if err := f.d.grow(end, f.name); err != nil {
+			return 0, err
+		}
 	}
-	return copy(f.d.b[off:], p), nil
+	f.d.writeAt(p, off)
+	return len(p), nil
 }
 
 func (f *memFile) Truncate(size int64) error {
+	if size < 0 {
+		return &fs.PathError{Op: "truncate", Path: f.name, Err: fs.ErrInvalid}
+	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	if size <= int64(len(f.d.b)) {
-		f.d.b = f.d.b[:size]
-	} else {
-		f.d.b = append(f.d.b, make([]byte, size-int64(len(f.d.b)))...)
+	if size <= f.d.size {
+		f.d.shrink(size)
+		return nil
 	}
-	return nil
+	return f.d.grow(size, f.name)
 }
 
 func (f *memFile) Stat() (os.FileInfo, error) {
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()
-	return memInfo{f.name, int64(len(f.d.b))}, nil
+	return memInfo{f.name, f.d.size}, nil
 }
 
 func (f *memFile) Close() error { return nil }

@@ -8,10 +8,11 @@
 package scenario
 
 import (
-	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,19 +37,63 @@ const ProcessID = 1000
 // clockFrequency is the manual clock's: 10 MHz, 100 ns ticks.
 const clockFrequency = 10_000_000
 
+// Limits bound what a scenario may ask of its machine, so that any scenario, however
+// written, runs in bounded memory and time. A zero field takes its default: the limit
+// the language has always had. A fuzzer or a test sets smaller ones.
+type Limits struct {
+	// Disk is the in-memory disk's size in bytes, all log files together, and the most
+	// `kernel disk=MB` may ask for: past it a log file's write fails as on a full disk
+	// (ERROR_DISK_FULL) and costs the session that buffer (LogBuffersLost), never the
+	// session. Default etl.DefaultMemFSCapacity (256 MiB).
+	Disk int64
+	// Processors is the most processors `kernel processors=N` may ask for; default 2048.
+	Processors int
+	// Events is the most events one write command may write; default 10000000.
+	Events uint64
+	// BufferKB is the largest BufferSize `start buffer=KB` may ask for, and Buffers the
+	// most MinimumBuffers or MaximumBuffers; default 1<<31 each (StartTrace then clamps
+	// BufferSize to the version's range and refuses more than the emulator's buffer
+	// memory per session, session.MaxBufferMemory).
+	BufferKB, Buffers uint64
+}
+
+// withDefaults returns l with every zero field set to its default.
+func (l Limits) withDefaults() Limits {
+	if l.Disk <= 0 {
+		l.Disk = etl.DefaultMemFSCapacity
+	}
+	if l.Processors <= 0 {
+		l.Processors = 2048
+	}
+	if l.Events == 0 {
+		l.Events = 10_000_000
+	}
+	if l.BufferKB == 0 {
+		l.BufferKB = 1 << 31
+	}
+	if l.Buffers == 0 {
+		l.Buffers = 1 << 31
+	}
+	return l
+}
+
 // Machine is one scenario's emulated kernel and the names the scenario gave its
 // providers. It is not safe for concurrent use: a scenario is one sequence of commands.
 type Machine struct {
-	out     io.Writer
-	k       *emu.Kernel // nil until the first command that needs it
-	version winver.Version
-	procs   int
-	pmcCtrs int // PMC counters per processor; 0 for pmc.DefaultPlatformCounters
-	clk     *clock.Manual
-	fs      *etl.MemFS
-	provs   map[string]*provider       // by lower-cased name
-	handles map[string]emu.TraceHandle // the last handle StartTrace gave each session name, lower-cased, kept after stop as a program keeps it
-	order   []*provider                // in registration order, for views
+	out      io.Writer
+	limits   Limits
+	ctx      context.Context               // the running command's, which a long step checks; set by ExecContext
+	progress func(cmd string, done uint64) // SetProgress's; nil for none
+	k        *emu.Kernel                   // nil until the first command that needs it
+	version  winver.Version
+	procs    int
+	pmcCtrs  int   // PMC counters per processor; 0 for pmc.DefaultPlatformCounters
+	disk     int64 // the in-memory disk's size in bytes, as `kernel disk=MB` set it (limits.Disk when not)
+	clk      *clock.Manual
+	fs       *etl.MemFS
+	provs    map[string]*provider       // by lower-cased name
+	handles  map[string]emu.TraceHandle // the last handle StartTrace gave each session name, lower-cased, kept after stop as a program keeps it
+	order    []*provider                // in registration order, for views
 }
 
 // provider is a name the scenario used for a provider or a registration: its GUID and,
@@ -61,11 +106,16 @@ type provider struct {
 	closed bool // EventUnregister was called on reg
 }
 
-// New returns a machine that prints to out. Its kernel is created by the first command
-// that needs one, as the scenario's `kernel` command configured it (Windows 2004 and two
-// processors when it did not).
-func New(out io.Writer) *Machine {
-	return &Machine{out: out, version: winver.Default, procs: 2, provs: map[string]*provider{}, handles: map[string]emu.TraceHandle{}}
+// New returns a machine that prints to out, with the default Limits. Its kernel is
+// created by the first command that needs one, as the scenario's `kernel` command
+// configured it (Windows 2004 and two processors when it did not).
+func New(out io.Writer) *Machine { return NewLimited(out, Limits{}) }
+
+// NewLimited returns a machine that prints to out and refuses what passes lim.
+func NewLimited(out io.Writer, lim Limits) *Machine {
+	lim = lim.withDefaults()
+	return &Machine{out: out, limits: lim, ctx: context.Background(), version: winver.Default, procs: min(2, lim.Processors), disk: lim.Disk,
+		provs: map[string]*provider{}, handles: map[string]emu.TraceHandle{}}
 }
 
 // Close stops the machine's kernel.
@@ -82,6 +132,7 @@ func (m *Machine) kernel() (*emu.Kernel, error) {
 	}
 	m.clk = clock.NewManualSource(0, 0)
 	m.fs = &etl.MemFS{}
+	m.fs.SetCapacity(m.disk)
 	k, err := emu.New(emu.Config{Version: m.version, Processors: m.procs, Clock: m.clk, ClockFrequency: clockFrequency,
 		ProcessID: ProcessID, Synchronous: true, FileSystem: m.fs, PMCSource: pmc.Synthetic{}, PMCCounters: m.pmcCtrs})
 	if err != nil {
@@ -94,41 +145,120 @@ func (m *Machine) kernel() (*emu.Kernel, error) {
 // Run executes a scenario read from r, one command per line, and stops at the first
 // command that fails unexpectedly; the error names its line. Blank lines and lines
 // starting with '#' are skipped; comment lines starting with "##" are printed, so a
-// lesson's commentary appears in its output.
+// lesson's commentary appears in its output. A line longer than MaxLine is an error.
 func (m *Machine) Run(r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		if err := m.Exec(sc.Text()); err != nil {
-			return fmt.Errorf("line %d: %w", n, err)
+	_, err := m.RunContext(context.Background(), r)
+	return err
+}
+
+// RunContext is Run that stops when ctx is done, between commands or within a long
+// one (a write of many events), with an error naming the line and ctx's cause. It
+// returns how many commands ran (comments and blank lines are not commands), the
+// failing one included. The sessions keep running: StopAll stops them.
+func (m *Machine) RunContext(ctx context.Context, r io.Reader) (ran int, err error) {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the reading goroutine when a command fails
+	lines := Lines(lctx, r)
+	last := 0 // the number of the last line read
+	for {
+		var l Line
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-ctx.Done():
+			return ran, fmt.Errorf("after line %d: %w", last, context.Cause(ctx))
+		}
+		if !ok {
+			if ctx.Err() != nil {
+				return ran, fmt.Errorf("at the end of the input: %w", context.Cause(ctx))
+			}
+			return ran, nil
+		}
+		last = l.N
+		if l.Err != nil {
+			return ran, fmt.Errorf("line %d: %w", l.N, l.Err)
+		}
+		cmd, err := m.exec(ctx, l.Text)
+		if cmd {
+			ran++
+		}
+		if err != nil {
+			return ran, fmt.Errorf("line %d: %w", l.N, err)
 		}
 	}
-	return sc.Err()
 }
 
 // Exec runs one line. An error means the command failed (or an `expect` was not met);
 // the machine stays usable.
 func (m *Machine) Exec(line string) error {
+	_, err := m.exec(context.Background(), line)
+	return err
+}
+
+// ExecContext is Exec that stops a long command (a write of many events) when ctx is
+// done, with ctx's cause in its error, and runs none once it is.
+func (m *Machine) ExecContext(ctx context.Context, line string) error {
+	_, err := m.exec(ctx, line)
+	return err
+}
+
+// exec runs one line and reports whether it was a command (not blank, not a comment).
+func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 	line = strings.TrimSpace(line)
 	if text, ok := strings.CutPrefix(line, "##"); ok {
 		fmt.Fprintln(m.out, "#"+text)
-		return nil
+		return false, nil
 	}
 	if line == "" || line[0] == '#' {
-		return nil
+		return false, nil
+	}
+	if ctx.Err() != nil {
+		return false, context.Cause(ctx)
 	}
 	fields := strings.Fields(line)
 	c, ok := commands[strings.ToLower(fields[0])]
 	if !ok {
-		return fmt.Errorf("unknown command %q (help lists them)", fields[0])
+		return true, fmt.Errorf("unknown command %q (help lists them)", fields[0])
 	}
 	args, err := parseArgs(fields[1:], c)
 	if err != nil {
-		return fmt.Errorf("%s: %w (usage: %s)", fields[0], err, c.usage)
+		return true, fmt.Errorf("%s: %w (usage: %s)", fields[0], err, c.usage)
 	}
+	m.ctx = ctx
+	defer func() { m.ctx = context.Background() }()
 	if err := c.run(m, args); err != nil {
-		return fmt.Errorf("%s: %w", fields[0], err)
+		return true, fmt.Errorf("%s: %w", fields[0], err)
 	}
-	return nil
+	return true, nil
+}
+
+// SetProgress has a long command call fn at each bounded chunk of its work, with the
+// command's name and the work done so far (a write: the events written, every
+// writeChunk events from 0), just before it looks at its context: a caller can show
+// progress, and a test can stop the command at a known point. nil removes it.
+func (m *Machine) SetProgress(fn func(cmd string, done uint64)) { m.progress = fn }
+
+// StopAll stops every running session as `stop` does and prints each one's final
+// counters, so that its buffers are flushed and its log file's header finalized
+// (BuffersWritten, EventsLost, EndTime): what a command does when it is interrupted. A
+// session StopTrace refuses (EVENT_TRACE_NONSTOPPABLE_MODE) is stopped by Close. It
+// returns the first error.
+func (m *Machine) StopAll() error {
+	if m.k == nil {
+		return nil
+	}
+	var first error
+	for _, l := range m.k.Sessions() {
+		var p emu.Properties
+		if err := m.k.StopTrace(0, l.Name(), &p); err != nil {
+			if first == nil {
+				first = fmt.Errorf("stop %s: %w", l.Name(), err)
+			}
+			continue
+		}
+		fmt.Fprintf(m.out, "stopped %s: %s\n", l.Name(), counters(&p))
+	}
+	return first
 }
 
 // args are a command's positional words and key=value options.
@@ -164,15 +294,16 @@ func parseArgs(words []string, c command) (args, error) {
 	return a, nil
 }
 
-// num reads option k as an unsigned number (decimal or 0x hex), or def when absent.
-func (a args) num(k string, def uint64) (uint64, error) {
+// num reads option k as an unsigned number from 0 to hi (decimal or 0x hex), or def
+// when absent; the error says the range.
+func (a args) num(k string, def, hi uint64) (uint64, error) {
 	v, ok := a.opts[k]
 	if !ok {
 		return def, nil
 	}
 	n, err := strconv.ParseUint(v, 0, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s=%s: not a number", k, v)
+	if err != nil || n > hi {
+		return 0, fmt.Errorf("%s=%s: a number from 0 to %d (decimal or 0x hex)", k, v, hi)
 	}
 	return n, nil
 }
@@ -193,8 +324,8 @@ var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"kernel": {"kernel [version=V] [processors=N] [pmccounters=N]", "start a new emulated kernel (the previous one and its sessions are gone); without it the first command starts version=2004 processors=2",
-			0, 0, "version processors pmccounters", false, cmdKernel},
+		"kernel": {"kernel [version=V] [processors=N] [pmccounters=N] [disk=MB]", "start a new emulated kernel (the previous one, its sessions and its files are gone); without it the first command starts version=2004 processors=2; disk is the in-memory disk's size (default and most: run's and shell's -disk), past which log-file writes fail with ERROR_DISK_FULL",
+			0, 0, "version processors pmccounters disk", false, cmdKernel},
 		"start": {"start NAME [mode=FLAGS] [buffer=KB] [min=N] [max=N] [file=PATH] [maxfile=MB] [flush=S] [guid=P] [autologger=1]", "StartTrace: start a session; mode takes LogFileMode names (SEQUENTIAL,CIRCULAR or EVENT_TRACE_*), file names an in-memory log file, guid the session GUID (a provider name or a GUID: a private logger's provider), autologger=1 starts it as an AutoLogger session",
 			1, 1, "mode buffer min max file maxfile flush guid autologger", false, cmdStart},
 		"save":       {"save NAME FILE", "write an in-memory (BUFFERING) session's ring of buffers to an in-memory ETL file, as xperf -flush does", 2, 2, "", false, cmdSave},
@@ -265,25 +396,27 @@ func cmdKernel(m *Machine, a args) error {
 		}
 		version = ver
 	}
-	n, err := a.num("processors", uint64(procs))
+	n, err := a.num("processors", uint64(procs), uint64(m.limits.Processors))
+	if err != nil || n < 1 {
+		return fmt.Errorf("processors=%s: the emulator supports 1 to %d here", a.opts["processors"], m.limits.Processors)
+	}
+	ctrs, err := a.num("pmccounters", uint64(m.pmcCtrs), pmc.MaxPlatformCounters)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: the emulated HAL has at most %d", err, pmc.MaxPlatformCounters)
 	}
-	if n < 1 || n > 2048 {
-		return fmt.Errorf("processors=%d: the emulator supports 1 to 2048", n)
-	}
-	ctrs, err := a.num("pmccounters", uint64(m.pmcCtrs))
-	if err != nil {
-		return err
-	}
-	if ctrs > pmc.MaxPlatformCounters {
-		return fmt.Errorf("pmccounters=%d: the emulated HAL has at most %d", ctrs, pmc.MaxPlatformCounters)
+	disk := m.disk
+	if v, ok := a.opts["disk"]; ok {
+		mb, err := a.num("disk", 0, uint64(m.limits.Disk>>20))
+		if err != nil || mb < 1 {
+			return fmt.Errorf("disk=%s: the in-memory disk may be 1 to %d MB here (run's and shell's -disk sets the most)", v, m.limits.Disk>>20)
+		}
+		disk = int64(mb) << 20
 	}
 	if m.k != nil { // a new kernel: the old one and everything in it are gone
 		m.k.Close()
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
 	}
-	m.version, m.procs, m.pmcCtrs = version, int(n), int(ctrs)
+	m.version, m.procs, m.pmcCtrs, m.disk = version, int(n), int(ctrs), disk
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
@@ -306,22 +439,24 @@ func cmdStart(m *Machine, a args) error {
 			p.GUID = m.named(g).g // a provider's name: its GUID
 		}
 	}
+	lim := m.limits
 	for _, o := range []struct {
-		key string
-		dst *uint32
-		def uint64
-	}{{"buffer", &p.BufferSize, 64}, {"min", &p.MinimumBuffers, 0}, {"max", &p.MaximumBuffers, 0}, {"maxfile", &p.MaximumFileSize, 0}, {"flush", &p.FlushTimer, 0}} {
-		n, err := a.num(o.key, o.def)
+		key     string
+		dst     *uint32
+		def, hi uint64
+	}{{"buffer", &p.BufferSize, 64, min(lim.BufferKB, 1<<31)}, {"min", &p.MinimumBuffers, 0, min(lim.Buffers, 1<<31)}, {"max", &p.MaximumBuffers, 0, min(lim.Buffers, 1<<31)},
+		{"maxfile", &p.MaximumFileSize, 0, 1 << 31}, {"flush", &p.FlushTimer, 0, 1 << 31}} {
+		n, err := a.num(o.key, o.def, o.hi)
 		if err != nil {
 			return err
-		}
-		if n > 1<<31 {
-			return fmt.Errorf("%s=%d is too large", o.key, n)
 		}
 		*o.dst = uint32(n)
 	}
 	h, err := k.StartTrace(a.pos[0], p)
 	if err != nil {
+		if _, ok := a.opts["file"]; !ok && mode&(logmode.RealTime|logmode.Buffering) == 0 && errors.Is(err, winerr.ErrInvalidParameter) {
+			return fmt.Errorf("%w (start %s file=%s.etl writes a log file; mode=REAL_TIME delivers to a consumer; mode=BUFFERING keeps a ring in memory)", err, a.pos[0], a.pos[0])
+		}
 		return err
 	}
 	m.handles[strings.ToLower(a.pos[0])] = h
@@ -393,17 +528,17 @@ func cmdUpdate(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	maxBuf, err := a.num("max", 0)
+	maxBuf, err := a.num("max", 0, min(m.limits.Buffers, 1<<31))
 	if err != nil {
 		return err
 	}
-	flush, err := a.num("flush", 0)
+	flush, err := a.num("flush", 0, 1<<31)
 	if err != nil {
 		return err
 	}
-	p := emu.Properties{MaximumBuffers: uint32(min(maxBuf, 1<<31)), FlushTimer: uint32(min(flush, 1<<31))}
+	p := emu.Properties{MaximumBuffers: uint32(maxBuf), FlushTimer: uint32(flush)}
 	if err := k.ControlTrace(0, a.pos[0], &p, emu.ControlUpdate); err != nil {
-		return err
+		return m.unstarted(a.pos[0], 0, err)
 	}
 	fmt.Fprintf(m.out, "updated %s: MaximumBuffers %d, FlushTimer %d\n", a.pos[0], p.MaximumBuffers, p.FlushTimer)
 	return nil
@@ -471,6 +606,31 @@ func (m *Machine) handle(name string) emu.TraceHandle {
 	return neverStarted
 }
 
+// unstarted explains err, the kernel's answer to a call on session name's handle, when
+// name is not running: the user never saw the handle the kernel names, so the error
+// names the session and keeps the kernel's Windows code. Any other err is returned as
+// it is. h is the handle used, 0 for a call by name.
+func (m *Machine) unstarted(name string, h emu.TraceHandle, err error) error {
+	var code *winerr.Errno
+	if err == nil || m.k == nil || !errors.As(err, &code) {
+		return err
+	}
+	if h != 0 && m.k.Session(h) != nil {
+		return err
+	}
+	if h == 0 {
+		for _, l := range m.k.Sessions() {
+			if strings.EqualFold(l.Name(), name) {
+				return err
+			}
+		}
+	}
+	if _, ok := m.handles[strings.ToLower(name)]; ok {
+		return winerr.New(code, "session %q is no longer running (its handle is stale)", name)
+	}
+	return winerr.New(code, "no session named %q was started (start %s file=%s.etl, or mode=REAL_TIME, starts one)", name, name, name)
+}
+
 func cmdEnable(m *Machine, a args) error { return enable(m, a, emu.EnableProvider) }
 
 func cmdDisable(m *Machine, a args) error { return enable(m, a, emu.DisableProvider) }
@@ -484,15 +644,15 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	}
 	h := m.handle(a.pos[0])
 	p := m.named(a.pos[1])
-	level, err := a.num("level", 0)
+	level, err := a.num("level", 0, 255)
 	if err != nil {
 		return err
 	}
-	anyKw, err := a.num("any", 0)
+	anyKw, err := a.num("any", 0, math.MaxUint64)
 	if err != nil {
 		return err
 	}
-	allKw, err := a.num("all", 0)
+	allKw, err := a.num("all", 0, math.MaxUint64)
 	if err != nil {
 		return err
 	}
@@ -500,8 +660,8 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	if a.opts["group"] == "1" {
 		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
 	}
-	if err := k.EnableTraceEx2(h, p.g, code, uint8(min(level, 255)), anyKw, allKw, params); err != nil {
-		return err
+	if err := k.EnableTraceEx2(h, p.g, code, uint8(level), anyKw, allKw, params); err != nil {
+		return m.unstarted(a.pos[0], h, err)
 	}
 	verb := map[emu.EventControlCode]string{emu.EnableProvider: "enabled", emu.DisableProvider: "disabled", emu.CaptureState: "asked for the state of"}[code]
 	mask := "not registered"
@@ -518,20 +678,17 @@ func cmdWrite(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0]) // never registered or closed: EventWriteEx answers
-	n, err := strconv.ParseUint(a.pos[1], 0, 32)
-	if err != nil || n > 10_000_000 {
-		return fmt.Errorf("count %q: a number up to 10000000", a.pos[1])
+	n, err := strconv.ParseUint(a.pos[1], 0, 64)
+	if err != nil || n > m.limits.Events {
+		return fmt.Errorf("count %q: a number from 0 to %d", a.pos[1], m.limits.Events)
 	}
 	var v [5]uint64
 	for i, o := range []struct {
-		key      string
-		def, max uint64
-	}{{"size", 16, 65535}, {"proc", 0, 1 << 20}, {"level", 4, 255}, {"keyword", 0, 1<<64 - 1}, {"id", 1, 65535}} {
-		if v[i], err = a.num(o.key, o.def); err != nil {
+		key     string
+		def, hi uint64
+	}{{"size", 16, 65535}, {"proc", 0, 1 << 20}, {"level", 4, 255}, {"keyword", 0, math.MaxUint64}, {"id", 1, 65535}} {
+		if v[i], err = a.num(o.key, o.def, o.hi); err != nil {
 			return err
-		}
-		if v[i] > o.max {
-			return fmt.Errorf("%s=%d: at most %d", o.key, v[i], o.max)
 		}
 	}
 	payload := make([]byte, v[0])
@@ -541,11 +698,29 @@ func cmdWrite(m *Machine, a args) error {
 	d := emu.EventDescriptor{ID: uint16(v[4]), Level: uint8(v[2]), Keyword: v[3]}
 	var t emu.Tally
 	o := &emu.WriteOptions{Processor: int(v[1]), ThreadID: 1, Tally: &t}
-	var failed error
-	for range n {
+	var failed, stopped error
+	done := uint64(0)
+	for ; done < n; done++ {
+		if done%writeChunk == 0 {
+			if m.progress != nil {
+				m.progress("write", done)
+			}
+			if m.ctx.Err() != nil {
+				stopped = context.Cause(m.ctx)
+				break
+			}
+		}
 		if err := k.EventWriteEx(p.reg, &d, o, payload); err != nil && failed == nil {
 			failed = err
 		}
+	}
+	if failed != nil && (p.reg == nil || p.closed) {
+		// Nothing reached a session: the error alone says what happened.
+		why := fmt.Sprintf("%s is not registered: register %s first", p.name, p.name)
+		if p.closed {
+			why = fmt.Sprintf("%s was unregistered", p.name)
+		}
+		return fmt.Errorf("EventWriteEx: %w (%s; all %d writes failed)", failed, why, done)
 	}
 	var parts []string
 	for id := range t.Delivered {
@@ -564,12 +739,23 @@ func cmdWrite(m *Machine, a args) error {
 	if len(parts) == 0 {
 		parts = []string{"no session enabled it: every write returned at the EnableMask check"}
 	}
-	fmt.Fprintf(m.out, "wrote %s x%d (%d bytes, processor %d): %s\n", p.name, n, v[0], o.Processor%k.Processors(), strings.Join(parts, "; "))
+	count := fmt.Sprint(n)
+	if stopped != nil {
+		count = fmt.Sprintf("%d of %d", done, n)
+	}
+	fmt.Fprintf(m.out, "wrote %s x%s (%d bytes, processor %d): %s\n", p.name, count, v[0], o.Processor%k.Processors(), strings.Join(parts, "; "))
+	if stopped != nil {
+		return fmt.Errorf("stopped after %d of %d events: %w", done, n, stopped)
+	}
 	if failed != nil {
 		return fmt.Errorf("EventWriteEx: %w", failed)
 	}
 	return nil
 }
+
+// writeChunk is how many events a write command writes between looks at its context:
+// at most 64 KB events' worth of copying (a few milliseconds) pass before a stop is seen.
+const writeChunk = 1024
 
 func cmdTraits(m *Machine, a args) error {
 	k, err := m.kernel()
@@ -627,7 +813,7 @@ func cmdCounters(m *Machine, a args) error {
 		err = k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, pmc.ULONGs(srcs...))
 	}
 	if err != nil {
-		return err
+		return m.unstarted(a.pos[0], h, err)
 	}
 	fmt.Fprintf(m.out, "set %d counters on %s\n", len(srcs), a.pos[0])
 	return nil
@@ -653,7 +839,7 @@ func cmdHooks(m *Machine, a args) error {
 		err = k.TraceSetInformation(h, pmc.TracePmcEventListInfo, ids)
 	}
 	if err != nil {
-		return err
+		return m.unstarted(a.pos[0], h, err)
 	}
 	fmt.Fprintf(m.out, "set %d PMC hook ids on %s\n", len(hooks), a.pos[0])
 	return nil
@@ -676,20 +862,18 @@ func cmdSysWrite(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	size, err := a.num("size", 16)
+	size, err := a.num("size", 16, 65535)
 	if err != nil {
 		return err
 	}
-	proc, err := a.num("proc", 0)
+	proc, err := a.num("proc", 0, 1<<20)
 	if err != nil {
 		return err
-	}
-	if size > 65535 || proc > 1<<20 {
-		return fmt.Errorf("size=%d proc=%d: at most 65535 and %d", size, proc, 1<<20)
 	}
 	var t emu.Tally
-	if err := k.WriteSystemEvent(m.handle(a.pos[0]), uint16(hook), &emu.WriteOptions{Processor: int(proc), Tally: &t}, make([]byte, size)); err != nil {
-		return err
+	h := m.handle(a.pos[0])
+	if err := k.WriteSystemEvent(h, uint16(hook), &emu.WriteOptions{Processor: int(proc), Tally: &t}, make([]byte, size)); err != nil {
+		return m.unstarted(a.pos[0], h, err)
 	}
 	id := m.handle(a.pos[0]).LoggerID()
 	fmt.Fprintf(m.out, "wrote kernel event %#04x to %s: %d written, %d lost\n", hook, a.pos[0], t.Delivered[id], t.Lost[id])
@@ -704,7 +888,12 @@ func cmdAdvance(m *Machine, a args) error {
 	if err != nil || d < 0 {
 		return fmt.Errorf("%q: a duration such as 1ms or 2s", a.pos[0])
 	}
-	m.clk.Advance(int64(d / (time.Second / clockFrequency)))
+	ticks, now := int64(d/(time.Second/clockFrequency)), m.clk.Peek()
+	if ticks > math.MaxInt64-now {
+		return fmt.Errorf("%s would pass the end of the clock: it stands at %d ticks and holds at most %d (2^63-1 ticks of 100 ns, about %d years)",
+			a.pos[0], now, int64(math.MaxInt64), int64(math.MaxInt64)/clockFrequency/(365*24*3600))
+	}
+	m.clk.Advance(ticks)
 	fmt.Fprintf(m.out, "clock: %d ticks\n", m.clk.Peek())
 	return nil
 }

@@ -23,7 +23,7 @@ func TestRunErrors(t *testing.T) {
 		{"expect ERROR_ALREADY_EXISTS start s file=a.etl\n", "expected ERROR_ALREADY_EXISTS, but start succeeded"},
 		{"start s file=a.etl\nexpect ERROR_BUSY start s file=a.etl\n", "expected ERROR_BUSY, got ERROR_ALREADY_EXISTS"},
 		{"write P 1\n", "write: EventWriteEx: ERROR_INVALID_HANDLE"},
-		{"register P\nwrite P 1 size=70000\n", "size=70000: at most 65535"},
+		{"register P\nwrite P 1 size=70000\n", "size=70000: a number from 0 to 65535"},
 		{"advance soon\n", "a duration"},
 		{"logdump nothing\n", "ERROR_WMI_INSTANCE_NOT_FOUND"},
 		{"kernel version=3.1\n", "unknown Windows version"},

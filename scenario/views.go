@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -172,7 +173,7 @@ func viewBufdump(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	limit, err := a.num("bytes", 32)
+	limit, err := a.num("bytes", 32, 1<<16)
 	if err != nil {
 		return err
 	}
@@ -182,7 +183,7 @@ func viewBufdump(m *Machine, a args) error {
 		if len(data) > headerSize {
 			b := &etl.Buffer{Data: data}
 			_ = b.Records(func(etl.Record) error { r.Records++; return nil })
-			r.Hex = hex.EncodeToString(data[headerSize:min(len(data), headerSize+int(min(limit, 1<<16)))])
+			r.Hex = hex.EncodeToString(data[headerSize:min(len(data), headerSize+int(limit))])
 		}
 		rows = append(rows, r)
 	})
@@ -224,7 +225,7 @@ func viewLogdump(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	last, err := a.num("t", 20)
+	last, err := a.num("t", 20, math.MaxInt32)
 	if err != nil {
 		return err
 	}
@@ -422,8 +423,8 @@ func viewFiles(m *Machine, a args) error {
 	}
 	files := []file{}
 	for _, n := range m.fs.Names() {
-		b, _ := m.fs.ReadFile(n)
-		files = append(files, file{n, len(b)})
+		size, _ := m.fs.Size(n)
+		files = append(files, file{n, int(size)})
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return m.show(a, files, func(w io.Writer) {

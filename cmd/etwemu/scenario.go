@@ -1,41 +1,81 @@
 package main
 
 import (
-	"bufio"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/scenario"
 )
 
-const runAbout = `Usage: etwemu run FILE
+var runAbout = fmt.Sprintf(`Usage: etwemu run [-disk MB] FILE
 
 Runs a scenario: one command per line on an emulated kernel that is synchronous, with a
 manual clock and in-memory files, so a scenario prints the same text every time. It
 stops at the first command that fails unless the line expects that failure
-(expect ERROR_... COMMAND). "-" reads the scenario from standard input. The lessons in
-examples/ are scenarios; the commands are:
-`
+(expect ERROR_... COMMAND), and says on stderr how many commands ran. "-" reads the
+scenario from standard input. A line longer than %d bytes is an error naming its
+line. The in-memory disk holds -disk MB, all log files together: past it a log file's
+writes fail as on a full disk (ERROR_DISK_FULL) and its session counts the buffers in
+LogBuffersLost. The first SIGINT or SIGTERM stops the command being run (a write
+between chunks of events), stops every session (their files' headers are finalized),
+prints their counters and exits with 128 plus the signal's number; a second exits at
+once. The lessons in examples/ are scenarios; the commands are:
+`, scenario.MaxLine)
 
-const shellAbout = `Usage: etwemu shell
+var shellAbout = fmt.Sprintf(`Usage: etwemu shell [-disk MB]
 
 Reads scenario commands one line at a time from standard input, from a terminal or a
-pipe, and runs each at once; a failing command prints its error and the shell goes on.
-"help" lists the commands, "help COMMAND" explains one, "quit" or end of input leaves.`
+pipe, and runs each at once; a failing command prints its error, with its line number,
+and the shell goes on, as it does past a line longer than %d bytes. "help" lists the
+commands, "help COMMAND" explains one, "quit" or end of input leaves. The in-memory disk
+holds -disk MB, all log files together (past it writes fail with ERROR_DISK_FULL). The
+first SIGINT or SIGTERM stops the command being run, stops every session, prints their
+counters and exits with 128 plus the signal's number; a second exits at once.`, scenario.MaxLine)
+
+// maxDiskMB is the largest in-memory disk -disk may ask for: 64 GB.
+const maxDiskMB = 64 << 10
+
+// machineHook, when set, sees each machine run and shell create, with the context that
+// the first signal cancels. Tests set it to learn when a command has started.
+var machineHook func(ctx context.Context, m *scenario.Machine)
+
+// diskFlag adds -disk to fs.
+func diskFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in `MB`, all log files together (1 to %d); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's kernel disk=N may ask for less", maxDiskMB))
+}
+
+// newMachine checks -disk and returns a machine that prints to stdout, or the exit code.
+func newMachine(ctx context.Context, fs *flag.FlagSet, disk int64, stdout, stderr io.Writer) (*scenario.Machine, int) {
+	b := bounds{fs: fs}
+	b.int("disk", disk, 1, maxDiskMB, "")
+	if code := b.done(stderr); code >= 0 {
+		return nil, code
+	}
+	m := scenario.NewLimited(stdout, scenario.Limits{Disk: disk << 20})
+	if machineHook != nil {
+		machineHook(ctx, m)
+	}
+	return m, -1
+}
 
 func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	disk := diskFlag(fs)
 	var about strings.Builder
 	about.WriteString(runAbout)
 	scenario.Help(&about)
 	if code := parseFlags(fs, about.String(), "FILE", args, stdout, stderr); code >= 0 {
 		return code
 	}
+	name := fs.Arg(0)
 	var in io.Reader = os.Stdin
-	if name := fs.Arg(0); name != "-" {
+	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "etwemu run: %v\n", err)
@@ -44,46 +84,108 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 		defer f.Close()
 		in = f
 	}
-	m := scenario.New(stdout)
+	ctx, stop := interruptible(context.Background(), stderr, "the scenario")
+	defer stop()
+	m, code := newMachine(ctx, fs, *disk, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
 	defer m.Close()
-	if err := m.Run(in); err != nil {
-		fmt.Fprintf(stderr, "etwemu run: %s: %v\n", fs.Arg(0), err)
+	ran, err := m.RunContext(ctx, in)
+	if code := interruptedCode(ctx); code != 0 {
+		return interrupted(ctx, m, "run: "+name, err, ran, stderr)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu run: %s: %v (%s ran)\n", name, err, plural(ran, "command"))
 		return 1
 	}
+	fmt.Fprintf(stderr, "etwemu run: %s: %s ran\n", name, plural(ran, "command"))
 	return 0
+}
+
+// interrupted ends a command that a signal stopped: it stops every session (their
+// counters go to stdout), says on stderr where it stopped (err, the stopped command's
+// error, or the signal when none was running) and returns interruptedCode.
+func interrupted(ctx context.Context, m *scenario.Machine, what string, err error, ran int, stderr io.Writer) int {
+	if e := m.StopAll(); e != nil {
+		fmt.Fprintf(stderr, "etwemu %s: %v\n", what, e)
+	}
+	if err == nil {
+		err = context.Cause(ctx)
+	}
+	fmt.Fprintf(stderr, "etwemu %s: %v (%s ran); every session was stopped\n", what, err, plural(ran, "command"))
+	return interruptedCode(ctx)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func runShell(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("shell", flag.ContinueOnError)
+	disk := diskFlag(fs)
 	if code := parseFlags(fs, shellAbout, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
-	return shell(os.Stdin, stdout, stderr, isTerminal(os.Stdin))
+	ctx, stop := interruptible(context.Background(), stderr, "the shell")
+	defer stop()
+	m, code := newMachine(ctx, fs, *disk, stdout, stderr)
+	if code >= 0 {
+		return code
+	}
+	defer m.Close()
+	return shell(ctx, m, os.Stdin, stdout, stderr, isTerminal(os.Stdin))
 }
 
-// shell runs commands from in until it ends or says quit; prompt is for terminals.
-func shell(in io.Reader, stdout, stderr io.Writer, prompt bool) int {
-	m := scenario.New(stdout)
-	defer m.Close()
-	sc := bufio.NewScanner(in)
-	for {
+// shell runs commands from in on m until the input ends, a line says quit or ctx is
+// done; prompt is for terminals. A cancelled ctx (a signal) stops every session and
+// returns interruptedCode.
+func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stderr io.Writer, prompt bool) int {
+	lines := scenario.Lines(ctx, in)
+	ran := 0
+	var last error // the command a signal stopped, if one did
+	for ctx.Err() == nil {
 		if prompt {
 			fmt.Fprint(stdout, "etwemu> ")
 		}
-		if !sc.Scan() {
+		var l scenario.Line
+		var ok bool
+		select {
+		case l, ok = <-lines:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
 			break
 		}
-		line := sc.Text()
-		if line == "quit" || line == "exit" {
-			break
+		if !ok {
+			return 0
 		}
-		if err := m.Exec(line); err != nil {
-			fmt.Fprintf(stderr, "error: %v\n", err)
+		if l.Err != nil {
+			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, l.Err)
+			if errors.Is(l.Err, scenario.ErrLineTooLong) {
+				continue
+			}
+			return 1
+		}
+		if w := strings.TrimSpace(l.Text); w == "quit" || w == "exit" {
+			return 0
+		}
+		if t := strings.TrimSpace(l.Text); t != "" && t[0] != '#' {
+			ran++
+		}
+		if err := m.ExecContext(ctx, l.Text); err != nil {
+			if ctx.Err() != nil {
+				last = fmt.Errorf("line %d: %w", l.N, err)
+				break
+			}
+			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		fmt.Fprintf(stderr, "etwemu shell: %v\n", err)
-		return 1
+	if prompt {
+		fmt.Fprintln(stdout)
 	}
-	return 0
+	return interrupted(ctx, m, "shell", last, ran, stderr)
 }

@@ -2,28 +2,40 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/etwemu/etwemu/scenario"
 )
+
+func writeScenario(t *testing.T, src string) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "s.scenario")
+	if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
 
 func TestRunAndShell(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"run", "../../examples/02-ninth-session.scenario"}, &out, &errb); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "as expected, enable failed: ERROR_NO_SYSTEM_RESOURCES") {
-		t.Errorf("run printed:\n%s", out.String())
+	if !strings.Contains(out.String(), "as expected, enable failed: ERROR_NO_SYSTEM_RESOURCES") || !strings.HasSuffix(errb.String(), " commands ran\n") {
+		t.Errorf("run printed:\n%s\nstderr %q", out.String(), errb.String())
 	}
 
-	bad := filepath.Join(t.TempDir(), "bad.scenario")
-	if err := os.WriteFile(bad, []byte("start s file=a.etl\nstart s file=a.etl\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := writeScenario(t, "start s file=a.etl\nstart s file=a.etl\n")
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"run", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "line 2: start: ERROR_ALREADY_EXISTS") {
+	if code := run([]string{"run", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "line 2: start: ERROR_ALREADY_EXISTS") || !strings.Contains(errb.String(), "(2 commands ran)") {
 		t.Errorf("failing scenario: exit %d, stderr %q", code, errb.String())
 	}
 
@@ -31,15 +43,194 @@ func TestRunAndShell(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	in := strings.NewReader("start s file=a.etl\nstart s file=a.etl\nstrdump\nquit\nstrdump\n")
-	if code := shell(in, &out, &errb, false); code != 0 {
+	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 {
 		t.Fatalf("shell: exit %d", code)
 	}
-	if !strings.Contains(errb.String(), "error: start: ERROR_ALREADY_EXISTS") || strings.Count(out.String(), "loggers running") != 1 || strings.Contains(out.String(), "etwemu>") {
+	if !strings.Contains(errb.String(), "error: line 2: start: ERROR_ALREADY_EXISTS") || strings.Count(out.String(), "loggers running") != 1 || strings.Contains(out.String(), "etwemu>") {
 		t.Errorf("shell: stdout %q, stderr %q", out.String(), errb.String())
 	}
 
 	out.Reset()
-	if code := run([]string{"help", "run"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "logdump NAME") {
+	if code := run([]string{"help", "run"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "logdump NAME") || !strings.Contains(out.String(), "-disk") {
 		t.Errorf("help run: exit %d\n%s", code, out.String())
 	}
+}
+
+// An empty scenario says it ran nothing; comments are not commands.
+func TestRunEmpty(t *testing.T) {
+	for src, want := range map[string]string{"": "0 commands ran", "# nothing\n\n": "0 commands ran", "echo hi\n": "1 command ran"} {
+		var out, errb bytes.Buffer
+		name := writeScenario(t, src)
+		if code := run([]string{"run", name}, &out, &errb); code != 0 || errb.String() != "etwemu run: "+name+": "+want+"\n" {
+			t.Errorf("%q: exit %d, stderr %q, want %q", src, code, errb.String(), want)
+		}
+	}
+}
+
+// -disk bounds the in-memory disk: a SEQUENTIAL file without MaximumFileSize fills it,
+// the session loses the buffers that do not fit and goes on.
+func TestRunDisk(t *testing.T) {
+	name := writeScenario(t, "start s file=s.etl mode=SEQUENTIAL\nregister P\nenable s P\nwrite P 2000 size=60000\nfiles\nstop s\n")
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", "-disk", "1", name}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"s.etl  1048576 bytes", "BuffersWritten 16, LogBuffersLost 198"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, disk := range []string{"0", "65537", "x"} {
+		errb.Reset()
+		if code := run([]string{"run", "-disk", disk, name}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-disk") {
+			t.Errorf("-disk %s: exit %d, stderr %q", disk, code, errb.String())
+		}
+	}
+	errb.Reset()
+	if code := run([]string{"shell", "-disk", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-disk 0: must be 1 to 65536") {
+		t.Errorf("shell -disk 0: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// A line longer than the language allows is an error naming its line: run stops there,
+// the shell goes on to the next line.
+func TestLongLines(t *testing.T) {
+	long := "echo " + strings.Repeat("x", 10<<20) + "\n"
+	name := writeScenario(t, "echo one\n"+long+"echo two\n")
+	var out, errb bytes.Buffer
+	if code := run([]string{"run", name}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "line 2: longer than 65536 bytes") || out.String() != "one\n" {
+		t.Errorf("run: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+	out.Reset()
+	errb.Reset()
+	in := strings.NewReader("echo one\n" + long + "echo two\n")
+	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 || out.String() != "one\ntwo\n" || !strings.Contains(errb.String(), "error: line 2: longer than 65536 bytes") {
+		t.Errorf("shell: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// stopAt has machines created by run and shell hold their first write at events done
+// until the signal has cancelled the command's context; started closes when it is
+// there.
+func stopAt(t *testing.T, done uint64) (started chan struct{}) {
+	t.Helper()
+	started = make(chan struct{})
+	var once sync.Once
+	machineHook = func(ctx context.Context, m *scenario.Machine) {
+		m.SetProgress(func(cmd string, n uint64) {
+			if cmd == "write" && n == done {
+				once.Do(func() {
+					close(started)
+					<-ctx.Done()
+				})
+			}
+		})
+	}
+	t.Cleanup(func() { machineHook = nil })
+	return started
+}
+
+// The first SIGINT stops run in the middle of a long write: the session is stopped with
+// its counters printed, and the status is 130.
+func TestRunInterrupted(t *testing.T) {
+	send, _ := fakeSignals(t)
+	started := stopAt(t, 2048)
+	name := writeScenario(t, "start s file=s.etl\nregister P\nenable s P\nwrite P 10000000 size=100\nstrdump\n")
+	go func() {
+		<-started
+		send(os.Interrupt)
+	}()
+	var out bytes.Buffer
+	var errb syncBuffer
+	code := run([]string{"run", name}, &out, &errb)
+	if code != 130 {
+		t.Errorf("exit %d, want 130", code)
+	}
+	for _, want := range []string{"wrote P x2048 of 10000000 (100 bytes, processor 0): logger 2: 2048 written\n", "stopped s: NumberOfBuffers"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "loggers running") {
+		t.Error("the command after the interrupted one ran")
+	}
+	for _, want := range []string{"SIGINT: stopping the scenario", "line 4: write: stopped after 2048 of 10000000 events: interrupted by SIGINT (4 commands ran); every session was stopped"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+}
+
+// notifyOn is a writer that closes ch once what it received contains want.
+type notifyOn struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	want string
+	ch   chan struct{}
+}
+
+func (n *notifyOn) Write(p []byte) (int, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	had := strings.Contains(n.b.String(), n.want)
+	n.b.Write(p)
+	if !had && strings.Contains(n.b.String(), n.want) {
+		close(n.ch)
+	}
+	return len(p), nil
+}
+
+func (n *notifyOn) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.b.String()
+}
+
+// SIGTERM reaches the shell while it waits for input, and while a write runs: either
+// way every session is stopped and the status is 143.
+func TestShellInterrupted(t *testing.T) {
+	t.Run("waiting for input", func(t *testing.T) {
+		send, _ := fakeSignals(t)
+		var errb syncBuffer
+		ctx, stop := interruptible(context.Background(), &errb, "the shell")
+		defer stop()
+		out := &notifyOn{want: "started s:", ch: make(chan struct{})}
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		go func() {
+			io.WriteString(pw, "start s file=s.etl\n")
+			<-out.ch
+			send(syscall.SIGTERM)
+		}()
+		if code := shell(ctx, scenario.New(out), pr, out, &errb, false); code != 143 {
+			t.Errorf("exit %d, want 143", code)
+		}
+		if !strings.Contains(out.String(), "stopped s: NumberOfBuffers") || !strings.Contains(errb.String(), "etwemu shell: interrupted by SIGTERM (1 command ran); every session was stopped") {
+			t.Errorf("stdout %q\nstderr %q", out.String(), errb.String())
+		}
+	})
+	t.Run("in a write", func(t *testing.T) {
+		send, _ := fakeSignals(t)
+		started := stopAt(t, 1024)
+		var errb syncBuffer
+		ctx, stop := interruptible(context.Background(), &errb, "the shell")
+		defer stop()
+		var out bytes.Buffer
+		m := scenario.New(&out)
+		machineHook(ctx, m)
+		go func() {
+			<-started
+			send(syscall.SIGTERM)
+		}()
+		in := strings.NewReader("start s mode=REAL_TIME\nregister P\nenable s P\nwrite P 10000000\nstrdump\n")
+		if code := shell(ctx, m, in, &out, &errb, false); code != 143 {
+			t.Errorf("exit %d, want 143", code)
+		}
+		if !strings.Contains(out.String(), "wrote P x1024 of 10000000") || !strings.Contains(out.String(), "stopped s:") || strings.Contains(out.String(), "loggers running") {
+			t.Errorf("stdout %q", out.String())
+		}
+		if !strings.Contains(errb.String(), "etwemu shell: line 4: write: stopped after 1024 of 10000000 events: interrupted by SIGTERM (4 commands ran)") {
+			t.Errorf("stderr %q", errb.String())
+		}
+	})
 }

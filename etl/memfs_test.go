@@ -1,0 +1,180 @@
+package etl
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// The in-memory disk holds at most its capacity, all files together: a write or a
+// Truncate past it fails with ERROR_DISK_FULL and changes nothing; truncating and
+// recreating give the space back.
+func TestMemFSCapacity(t *testing.T) {
+	var m MemFS
+	if m.Capacity() != DefaultMemFSCapacity {
+		t.Fatalf("zero MemFS capacity %d, want %d", m.Capacity(), DefaultMemFSCapacity)
+	}
+	m.SetCapacity(100)
+	a, err := m.OpenFile("a", os.O_RDWR|os.O_CREATE, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := m.OpenFile("b", os.O_RDWR|os.O_CREATE, 0)
+	if _, err := a.WriteAt(bytes.Repeat([]byte{1}, 60), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WriteAt(bytes.Repeat([]byte{2}, 30), 0); err != nil {
+		t.Fatal(err)
+	}
+	// 60 + 30 held; 11 more do not fit, 10 do. Overwriting inside a file takes no space.
+	if n, err := b.WriteAt(make([]byte, 11), 30); n != 0 || !errors.Is(err, winerr.ErrDiskFull) {
+		t.Errorf("write past the capacity: %d, %v; want 0, ERROR_DISK_FULL", n, err)
+	}
+	if sz, _ := m.Size("b"); sz != 30 || m.Used() != 90 {
+		t.Errorf("a refused write changed the disk: b %d bytes, %d used", sz, m.Used())
+	}
+	if err := a.Truncate(71); !errors.Is(err, winerr.ErrDiskFull) {
+		t.Errorf("Truncate past the capacity: %v", err)
+	}
+	if _, err := a.WriteAt(bytes.Repeat([]byte{3}, 60), 0); err != nil {
+		t.Errorf("overwrite in place: %v", err)
+	}
+	if _, err := b.WriteAt(make([]byte, 10), 30); err != nil || m.Used() != 100 {
+		t.Errorf("write up to the capacity: %v, %d used", err, m.Used())
+	}
+	// Shrinking gives space back; the bytes a later growth exposes read as zeros.
+	if err := a.Truncate(10); err != nil || m.Used() != 50 {
+		t.Fatalf("shrink: %v, %d used", err, m.Used())
+	}
+	if err := a.Truncate(20); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 20)
+	if _, err := a.ReadAt(got, 0); err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if want := append(bytes.Repeat([]byte{3}, 10), make([]byte, 10)...); !bytes.Equal(got, want) {
+		t.Errorf("regrown file reads %v, want %v", got, want)
+	}
+	// O_TRUNC gives a file's whole space back.
+	if _, err := m.OpenFile("b", os.O_RDWR|os.O_TRUNC, 0); err != nil || m.Used() != 20 {
+		t.Errorf("O_TRUNC: %v, %d used, want 20", err, m.Used())
+	}
+	// Negative offsets are refused, not a panic.
+	if _, err := a.WriteAt([]byte{1}, -1); err == nil {
+		t.Error("write at -1 accepted")
+	}
+	if _, err := a.ReadAt([]byte{1}, -1); err == nil {
+		t.Error("read at -1 accepted")
+	}
+	if err := a.Truncate(-1); err == nil {
+		t.Error("Truncate(-1) accepted")
+	}
+	m.SetCapacity(0)
+	if m.Capacity() != DefaultMemFSCapacity {
+		t.Errorf("SetCapacity(0) left %d", m.Capacity())
+	}
+}
+
+// A SEQUENTIAL log file with no MaximumFileSize on a full in-memory disk loses the
+// buffers that do not fit with ERROR_DISK_FULL and keeps the file readable: the header
+// finalizes in place with the counters.
+func TestWriterOnFullMemFS(t *testing.T) {
+	m := &MemFS{}
+	m.SetCapacity(3 * testBuf) // the header buffer and two trace buffers
+	w, err := Create(Options{Path: "full.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), FS: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written, lost int
+	for _, b := range buffers(5) {
+		r := w.WriteBuffer(b)
+		written += r.Written
+		lost += r.Lost
+		if r.Lost > 0 && !errors.Is(r.Err, winerr.ErrDiskFull) {
+			t.Errorf("lost buffer's error %v, want ERROR_DISK_FULL", r.Err)
+		}
+	}
+	if written != 2 || lost != 3 {
+		t.Errorf("written %d lost %d, want 2 and 3", written, lost)
+	}
+	if err := w.Close(Counters{BuffersLost: uint32(lost), EventsLost: 7, EndTime: 99}); err != nil {
+		t.Fatalf("finalizing on a full disk: %v", err)
+	}
+	data, _ := m.ReadFile("full.etl")
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rd.Header()
+	if h.BuffersWritten != 3 || h.BuffersLost != 3 || h.EventsLost != 7 || h.EndTime != 99 {
+		t.Errorf("finalized header: BuffersWritten %d BuffersLost %d EventsLost %d EndTime %d", h.BuffersWritten, h.BuffersLost, h.EventsLost, h.EndTime)
+	}
+	for {
+		if _, err := rd.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if rd.BuffersRead() != 3 {
+		t.Errorf("read back %d buffers, want the header buffer and 2", rd.BuffersRead())
+	}
+}
+
+// A file kept in pages reads back what a flat slice would hold, across page
+// boundaries, after shrinking and growing, and takes memory within a page of its size.
+func TestMemFSPages(t *testing.T) {
+	var m MemFS
+	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
+	var model []byte
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 400 {
+		switch r.IntN(4) {
+		case 0, 1: // write somewhere up to a little past the end
+			off := r.Int64N(int64(len(model)) + 3*memPage/2)
+			p := make([]byte, r.IntN(3*memPage))
+			for j := range p {
+				p[j] = byte(r.Uint32())
+			}
+			if _, err := f.WriteAt(p, off); err != nil {
+				t.Fatal(err)
+			}
+			if end := off + int64(len(p)); end > int64(len(model)) {
+				model = append(model, make([]byte, end-int64(len(model)))...)
+			}
+			copy(model[off:], p)
+		case 2: // shrink or grow
+			size := r.Int64N(int64(len(model)) + memPage)
+			if err := f.Truncate(size); err != nil {
+				t.Fatal(err)
+			}
+			if size <= int64(len(model)) {
+				model = model[:size]
+			} else {
+				model = append(model, make([]byte, size-int64(len(model)))...)
+			}
+		case 3: // read a piece
+			off := r.Int64N(int64(len(model)) + 1)
+			got := make([]byte, r.IntN(2*memPage))
+			n, _ := f.ReadAt(got, off)
+			if want := model[off:min(int64(len(model)), off+int64(len(got)))]; !bytes.Equal(got[:n], want) {
+				t.Fatalf("op %d: ReadAt(%d) differs", i, off)
+			}
+		}
+		if got, _ := m.ReadFile("p"); !bytes.Equal(got, model) || m.Used() != int64(len(model)) {
+			t.Fatalf("op %d: file of %d bytes (%d used) differs from the model's %d", i, len(got), m.Used(), len(model))
+		}
+		d := m.files["p"]
+		if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
+			t.Fatalf("op %d: %d pages for %d bytes, want %d", i, pages, d.size, want)
+		}
+	}
+}

@@ -1,0 +1,281 @@
+package scenario
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etwemu/etwemu/etl"
+)
+
+// run runs src on a fresh machine with lim and returns what it printed and its error.
+func runLimited(t *testing.T, lim Limits, src string) (*Machine, string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	m := NewLimited(&out, lim)
+	t.Cleanup(m.Close)
+	err := m.Run(strings.NewReader(src))
+	return m, out.String(), err
+}
+
+// header reads the log-file header of an in-memory file.
+func header(t *testing.T, m *Machine, name string) etl.LogfileHeader {
+	t.Helper()
+	data, ok := m.fs.ReadFile(name)
+	if !ok {
+		t.Fatalf("no file %s", name)
+	}
+	rd, err := etl.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rd.Header()
+}
+
+// A SEQUENTIAL file with no MaximumFileSize fills the in-memory disk and no more: the
+// buffers that do not fit are lost (LogBuffersLost), the session goes on, and its file
+// is finalized with the count.
+func TestDiskFullCostsBuffersNotTheSession(t *testing.T) {
+	m, out, err := runLimited(t, Limits{}, `kernel disk=1
+start s file=s.etl mode=SEQUENTIAL
+register P
+enable s P
+write P 2000 size=60000
+query s
+write P 3
+stop s
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if used, capacity := m.fs.Used(), m.fs.Capacity(); capacity != 1<<20 || used > capacity {
+		t.Errorf("disk holds %d of %d bytes", used, capacity)
+	}
+	// 1 MB holds the header buffer and 15 buffers of 64 KB; the other 1984 are lost, and
+	// the two written after the disk filled (the three small events and the stop's flush).
+	for _, want := range []string{
+		"queried s: NumberOfBuffers 7, FreeBuffers 5, EventsLost 0, BuffersWritten 16, LogBuffersLost 1984",
+		"wrote P x3 (16 bytes, processor 0): logger 2: 3 written",
+		"stopped s: NumberOfBuffers 7, FreeBuffers 7, EventsLost 0, BuffersWritten 16, LogBuffersLost 1986",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if h := header(t, m, "s.etl"); h.BuffersWritten != 16 || h.BuffersLost != 1986 || h.EndTime == 0 {
+		t.Errorf("finalized header: BuffersWritten %d BuffersLost %d EndTime %d", h.BuffersWritten, h.BuffersLost, h.EndTime)
+	}
+}
+
+// The disk's size is the machine's limit unless kernel disk=MB asks for less; more is
+// refused.
+func TestDiskLimit(t *testing.T) {
+	m, _, err := runLimited(t, Limits{Disk: 8 << 20}, "start s file=a.etl\n")
+	if err != nil || m.fs.Capacity() != 8<<20 {
+		t.Fatalf("%v, capacity %d", err, m.fs.Capacity())
+	}
+	m, _, err = runLimited(t, Limits{Disk: 8 << 20}, "kernel disk=2\nstart s file=a.etl\n")
+	if err != nil || m.fs.Capacity() != 2<<20 {
+		t.Fatalf("%v, capacity %d", err, m.fs.Capacity())
+	}
+	if _, _, err := runLimited(t, Limits{Disk: 8 << 20}, "kernel disk=9\n"); err == nil || !strings.Contains(err.Error(), "line 1: kernel: disk=9: the in-memory disk may be 1 to 8 MB") {
+		t.Errorf("disk past the limit: %v", err)
+	}
+	for _, c := range []struct {
+		lim      Limits
+		src, err string
+	}{
+		{Limits{Processors: 4}, "kernel processors=5\n", "processors=5: the emulator supports 1 to 4"},
+		{Limits{Events: 10}, "write P 11\n", `count "11": a number from 0 to 10`},
+		{Limits{BufferKB: 16}, "start s buffer=17 file=a\n", "buffer=17: a number from 0 to 16"},
+		{Limits{Buffers: 8}, "start s max=9 file=a\n", "max=9: a number from 0 to 8"},
+		{Limits{Buffers: 8}, "start s file=a\nupdate s max=9\n", "max=9: a number from 0 to 8"},
+	} {
+		if _, _, err := runLimited(t, c.lim, c.src); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("%q: %v, want %q", c.src, err, c.err)
+		}
+	}
+	// One processor: the kernel a scenario gets without asking stays within the limit.
+	if _, out, err := runLimited(t, Limits{Processors: 1}, "start s file=a.etl\nstrdump\n"); err != nil || !strings.Contains(out, "started s: LoggerId 2, LoggerMode NONE, BufferSize 64 KB, 2 buffers") {
+		t.Errorf("one-processor limit: %v\n%s", err, out)
+	}
+}
+
+// advance refuses a move the clock cannot hold, names the limit, and leaves the clock
+// where it was; up to the limit it moves.
+func TestAdvanceStopsAtTheClocksEnd(t *testing.T) {
+	src := strings.Repeat("advance 2562047h\n", 100) // 100 × 92233692000000000 ticks: 2^63 is passed at the 101st
+	m, _, err := runLimited(t, Limits{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := m.clk.Peek()
+	err = m.Exec("advance 2562047h")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("it stands at %d ticks and holds at most %d", before, int64(math.MaxInt64))) {
+		t.Errorf("advance past the end: %v", err)
+	}
+	if m.clk.Peek() != before {
+		t.Errorf("a refused advance moved the clock from %d to %d", before, m.clk.Peek())
+	}
+	if _, _, err := runLimited(t, Limits{}, src+"advance 2562047h\n"); err == nil || !strings.HasPrefix(err.Error(), "line 101: advance: 2562047h would pass the end of the clock") {
+		t.Errorf("Run: %v", err)
+	}
+	room := time.Duration(math.MaxInt64-before) * 100
+	if err := m.Exec("advance " + room.String()); err != nil || m.clk.Peek() != math.MaxInt64 {
+		t.Errorf("advance to the last tick: %v, clock %d", err, m.clk.Peek())
+	}
+}
+
+// endless is a line of n bytes with no end, made as it is read.
+type endless struct{ n int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.n == 0 {
+		return 0, io.EOF
+	}
+	k := min(len(p), e.n)
+	for i := range p[:k] {
+		p[i] = 'x'
+	}
+	e.n -= k
+	return k, nil
+}
+
+// A line longer than MaxLine is an error naming its line; the reader skips it without
+// holding it and goes on with the next line. Run stops there.
+func TestLongLine(t *testing.T) {
+	src := io.MultiReader(strings.NewReader("echo one\n"), &endless{10 << 20}, strings.NewReader("\necho two\r\nlast"))
+	lr := NewLineReader(src)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	var got []string
+	for {
+		text, n, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		got = append(got, fmt.Sprintf("%d:%s:%v", n, text, err))
+	}
+	runtime.ReadMemStats(&ms1)
+	want := []string{"1:echo one:<nil>", "2::" + ErrLineTooLong.Error(), "3:echo two:<nil>", "4:last:<nil>"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("lines %q, want %q", got, want)
+	}
+	if grew := ms1.TotalAlloc - ms0.TotalAlloc; grew > 4<<20 {
+		t.Errorf("reading a 10 MB line allocated %d bytes: the line was held", grew)
+	}
+	// A line of exactly MaxLine bytes is read; one more byte is too long.
+	_, out, err := runLimited(t, Limits{}, "echo "+strings.Repeat("y", MaxLine-5)+"\n")
+	if err != nil || len(out) != MaxLine-5+1 {
+		t.Errorf("a MaxLine line: %v, printed %d bytes", err, len(out))
+	}
+	_, out, err = runLimited(t, Limits{}, "echo a\necho "+strings.Repeat("y", MaxLine-4)+"\necho b\n")
+	if !errors.Is(err, ErrLineTooLong) || !strings.HasPrefix(err.Error(), "line 2: longer than 65536 bytes") || out != "a\n" {
+		t.Errorf("Run on a long line: %v, printed %q", err, out)
+	}
+}
+
+// A write of many events stops at the next chunk once its context is done: it prints
+// what it wrote, fails with the context's cause, and StopAll then stops the session and
+// finalizes its file.
+func TestWriteStopsOnContext(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	for _, l := range []string{"start s file=s.etl buffer=4", "register P", "enable s P"} {
+		if err := m.Exec(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("stop requested")
+	m.SetProgress(func(cmd string, done uint64) {
+		if cmd == "write" && done == 3*writeChunk {
+			cancel(stop)
+		}
+	})
+	out.Reset()
+	err := m.ExecContext(ctx, "write P 10000000 size=100")
+	if !errors.Is(err, stop) || !strings.Contains(err.Error(), fmt.Sprintf("stopped after %d of 10000000 events", 3*writeChunk)) {
+		t.Fatalf("interrupted write: %v", err)
+	}
+	if want := fmt.Sprintf("wrote P x%d of 10000000 (100 bytes, processor 0): logger 2: %d written\n", 3*writeChunk, 3*writeChunk); out.String() != want {
+		t.Errorf("printed %q, want %q", out.String(), want)
+	}
+	if err := m.ExecContext(ctx, "strdump"); !errors.Is(err, stop) {
+		t.Errorf("a command after the stop ran: %v", err)
+	}
+	out.Reset()
+	if err := m.StopAll(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "stopped s: ") || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("StopAll printed %q", out.String())
+	}
+	h := header(t, m, "s.etl")
+	size, _ := m.fs.Size("s.etl")
+	if h.EndTime == 0 || int64(h.BuffersWritten)*4096 != size {
+		t.Errorf("file not finalized: EndTime %d, BuffersWritten %d for %d bytes", h.EndTime, h.BuffersWritten, size)
+	}
+	if len(m.k.Sessions()) != 0 {
+		t.Error("a session still runs after StopAll")
+	}
+
+	// RunContext stops between commands too, naming the line it reached.
+	m2 := New(io.Discard)
+	defer m2.Close()
+	ctx2, cancel2 := context.WithCancelCause(context.Background())
+	m2.SetProgress(func(string, uint64) { cancel2(stop) })
+	ran, err := m2.RunContext(ctx2, strings.NewReader("start s file=s.etl\nregister P\nwrite P 5\nstrdump\n"))
+	if ran != 3 || !errors.Is(err, stop) || !strings.HasPrefix(err.Error(), "line 3: write: stopped after 0 of 5 events") {
+		t.Errorf("RunContext: %d commands, %v", ran, err)
+	}
+}
+
+// The first commands a newcomer types say what to do next, keeping the Windows code.
+func TestFirstCommandsHelp(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	if err := m.Exec("start s file=s.etl"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ line, want string }{
+		{"start s1", "start: ERROR_INVALID_PARAMETER (87): a session needs somewhere for its events to go"},
+		{"start s1", "(start s1 file=s1.etl writes a log file; mode=REAL_TIME delivers to a consumer"},
+		{"enable s1 P", `enable: ERROR_WMI_INSTANCE_NOT_FOUND (4201): no session named "s1" was started (start s1 file=s1.etl, or mode=REAL_TIME, starts one)`},
+		{"counters s1 TotalCycles", `no session named "s1" was started`},
+		{"write Q 2", "write: EventWriteEx: ERROR_INVALID_HANDLE (6) (Q is not registered: register Q first; all 2 writes failed)"},
+		{"logdump s t=-1", "t=-1: a number from 0 to 2147483647 (decimal or 0x hex)"},
+		{"enable s P level=999", "level=999: a number from 0 to 255"},
+		{"bufdump s bytes=99999999", "bytes=99999999: a number from 0 to 65536"},
+	} {
+		out.Reset()
+		err := m.Exec(c.line)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.line, err, c.want)
+		}
+		if strings.Contains(out.String(), "wrote") {
+			t.Errorf("%s printed %q beside its error", c.line, out.String())
+		}
+	}
+	// A session that ran and stopped: its handle is stale, and the error says so by name.
+	for _, l := range []string{"start s2 mode=REAL_TIME", "stop s2"} {
+		if err := m.Exec(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Exec("enable s2 P"); err == nil || !strings.Contains(err.Error(), `ERROR_WMI_INSTANCE_NOT_FOUND (4201): session "s2" is no longer running`) {
+		t.Errorf("enable on a stopped session: %v", err)
+	}
+	if err := m.Exec("expect ERROR_WMI_INSTANCE_NOT_FOUND enable s2 P"); err != nil {
+		t.Errorf("the explained error lost its code: %v", err)
+	}
+}
