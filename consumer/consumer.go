@@ -367,17 +367,17 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run func() error, d
 	// losses announces what was lost since the last look: the session's refused events,
 	// and the buffers dropped for this consumer.
 	losses := func() error {
-		if n := view.Stats().EventsLost - lastEvents; n > 0 {
-			lastEvents += n
-			c.LostEvents.Add(n)
-			if err := c.emit(lostEvent(OpcodeRTLostEvent, "EventsLost", n, name)); err != nil {
+		ne, nb := view.Stats().EventsLost-lastEvents, t.BuffersLost()-lastBuffers
+		lastEvents, lastBuffers = lastEvents+ne, lastBuffers+nb
+		c.LostEvents.Add(ne)
+		c.LostBuffers.Add(nb)
+		if ne > 0 {
+			if err := c.emit(lostEvent(OpcodeRTLostEvent, "EventsLost", ne, name)); err != nil {
 				return err
 			}
 		}
-		if n := t.BuffersLost() - lastBuffers; n > 0 {
-			lastBuffers += n
-			c.LostBuffers.Add(n)
-			return c.emit(lostEvent(OpcodeRTLostBuffer, "BuffersLost", n, name))
+		if nb > 0 {
+			return c.emit(lostEvent(OpcodeRTLostBuffer, "BuffersLost", nb, name))
 		}
 		return nil
 	}
@@ -389,8 +389,8 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run func() error, d
 			}
 			return losses()
 		})
-		if err == nil {
-			err = losses() // the final counts
+		if e := losses(); err == nil { // the final counts, kept even when the notice cannot be delivered
+			err = e
 		}
 		return err
 	}, t.Close, nil
