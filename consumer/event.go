@@ -30,10 +30,14 @@ type Event struct {
 	// they were, or the event has no schema).
 	DecodeError string
 	Header      abi.EventHeader
-	Ext         []etl.ExtItem
-	Payload     []byte
-	Processor   int
-	Source      string // the session name or file path the event came from
+	// Ext and Payload are the event's extended items and user data, in memory of the
+	// event's own (one allocation of their size, copied out of the buffer): the event
+	// pins no buffer, and neither another consumer nor another event sees a change
+	// made to them.
+	Ext       []etl.ExtItem
+	Payload   []byte
+	Processor int
+	Source    string // the session name or file path the event came from
 }
 
 // System is the event's header in golang-etw's shape.
@@ -159,7 +163,8 @@ func (d *decoder) schema(b []byte) (*tracelogging.Schema, string) {
 func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 	source := d.source
 	h := r.Event
-	e := &Event{Header: h, Ext: r.Ext, Payload: r.Payload, Source: source, EventData: map[string]any{}}
+	payload, ext := ownCopy(r.Payload, r.Ext)
+	e := &Event{Header: h, Ext: ext, Payload: payload, Source: source, EventData: map[string]any{}}
 	e.Processor = int(b.Header.ProcessorNumber)
 	if b.Header.BufferFlag&abi.BufferFlagProcIndex != 0 {
 		e.Processor |= int(b.Header.Alignment) << 8
@@ -179,7 +184,7 @@ func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 	s.TimeStamp = h.TimeStamp
 	s.TimeCreated.SystemTime, _ = b.Time(h.TimeStamp)
 	var schema []byte
-	for _, x := range r.Ext {
+	for _, x := range ext {
 		e.ExtendedData = append(e.ExtendedData, abi.ExtTypeName(x.Type))
 		switch x.Type {
 		case abi.ExtTypeRelatedActivityID:
@@ -193,7 +198,7 @@ func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 		}
 	}
 	if schema == nil {
-		e.EventData["Payload"] = r.Payload
+		e.EventData["Payload"] = payload
 		return e
 	}
 	sc, why := d.schema(schema)
@@ -203,7 +208,7 @@ func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 	}
 	e.Name, s.Task.Name = sc.Name, sc.Name
 	var err error
-	e.Fields, err = sc.Decode(r.Payload)
+	e.Fields, err = sc.Decode(payload)
 	if err != nil {
 		e.DecodeError = err.Error()
 	}
@@ -211,6 +216,29 @@ func (d *decoder) event(b *etl.Buffer, r etl.Record) *Event {
 		e.EventData[f.Name] = f.Value
 	}
 	return e
+}
+
+// ownCopy copies an event's user data and extended items out of the buffer they lie in,
+// into one allocation; each slice's capacity ends at its length, so that an append to
+// one does not write over the next.
+func ownCopy(payload []byte, ext []etl.ExtItem) ([]byte, []etl.ExtItem) {
+	n := len(payload)
+	for _, x := range ext {
+		n += len(x.Data)
+	}
+	mem := make([]byte, 0, n)
+	mem = append(mem, payload...)
+	own := mem[:len(mem):len(mem)]
+	var items []etl.ExtItem
+	if len(ext) > 0 {
+		items = make([]etl.ExtItem, len(ext))
+		for i, x := range ext {
+			start := len(mem)
+			mem = append(mem, x.Data...)
+			items[i] = etl.ExtItem{Type: x.Type, Data: mem[start:len(mem):len(mem)]}
+		}
+	}
+	return own, items
 }
 
 // lostEvent builds a loss notification of the RT_LostEvent class.

@@ -1,15 +1,19 @@
 package consumer
 
 import (
+	"fmt"
 	"sync"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etw"
 )
 
 // RealTimeSession is a real-time tracing session on an emulated kernel, started on first
-// use, that providers are enabled on.
+// use, that providers are enabled on: golang-etw's RealTimeSession (0xrawsec and tekert),
+// which leaves out its trace-properties buffer and its kernel-session flags.
 type RealTimeSession struct {
-	k    *emu.Kernel
+	k    *emu.Kernel // nil when kerr says why; immutable
+	kerr error       // why there is no kernel; immutable
 	name string
 
 	mu        sync.Mutex
@@ -20,9 +24,17 @@ type RealTimeSession struct {
 	Properties emu.Properties
 }
 
-// NewRealTimeSession returns a session named name on k, not yet started.
+// NewRealTimeSession returns a session named name on k, not yet started. A nil k is the
+// etw package's kernel (etw.Kernel), which providers made without etw.WithKernel write
+// to; if that cannot be made, Start and EnableProvider return why.
 func NewRealTimeSession(k *emu.Kernel, name string) *RealTimeSession {
-	return &RealTimeSession{k: k, name: name}
+	s := &RealTimeSession{k: k, name: name}
+	if k == nil {
+		if s.k, s.kerr = etw.Kernel(); s.kerr != nil {
+			s.kerr = fmt.Errorf("consumer: no kernel given and the etw package's failed: %w", s.kerr)
+		}
+	}
+	return s
 }
 
 // TraceName returns the session's name.
@@ -47,6 +59,9 @@ func (s *RealTimeSession) Start() error {
 func (s *RealTimeSession) startLocked() error {
 	if s.h != 0 {
 		return nil
+	}
+	if s.kerr != nil {
+		return s.kerr
 	}
 	p := s.Properties
 	p.LogFileMode |= emu.RealTimeMode

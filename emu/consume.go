@@ -56,8 +56,8 @@ func (k *Kernel) OpenTrace(name string, backlog int) (*Trace, error) {
 }
 
 // Process is ProcessTrace: it calls fn with each buffer, decoded, until the session
-// stops and every buffer delivered was seen (nil), ctx ends (its error) or fn fails (its
-// error), then detaches. Call it once.
+// stops or Close ran and every buffer delivered was seen (nil), ctx ends (its error; no
+// buffer is processed after that) or fn fails (its error), then detaches. Call it once.
 func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
 	return t.a.Process(ctx, func(b []byte) error {
 		buf, err := etl.ParseBuffer(b)
@@ -68,8 +68,17 @@ func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
 	})
 }
 
-// Close is CloseTrace: the consumer detaches; buffers not yet processed are dropped.
-func (t *Trace) Close() { t.a.Close() }
+// Close is CloseTrace on a real-time trace: the session delivers the consumer no new
+// buffer, and Process returns nil once it has processed the buffers already queued for
+// it (where CloseTrace returns ERROR_CTX_CLOSE_PENDING). It may be called from any
+// goroutine, before, during or after Process, and more than once. To end Process without
+// the queued buffers, cancel its context.
+func (t *Trace) Close() { t.a.Detach() }
+
+// BuffersLost returns the buffers the session dropped for this consumer because it had
+// backlog buffers unprocessed (an etwemu addition): what this consumer lost, where the
+// session's RealTimeBuffersLost counts what any consumer lost.
+func (t *Trace) BuffersLost() uint64 { return t.a.BuffersLost() }
 
 // SaveBuffers writes the in-memory ring of the EVENT_TRACE_BUFFERING_MODE session named
 // name to a new ETL file at path (through Config.FileSystem), oldest buffer first, as

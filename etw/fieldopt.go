@@ -14,7 +14,10 @@ import (
 )
 
 // eventMetadata is the event metadata (EVENT_SCHEMA_TL) being built.
-type eventMetadata struct{ b tl.Builder }
+type eventMetadata struct {
+	b        tl.Builder
+	nilField string // why the event cannot be written: a nil field option inside a Struct; "" if none
+}
 
 // eventData is the payload being built.
 type eventData struct{ b []byte }
@@ -265,7 +268,13 @@ func Float64Array(name string, values []float64) FieldOpt {
 func Struct(name string, opts ...FieldOpt) FieldOpt {
 	return func(em *eventMetadata, ed *eventData) {
 		em.b.Struct(name, uint8(len(opts)), 0)
-		for _, opt := range opts {
+		for i, opt := range opts {
+			if opt == nil {
+				if em.nilField == "" {
+					em.nilField = fmt.Sprintf("field option %d of struct %q is nil", i, name)
+				}
+				continue
+			}
 			opt(em, ed)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // Provider is an ETW TraceLogging provider: a registration with the kernel and the
@@ -20,8 +21,15 @@ type Provider struct {
 	metadata []byte // provider metadata blob; written before registration, then read only
 	callback EnableCallback
 
+	// closeMu orders Close against the enable callback: the callback records a state
+	// and decides to call the user's callback under it only while closed is false; Close
+	// sets closed and clears enabled under it.
+	closeMu sync.Mutex
+	closed  bool // under closeMu
+
 	// The enable state the kernel's callbacks reported; written by the callback (which the
-	// kernel runs serially for a registration), read by writers, each word atomically.
+	// kernel runs serially for a registration) under closeMu, and cleared by Close under
+	// closeMu; read by writers without the lock, each word atomically.
 	enabled    atomic.Bool
 	level      atomic.Uint32
 	keywordAny atomic.Uint64
@@ -114,11 +122,14 @@ func NewProviderWithID(name string, id guid.GUID, callback EnableCallback) (*Pro
 // NewProviderWithOptions creates and registers a provider: EventRegister, then
 // EventSetInformation(EventProviderSetTraits) with the provider metadata (its name and
 // group). If a session enabled the provider before, the callback runs before it returns.
-// Errors are the kernel's (a Windows code with the reason), or a name too long for the
-// metadata's 16-bit size.
+// Errors are the kernel's (a Windows code with the reason), ERROR_INVALID_PARAMETER for
+// a nil option, or a name too long for the metadata's 16-bit size.
 func NewProviderWithOptions(name string, options ...ProviderOpt) (*Provider, error) {
 	var o providerOpts
-	for _, opt := range options {
+	for i, opt := range options {
+		if opt == nil {
+			return nil, winerr.New(winerr.ErrInvalidParameter, "etw: provider option %d is nil", i)
+		}
 		opt(&o)
 	}
 	if o.id.IsZero() {
@@ -156,8 +167,14 @@ func providerMetadata(name string, group guid.GUID) []byte {
 	return regentry.BuildTraits(name, regentry.GroupTrait(group))
 }
 
-// enableCallback records the kernel's enablement, then calls the user's callback.
+// enableCallback records the kernel's enablement, then calls the user's callback; after
+// Close it does neither.
 func (p *Provider) enableCallback(source guid.GUID, code emu.EventControlCode, level uint8, matchAny, matchAll uint64, _ []byte, _ any) {
+	p.closeMu.Lock()
+	if p.closed {
+		p.closeMu.Unlock()
+		return
+	}
 	state := ProviderState(code)
 	switch state {
 	case ProviderStateDisable:
@@ -168,6 +185,7 @@ func (p *Provider) enableCallback(source guid.GUID, code emu.EventControlCode, l
 		p.keywordAll.Store(matchAll)
 		p.enabled.Store(true)
 	}
+	p.closeMu.Unlock()
 	if p.callback != nil {
 		p.callback(source, state, Level(level), matchAny, matchAll, 0)
 	}
@@ -181,12 +199,21 @@ func (p *Provider) String() string {
 	return p.ID.String()
 }
 
-// Close unregisters the provider; its events are no longer written.
+// Close unregisters the provider (EventUnregister); its events are no longer written.
+// It wins against an enable callback in flight: once Close returns, IsEnabled and its kin
+// report false, and no enable callback starts, not even one the kernel had begun to
+// deliver. A callback already running when Close was called (on the goroutine of the
+// control call that caused it) runs to its end; Close does not wait for it, so that the
+// callback may itself call Close. Closing twice returns ERROR_INVALID_HANDLE, as
+// EventUnregister does for a handle already unregistered.
 func (p *Provider) Close() error {
 	if p == nil {
 		return nil
 	}
+	p.closeMu.Lock()
+	p.closed = true
 	p.enabled.Store(false)
+	p.closeMu.Unlock()
 	return p.k.EventUnregister(p.reg)
 }
 
@@ -245,7 +272,9 @@ var writers = sync.Pool{New: func() any { return new(writer) }}
 // keywords, ...) apply first; when no session wants an event of that level and
 // keywords it returns nil having built nothing. Otherwise the fields are encoded and the
 // event is written; errors are the kernel's EventWrite errors (ERROR_MORE_DATA,
-// ERROR_NOT_ENOUGH_MEMORY, ERROR_ARITHMETIC_OVERFLOW, ...), or metadata over 64 KB.
+// ERROR_NOT_ENOUGH_MEMORY, ERROR_ARITHMETIC_OVERFLOW, ...), metadata over 64 KB, or
+// ERROR_INVALID_PARAMETER for a nil option (event or field, a Struct's included),
+// which writes nothing.
 func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []FieldOpt) error {
 	if p == nil || !p.enabled.Load() {
 		return nil
@@ -253,7 +282,10 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 	w := writers.Get().(*writer)
 	defer writers.Put(w)
 	w.opts = eventOptions{descriptor: defaultDescriptor}
-	for _, opt := range eventOpts {
+	for i, opt := range eventOpts {
+		if opt == nil {
+			return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: event option %d is nil", name, i)
+		}
 		opt(&w.opts)
 	}
 	d := &w.opts.descriptor
@@ -261,9 +293,16 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 		return nil
 	}
 	w.em.b.Event(name, w.opts.tags)
+	w.em.nilField = ""
 	w.ed.b = w.ed.b[:0]
-	for _, opt := range fieldOpts {
+	for i, opt := range fieldOpts {
+		if opt == nil {
+			return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: field option %d is nil", name, i)
+		}
 		opt(&w.em, &w.ed)
+	}
+	if w.em.nilField != "" {
+		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %s", name, w.em.nilField)
 	}
 	meta, err := w.em.b.Bytes()
 	if err != nil {

@@ -1,8 +1,8 @@
 package session
 
 import (
-	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -35,12 +35,13 @@ type realtime struct {
 
 // consumer is one attached real-time consumer (OpenTrace/ProcessTrace).
 type consumer struct {
-	ch chan []byte // bounded; sent to by the logger goroutine under realtime.mu, closed at stop
+	ch   chan []byte   // bounded; sent to by the logger goroutine under realtime.mu, closed under realtime.mu at stop or Detach
+	lost atomic.Uint64 // buffers dropped for this consumer alone; added to by the logger goroutine, atomic
 }
 
 // deliver hands a sealed buffer to the consumers (WmipFlushBuffer's real-time step). A
-// consumer whose backlog is full loses the buffer, and RealTimeBuffersLost counts it (once,
-// however many consumers lost it). With no consumer attached and no Sink the buffer joins
+// consumer whose backlog is full loses the buffer: its Attachment.BuffersLost counts it, and
+// RealTimeBuffersLost counts it once however many consumers lost it. With no consumer attached and no Sink the buffer joins
 // the session's backlog; once that is full, buffers are lost and writers are refused with
 // ERROR_LOG_FILE_FULL until a consumer attaches (MSDOC: a real-time session without
 // consumers buffers to a backing file, then refuses new events).
@@ -66,105 +67,12 @@ func (l *Logger) deliver(buf []byte) {
 		select {
 		case c.ch <- cp:
 		default:
+			c.lost.Add(1)
 			lost = true
 		}
 	}
 	if lost {
 		l.rtBuffersLost.Add(1)
-	}
-}
-
-// Consume attaches a real-time consumer and processes what it receives: Attach, then
-// Attachment.Process.
-func (l *Logger) Consume(ctx context.Context, backlog int, fn func(buf []byte) error) error {
-	a, err := l.Attach(backlog)
-	if err != nil {
-		return err
-	}
-	return a.Process(ctx, fn)
-}
-
-// Attachment is one real-time consumer attached to a session (what OpenTrace holds for
-// a real-time trace): from Attach on, the session delivers its buffers to it.
-type Attachment struct {
-	l       *Logger
-	c       *consumer
-	pending [][]byte // the buffers kept while no consumer was attached; Process's only
-}
-
-// Attach attaches a real-time consumer: it receives the buffers the session kept while no
-// consumer was attached, then every buffer the session delivers from now on, in flush
-// order (so in order per processor). backlog bounds the buffers waiting to be processed
-// (DefaultConsumerBacklog when 0); past it buffers are dropped and counted in
-// RealTimeBuffersLost. Process reads them; Close detaches without reading.
-//
-// Errors: ERROR_INVALID_PARAMETER for a session without EVENT_TRACE_REAL_TIME_MODE;
-// ErrStopped for a session that has stopped.
-func (l *Logger) Attach(backlog int) (*Attachment, error) {
-	if l.rt == nil {
-		return nil, winerr.New(winerr.ErrInvalidParameter, "session %q has no EVENT_TRACE_REAL_TIME_MODE", l.name)
-	}
-	if backlog <= 0 {
-		backlog = DefaultConsumerBacklog
-	}
-	c := &consumer{ch: make(chan []byte, backlog)}
-	rt := l.rt
-	rt.mu.Lock()
-	if rt.closed {
-		rt.mu.Unlock()
-		return nil, ErrStopped
-	}
-	pending := rt.backlog
-	rt.backlog = nil
-	rt.consumers = append(rt.consumers, c)
-	l.rtFull.Store(false)
-	rt.mu.Unlock()
-	return &Attachment{l: l, c: c, pending: pending}, nil
-}
-
-// Process calls fn with every buffer the attachment receives, then detaches. It returns
-// nil once the session has stopped and every buffer delivered was processed, ctx's error
-// when ctx ends first, or fn's error. Call it once.
-func (a *Attachment) Process(ctx context.Context, fn func(buf []byte) error) error {
-	defer a.Close()
-	pending := a.pending
-	a.pending = nil
-	for _, b := range pending {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fn(b); err != nil {
-			return err
-		}
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case b, ok := <-a.c.ch:
-			if !ok {
-				return nil
-			}
-			if err := fn(b); err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// Close detaches the consumer; buffers it held unprocessed are dropped. Closing twice
-// does nothing.
-func (a *Attachment) Close() { a.l.detach(a.c) }
-
-func (l *Logger) detach(c *consumer) {
-	rt := l.rt
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	for i, x := range rt.consumers {
-		if x == c {
-			rt.consumers = append(rt.consumers[:i], rt.consumers[i+1:]...)
-			break
-		}
 	}
 }
 

@@ -1,0 +1,450 @@
+package consumer_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/consumer"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/guid"
+)
+
+// syncKernel is a synchronous kernel of one processor: a flush delivers every buffer to
+// the real-time consumers before it returns, so a test knows what is queued for them.
+func syncKernel(t *testing.T) (*emu.Kernel, *etl.MemFS) {
+	t.Helper()
+	fs := &etl.MemFS{}
+	k, err := emu.New(emu.Config{Processors: 1, Synchronous: true, FileSystem: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k, fs
+}
+
+// liveSession starts a real-time session named name with 64 KB buffers, with the
+// provider enabled on it.
+func liveSession(t *testing.T, k *emu.Kernel, name, provider string) *consumer.RealTimeSession {
+	t.Helper()
+	s := consumer.NewRealTimeSession(k, name)
+	s.Properties.BufferSize = 64
+	if err := s.EnableProvider(consumer.MustParseProvider(provider)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+func newProvider(t *testing.T, k *emu.Kernel, name string) *etw.Provider {
+	t.Helper()
+	p, err := etw.NewProviderWithOptions(name, etw.WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// writeFlush writes n events numbered from first, then flushes the session, so that
+// they are queued for its consumers when it returns.
+func writeFlush(t *testing.T, k *emu.Kernel, p *etw.Provider, session string, first, n int) {
+	t.Helper()
+	for i := first; i < first+n; i++ {
+		if err := p.WriteEvent("E", nil, etw.WithFields(etw.IntField("I", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.FlushTrace(0, session, &emu.Properties{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStopDeliversQueued: with a slow reader (it has read 10 events when Stop is
+// called), Stop detaches but delivers every event already queued, in order, before
+// Events closes; the reader gets all 2,000.
+func TestStopDeliversQueued(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Slow")
+	liveSession(t, k, "Slow", "Etwemu.Test.Slow:5")
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Slow")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000 // far more than Events holds
+	writeFlush(t, k, p, "Slow", 0, n)
+	got := 0
+	check := func(e *consumer.Event) {
+		if v := e.EventData["I"]; v != int64(got) {
+			t.Fatalf("event %d carries I=%v", got, v)
+		}
+		got++
+	}
+	for got < 10 {
+		check(<-c.Events)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Stop() }()
+	for e := range c.Events {
+		check(e)
+	}
+	if err := <-stopped; err != nil || got != n || c.LostBuffers.Load() != 0 {
+		t.Errorf("Stop: %v, %d events read, %d buffers lost; want nil, %d, 0", err, got, c.LostBuffers.Load(), n)
+	}
+	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
+		t.Error("the consumer is still attached after Stop")
+	}
+	writeFlush(t, k, p, "Slow", n, 1) // the session goes on without it
+}
+
+// TestEndBeforeStart: Stop and Close before Start end the consumer: Events is closed,
+// Wait returns, and Start is refused.
+func TestEndBeforeStart(t *testing.T) {
+	k, _ := syncKernel(t)
+	for _, end := range []func(*consumer.Consumer) error{(*consumer.Consumer).Stop, (*consumer.Consumer).Close} {
+		c := consumer.NewConsumer(context.Background(), k).FromTraceNames("none")
+		if err := end(c); err != nil {
+			t.Errorf("ending an unstarted consumer: %v", err)
+		}
+		if _, open := <-c.Events; open {
+			t.Error("Events open after ending an unstarted consumer")
+		}
+		if err := c.Wait(); err != nil {
+			t.Errorf("Wait: %v", err)
+		}
+		if err := c.Start(); err == nil {
+			t.Error("an ended consumer started")
+		}
+		if err := c.Stop(); err != nil || c.Close() != nil {
+			t.Error("ending twice failed")
+		}
+	}
+}
+
+// TestCloseDropsQueued: Close ends a consumer whose reader reads nothing, at once: the
+// events queued are dropped, those already in Events stay readable, and the session
+// goes on.
+func TestCloseDropsQueued(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Close")
+	liveSession(t, k, "Close", "Etwemu.Test.Close:5")
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Close")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	writeFlush(t, k, p, "Close", 0, n)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for range c.Events {
+		got++
+	}
+	if got >= n || c.Wait() != nil {
+		t.Errorf("%d events after Close, Wait %v; want fewer than %d (Events holds 256), nil", got, c.Wait(), n)
+	}
+	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
+		t.Error("the consumer is still attached after Close")
+	}
+}
+
+// TestShutdownDeadline: Shutdown with a context that ends before the reader read the
+// queued events closes the consumer and returns the context's error.
+func TestShutdownDeadline(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Shutdown")
+	liveSession(t, k, "Shutdown", "Etwemu.Test.Shutdown:5")
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Shutdown")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writeFlush(t, k, p, "Shutdown", 0, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := c.Shutdown(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown past its context: %v, want context.Canceled", err)
+	}
+	for range c.Events { // closed: Shutdown closed the consumer
+	}
+	if err := c.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+}
+
+// TestSourcesAreValues: a session added by name and one added as a RealTimeSession keep
+// their own filters: a's event-id filter applies to a's events only, whatever the
+// order of the calls.
+func TestSourcesAreValues(t *testing.T) {
+	k, _ := syncKernel(t)
+	raw, err := k.EventRegister(guid.FromName("Etwemu.Test.Values"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.EventUnregister(raw)
+	a := liveSession(t, k, "A", "Etwemu.Test.Values:5:2") // keeps id 2
+	b := liveSession(t, k, "B", "Etwemu.Test.Values:5")
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("B").FromSessions(a)
+	ids := map[string][]uint16{}
+	c.EventCallback = func(e *consumer.Event) error {
+		ids[e.Source] = append(ids[e.Source], e.System.EventID)
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for id := uint16(1); id <= 2; id++ {
+		if err := k.EventWrite(raw, &emu.EventDescriptor{ID: id, Level: 4}, []byte{byte(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Stop()
+	b.Stop()
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids["A"]) != 1 || ids["A"][0] != 2 || len(ids["B"]) != 2 || c.Skipped.Load() != 1 {
+		t.Errorf("ids by session %v, Skipped %d; want A [2], B [1 2], 1", ids, c.Skipped.Load())
+	}
+}
+
+// TestLostBuffersPerConsumer: of two consumers of one session, the one that reads
+// nothing loses buffers and counts them; the one that keeps up gets every event and
+// counts no loss, though the session counts the other's.
+func TestLostBuffersPerConsumer(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Two")
+	liveSession(t, k, "Two", "Etwemu.Test.Two:5")
+	stuck := consumer.NewConsumer(context.Background(), k).FromTraceNames("Two")
+	if err := stuck.Start(); err != nil {
+		t.Fatal(err)
+	}
+	progress := make(chan struct{}, 64)
+	fast := consumer.NewConsumer(context.Background(), k).FromTraceNames("Two")
+	got := 0
+	fast.EventCallback = func(e *consumer.Event) error {
+		if e.Name == "E" {
+			got++
+			progress <- struct{}{}
+		}
+		return nil
+	}
+	if err := fast.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const rounds, each = 40, 50 // one buffer a round; the stuck one holds 256 events and 17 buffers
+	for r := 0; r < rounds; r++ {
+		writeFlush(t, k, p, "Two", r*each, each)
+		for i := 0; i < each; i++ {
+			<-progress // fast has handled the round: it never has two buffers queued
+		}
+	}
+	if err := stuck.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fast.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sessionLost := k.Sessions()[0].Stats().RealTimeBuffersLost
+	if got != rounds*each || fast.LostBuffers.Load() != 0 || stuck.LostBuffers.Load() == 0 || sessionLost == 0 {
+		t.Errorf("fast: %d events, %d buffers lost; stuck: %d lost; session: %d lost; want %d, 0, >0, >0",
+			got, fast.LostBuffers.Load(), stuck.LostBuffers.Load(), sessionLost, rounds*each)
+	}
+}
+
+// cutFile writes n events to an ETL file through a file session, then stores a copy cut
+// in the middle of its last buffer as cut; it returns the events in the whole buffers.
+func cutFile(t *testing.T, k *emu.Kernel, fs *etl.MemFS, p *etw.Provider, n int, cut string) int {
+	t.Helper()
+	h, err := k.StartTrace("file", &emu.Properties{LogFileName: "whole.etl", LogFileMode: emu.FileModeSequential, BufferSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if err := p.WriteEvent("E", nil, etw.WithFields(etw.IntField("I", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.StopTrace(h, "", &emu.Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := fs.ReadFile("whole.etl")
+	rd, err := etl.NewReader(strings.NewReader(string(data)), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counts []int
+	for {
+		b, err := rd.Next()
+		if err != nil {
+			break
+		}
+		c := 0
+		b.Records(func(r etl.Record) error {
+			if r.Kind == etl.KindEventHeader {
+				c++
+			}
+			return nil
+		})
+		counts = append(counts, c)
+	}
+	if len(counts) < 3 || counts[len(counts)-1] == 0 {
+		t.Fatalf("the file's buffers hold %v events", counts)
+	}
+	f, err := fs.OpenFile(cut, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data[:len(data)-8*1024/2], 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	return n - counts[len(counts)-1]
+}
+
+// TestFileErrorEndsConsumer: a file cut in the middle of a buffer ends the consumer with
+// the reader's error, after the events of the whole buffers before the cut were
+// delivered; the live session beside it is ended too (the first error cancels the
+// other sources), though it still runs.
+func TestFileErrorEndsConsumer(t *testing.T) {
+	k, fs := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Cut")
+	want := cutFile(t, k, fs, p, 2000, "cut.etl")
+	liveSession(t, k, "Beside", "Etwemu.Test.Cut:5")
+	for _, delivery := range []string{"callback", "channel"} {
+		c := consumer.NewConsumer(context.Background(), k).FromSessions().FromTraceNames("Beside").FromFiles("cut.etl")
+		got := 0
+		if delivery == "callback" {
+			c.EventCallback = func(e *consumer.Event) error {
+				if e.Source == "cut.etl" {
+					got++
+				}
+				return nil
+			}
+		}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if delivery == "channel" {
+			for e := range c.Events {
+				if e.Source == "cut.etl" {
+					got++
+				}
+			}
+		}
+		err := c.Wait()
+		if err == nil || !strings.Contains(err.Error(), "cut.etl") || got != want {
+			t.Errorf("%s: Wait %v after %d events; want the reader's error after %d", delivery, err, got, want)
+		}
+	}
+}
+
+// TestCallbackSerialized: two sources' events reach the callback one call at a time, so
+// a callback with no lock of its own counts them right (the race detector checks).
+func TestCallbackSerialized(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Serial")
+	liveSession(t, k, "S1", "Etwemu.Test.Serial:5")
+	liveSession(t, k, "S2", "Etwemu.Test.Serial:5")
+	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("S1", "S2")
+	count, inside := 0, 0
+	c.EventCallback = func(*consumer.Event) error {
+		inside++
+		if inside != 1 {
+			t.Error("two callbacks at once")
+		}
+		count++
+		inside--
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writeFlush(t, k, p, "S1", 0, 500)
+	writeFlush(t, k, p, "S2", 500, 500) // S1's buffers are queued for it already: both sources run
+	if err := k.FlushTrace(0, "S1", &emu.Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if count != 2*2*500 { // each session has every event
+		t.Errorf("%d events counted, want %d", count, 2*2*500)
+	}
+}
+
+// TestOwnPayload: two consumers of one session get the same event in memory of their
+// own: writing one's Payload changes nothing in the other's.
+func TestOwnPayload(t *testing.T) {
+	k, _ := syncKernel(t)
+	raw, err := k.EventRegister(guid.FromName("Etwemu.Test.Own"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.EventUnregister(raw)
+	s := liveSession(t, k, "Own", "Etwemu.Test.Own:5")
+	var events [2][]*consumer.Event
+	var cs [2]*consumer.Consumer
+	for i := range cs {
+		cs[i] = consumer.NewConsumer(context.Background(), k).FromSessions(s)
+		cs[i].EventCallback = func(e *consumer.Event) error { events[i] = append(events[i], e); return nil }
+		if err := cs[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := byte(1); i <= 2; i++ {
+		if err := k.EventWrite(raw, &emu.EventDescriptor{ID: uint16(i), Level: 4}, []byte{i, i, i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Stop()
+	for _, c := range cs {
+		if err := c.Wait(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(events[0]) != 2 || len(events[1]) != 2 {
+		t.Fatalf("%d and %d events, want 2 each", len(events[0]), len(events[1]))
+	}
+	a, b := events[0][0], events[1][0]
+	a.Payload[0] = 0xEE
+	a.Payload = append(a.Payload, 0xEE) // capacity ends at the length: the next event's bytes stay
+	if b.Payload[0] != 1 || events[0][1].Payload[0] != 2 || cap(a.Ext) > 0 && &a.Ext[0] == &b.Ext[0] {
+		t.Errorf("consumer B's payload %v, A's next event's %v after A wrote its own", b.Payload, events[0][1].Payload)
+	}
+	if v := b.EventData["Payload"].([]byte); v[0] != 1 {
+		t.Errorf("B's EventData[Payload] %v changed with A's", v)
+	}
+}
+
+// TestNilArguments: nil kernels, a nil context and a nil session give errors or the etw
+// package's kernel, never a panic.
+func TestNilArguments(t *testing.T) {
+	k, _ := syncKernel(t)
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	s := consumer.NewRealTimeSession(nil, "Default")
+	if err := s.Start(); err != nil {
+		t.Fatalf("a session on the etw package's kernel: %v", err)
+	}
+	defer s.Stop()
+	//lint:ignore SA1012 a nil context is what is tested
+	c := consumer.NewConsumer(nil, nil).FromTraceNames("Default") //nolint:staticcheck
+	if err := c.Start(); err != nil {
+		t.Fatalf("a consumer on the etw package's kernel: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = consumer.NewConsumer(context.Background(), k).FromSessions(nil)
+	if err := c.Start(); err == nil || !strings.Contains(err.Error(), "ERROR_INVALID_PARAMETER") {
+		t.Errorf("a nil session: %v, want ERROR_INVALID_PARAMETER", err)
+	}
+}

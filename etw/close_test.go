@@ -1,0 +1,144 @@
+package etw
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+func testKernel(t *testing.T) *emu.Kernel {
+	t.Helper()
+	k, err := emu.New(emu.Config{Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
+// TestCloseWinsAgainstCallback: an enable callback the kernel had begun to deliver when
+// Close ran, reaching the provider after Close returned, neither enables it nor calls the
+// user's callback.
+func TestCloseWinsAgainstCallback(t *testing.T) {
+	k := testKernel(t)
+	calls := 0
+	p, err := NewProviderWithOptions("Etwemu.Test.CloseWins", WithKernel(k),
+		WithCallback(func(guid.GUID, ProviderState, Level, uint64, uint64, uintptr) { calls++ }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.enableCallback(guid.GUID{}, emu.EnableProvider, 5, 0, 0, nil, nil) // the late delivery
+	if p.IsEnabled() || calls != 0 {
+		t.Errorf("after Close: IsEnabled %v, %d user callbacks; want false, 0", p.IsEnabled(), calls)
+	}
+}
+
+// TestCloseRacesEnable: sessions enabling the provider on another goroutine while it
+// closes never leave it enabled after Close returned (run with -race).
+func TestCloseRacesEnable(t *testing.T) {
+	k := testKernel(t)
+	h, err := k.StartTrace("races", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: &emu.MemorySink{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	for i := 0; i < 100; i++ {
+		p, err := NewProviderWithOptions("Etwemu.Test.Races", WithKernel(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil)
+		}()
+		p.Close()
+		if p.IsEnabled() {
+			t.Fatalf("round %d: enabled after Close", i)
+		}
+		wg.Wait()
+		if p.IsEnabled() {
+			t.Fatalf("round %d: enabled after Close, once the enable returned", i)
+		}
+		k.EnableTraceEx2(h, p.ID, emu.DisableProvider, 0, 0, 0, nil)
+	}
+}
+
+// TestCloseFromCallback: the user's callback may close its own provider.
+func TestCloseFromCallback(t *testing.T) {
+	k := testKernel(t)
+	var p *Provider
+	var closeErr error
+	closed := false
+	p, err := NewProviderWithOptions("Etwemu.Test.SelfClose", WithKernel(k),
+		WithCallback(func(_ guid.GUID, s ProviderState, _ Level, _, _ uint64, _ uintptr) {
+			if s == ProviderStateEnable && !closed {
+				closed = true
+				closeErr = p.Close()
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := k.StartTrace("self", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: &emu.MemorySink{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !closed || closeErr != nil || p.IsEnabled() {
+		t.Errorf("Close from the callback: ran %v, %v, enabled %v", closed, closeErr, p.IsEnabled())
+	}
+}
+
+// TestNilOptions: nil options of every kind are errors, never a panic.
+func TestNilOptions(t *testing.T) {
+	k := testKernel(t)
+	if _, err := NewProviderWithOptions("Etwemu.Test.Nil", WithKernel(k), nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("a nil provider option: %v, want ERROR_INVALID_PARAMETER", err)
+	}
+	p, err := NewProviderWithOptions("Etwemu.Test.Nil", WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sink := &emu.MemorySink{}
+	h, err := k.StartTrace("nil", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		e []EventOpt
+		f []FieldOpt
+	}{
+		"event option":   {e: []EventOpt{WithLevel(LevelInfo), nil}},
+		"field option":   {f: []FieldOpt{IntField("a", 1), nil}},
+		"struct's field": {f: []FieldOpt{Struct("s", IntField("a", 1), nil)}},
+	} {
+		if err := p.WriteEvent("E", c.e, c.f); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("a nil %s: %v, want ERROR_INVALID_PARAMETER", name, err)
+		}
+	}
+	if err := p.WriteEvent("E", nil, []FieldOpt{Struct("s", IntField("a", 1))}); err != nil {
+		t.Errorf("a whole event after the refused ones: %v", err)
+	}
+	if err := k.StopTrace(h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sink.CountEvents(); err != nil || n != 1 {
+		t.Errorf("the session holds %d events (%v), want the 1 whole one", n, err)
+	}
+}
