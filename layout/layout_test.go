@@ -82,7 +82,7 @@ func TestPMCSupportSeed(t *testing.T) {
 
 // ETW_GUID_ENTRY reproduces Geoff Chappell's "ETW_GUID_ENTRY" table (x64 offsets, sizes on both), and each
 // version's last member ends at the size where its type's size is plain.
-func TestGuidEntryDigest(t *testing.T) {
+func TestGuidEntryTable(t *testing.T) {
 	for _, w := range []struct {
 		v      winver.Version
 		sizes  [2]int
@@ -238,7 +238,7 @@ func TestCatalogueMembersFit(t *testing.T) {
 
 // WMI_LOGGER_CONTEXT, WNODE_HEADER and EVENT_TRACE_PROPERTIES reproduce their sources
 // (the build-19569 symbol header; wmistr.h and evntrace.h) at each kind of row.
-func TestDigestStructures(t *testing.T) {
+func TestPublishedStructures(t *testing.T) {
 	for _, w := range []struct {
 		s      *Struct
 		v      winver.Version
