@@ -2,7 +2,8 @@
 // emu API (EventRegister, StartTrace, EnableTraceEx2, EventWrite) against realistic
 // sessions, compared in the same run with the floor, a mutex-protected buffer and a
 // buffered channel. The suite itself is internal/benchsuite; bench/peers (a module of its
-// own) runs it beside zerolog and zap and writes the table of bench/RESULTS.md.
+// own) runs it beside zerolog and zap and writes the table of bench/RESULTS.md, which
+// holds the current figures; bench/HISTORY.md is the record of how they were reached.
 //
 // Run them with
 //

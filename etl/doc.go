@@ -18,5 +18,6 @@
 //   - stored size: the bytes a buffer takes in the file, its BufferSize (for a compressed
 //     buffer, the header and the compressed stream).
 //   - filled bytes: a buffer's Offset, the end of its data, header included.
-//   - compression area: the two-buffer staging space of compressed mode (seed 000).
+//   - compression area: the two-buffer staging space of compressed mode (Geoff Chappell,
+//     "ETW_UM_LOGGER_CONTEXT").
 package etl

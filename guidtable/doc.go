@@ -3,9 +3,10 @@
 // registrations and the eight TRACE_ENABLE_INFO slots through which up to eight sessions
 // enable it.
 //
-// Sources: Chappell's studies of ETW_GUID_ENTRY, ETW_HASH_BUCKET and ETW_GUID_TYPE, and
-// Microsoft's TRACE_ENABLE_INFO and EnableTraceEx2 documentation, as digested in the
-// project's etw-internals reference (sections 4.1-4.6).
+// Sources: Geoff Chappell's articles "ETW_GUID_ENTRY", "ETW_HASH_BUCKET" and
+// "ETW_GUID_TYPE" (geoffchappell.com, Kernel-Mode Windows; layouts from Microsoft's public
+// symbol files), and Microsoft Learn's "TRACE_ENABLE_INFO structure" and "EnableTraceEx2
+// function" with the SDK header evntrace.h.
 //
 // # Model
 //

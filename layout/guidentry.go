@@ -6,11 +6,12 @@ import "github.com/etwemu/etwemu/winver"
 // left out of x86 views, which then show the size alone.
 const x86Unknown = -1
 
-// GuidEntry is ETW_GUID_ENTRY, the kernel's record of one provider GUID (reference digest
-// section 4.2, from symbol files). Offsets are known for x64 only; the sizes for both.
+// GuidEntry is ETW_GUID_ENTRY, the kernel's record of one provider GUID (Geoff Chappell,
+// "ETW_GUID_ENTRY", from Microsoft's public symbol files). Offsets are known for x64 only;
+// the sizes for both.
 var GuidEntry = Struct{
 	Name:   "ETW_GUID_ENTRY",
-	Source: "reference digest section 4.2 (symbol files; x64 offsets, sizes for both)",
+	Source: "Geoff Chappell, \"ETW_GUID_ENTRY\" (Microsoft's public symbols; x64 offsets, sizes for both)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V6_0, Value: [2]int{0x158, 0x170}},
@@ -53,12 +54,13 @@ var GuidEntry = Struct{
 	},
 }
 
-// EnableInfo is TRACE_ENABLE_INFO, one session's enable state for a provider (public,
-// evntrace.h; reference digest section 4.3): the slots of ETW_GUID_ENTRY and what
-// EnumerateTraceGuidsEx returns per session. The same on x86 and x64.
+// EnableInfo is TRACE_ENABLE_INFO, one session's enable state for a provider (the Windows
+// SDK's evntrace.h; Microsoft Learn, "TRACE_ENABLE_INFO structure"): the slots of
+// ETW_GUID_ENTRY and what EnumerateTraceGuidsEx returns per session. The same on x86 and
+// x64.
 var EnableInfo = Struct{
 	Name:   "TRACE_ENABLE_INFO",
-	Source: "evntrace.h (public SDK); reference digest section 4.3",
+	Source: "evntrace.h (Windows SDK); Microsoft Learn, \"TRACE_ENABLE_INFO structure\"",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V6_0, Value: [2]int{0x20, 0x20}},

@@ -3,11 +3,11 @@ package layout
 import "github.com/etwemu/etwemu/winver"
 
 // BufferHeader is WMI_BUFFER_HEADER, the 0x48 bytes at the start of every trace buffer,
-// the same on x86 and x64 (the reference digest, section 2, from PHNT's ntwmi.h and its
-// offset assertions). The two unions are one row each, named by their arms.
+// the same on x86 and x64, from phnt's ntwmi.h (System Informer's native headers, which
+// assert the size and every offset) and Geoff Chappell, "WMI_BUFFER_HEADER". The two unions are one row each, named by their arms.
 var BufferHeader = Struct{
 	Name:   "WMI_BUFFER_HEADER",
-	Source: "reference digest section 2 (PHNT ntwmi.h, which asserts the size and offsets)",
+	Source: "phnt ntwmi.h (asserts the size and offsets); Geoff Chappell, \"WMI_BUFFER_HEADER\"",
 	Sizes:  winver.Steps[[2]int]{{Since: winver.V5_0, Value: [2]int{0x48, 0x48}}},
 	Members: since(winver.V5_0, []Member{
 		{Name: "BufferSize", Type: "ULONG", Off: [2]int{0x00, 0x00}},
@@ -34,7 +34,7 @@ var BufferHeader = Struct{
 // in a buffer (public, evntcons.h), from 6.0.
 var EventHeader = Struct{
 	Name:   "EVENT_HEADER",
-	Source: "evntcons.h (public SDK)",
+	Source: "evntcons.h (Windows SDK)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V6_0, Value: [2]int{0x50, 0x50}},

@@ -10,7 +10,7 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// ETW_REG_ENTRY reproduces seed 002 at each boundary of its table.
+// ETW_REG_ENTRY reproduces Geoff Chappell's "ETW_REG_ENTRY" at each boundary of its table.
 func TestRegEntrySeed(t *testing.T) {
 	for _, w := range []struct {
 		v              winver.Version
@@ -45,7 +45,7 @@ func TestRegEntrySeed(t *testing.T) {
 	}
 }
 
-// ETW_PMC_SUPPORT reproduces every row of seed 003.
+// ETW_PMC_SUPPORT reproduces every row of Geoff Chappell's "ETW_PMC_SUPPORT".
 func TestPMCSupportSeed(t *testing.T) {
 	for _, w := range []struct {
 		vs   []winver.Version
@@ -80,9 +80,9 @@ func TestPMCSupportSeed(t *testing.T) {
 	}
 }
 
-// ETW_GUID_ENTRY reproduces the digest's table (x64 offsets, sizes on both), and each
+// ETW_GUID_ENTRY reproduces Geoff Chappell's "ETW_GUID_ENTRY" table (x64 offsets, sizes on both), and each
 // version's last member ends at the size where its type's size is plain.
-func TestGuidEntryDigest(t *testing.T) {
+func TestGuidEntryTable(t *testing.T) {
 	for _, w := range []struct {
 		v      winver.Version
 		sizes  [2]int
@@ -236,9 +236,9 @@ func TestCatalogueMembersFit(t *testing.T) {
 	t.Logf("%d members sized and fitted", checked)
 }
 
-// WMI_LOGGER_CONTEXT, WNODE_HEADER and EVENT_TRACE_PROPERTIES reproduce the digest's
-// tables (sections 1.3 and 6.2) at each kind of row.
-func TestDigestStructures(t *testing.T) {
+// WMI_LOGGER_CONTEXT, WNODE_HEADER and EVENT_TRACE_PROPERTIES reproduce their sources
+// (the build-19569 symbol header; wmistr.h and evntrace.h) at each kind of row.
+func TestPublishedStructures(t *testing.T) {
 	for _, w := range []struct {
 		s      *Struct
 		v      winver.Version
@@ -270,14 +270,14 @@ func TestDigestStructures(t *testing.T) {
 	}
 }
 
-// Every row of seed 002 (ETW_REG_ENTRY), its cells copied as the seed writes them, holds
-// in the catalogue at every version and architecture it names. A row of the seed's second
-// table names one arm of the union at the same place; arm matches it inside the
+// Every row of Geoff Chappell's "ETW_REG_ENTRY", its cells copied as the article writes
+// them, holds in the catalogue at every version and architecture it names. A row of the
+// article's second table names one arm of the union at the same place; arm matches it inside the
 // catalogue's union row.
 func TestRegEntryEverySeedRow(t *testing.T) {
 	rows := []struct {
 		name, x86, x64, versions string
-		typ                      string // the catalogue's type where the seed's differs by version; "" to skip
+		typ                      string // the catalogue's type where the article's differs by version; "" to skip
 		arm                      bool
 	}{
 		{"RegList", "0x00", "0x00", "6.0 and higher", "LIST_ENTRY", false},
@@ -300,7 +300,7 @@ func TestRegEntryEverySeedRow(t *testing.T) {
 		{"HostGroupEnableMask", "0x37", "0x67", "2004 and higher", "UCHAR", false},
 		{"UseDescriptorType", "0x35 (10.0 to 1511); 0x36 (1607 to 1703)", "0x65 (10.0 to 1511); 0x66 (1607 to 1703)", "10.0 to 1703", "BOOLEAN", false},
 		{"Traits", "0x38", "0x68", "10.0 and higher", "ETW_PROVIDER_TRAITS *", false},
-		// The seed's second table: what the union holds.
+		// The article's second table: what the union holds.
 		{"SessionId", "0x14 (6.1)", "0x20 (6.1)", "6.1 only", "union", true},
 		{"ReplySlot[4]", "0x14 (6.0 to 6.1); 0x0C (6.2 to 6.3); 0x18", "0x20 (6.0 to 6.1); 0x18 (6.2 to 6.3); 0x30", "6.0 and higher", "union", true},
 		{"{Caller; SessionId}", "0x0C (6.2 to 6.3); 0x18", "0x18 (6.2 to 6.3); 0x30", "6.2 and higher", "union", true},
@@ -341,12 +341,12 @@ func TestRegEntryEverySeedRow(t *testing.T) {
 		vs, _ := cells.Versions(s.versions)
 		for _, v := range vs {
 			if got := [2]int{RegEntry.At(v, X86).Size, RegEntry.At(v, X64).Size}; got != s.size {
-				t.Errorf("%v: sizes %#x, seed %#x", v, got, s.size)
+				t.Errorf("%v: sizes %#x, article %#x", v, got, s.size)
 			}
 		}
 	}
 	if checked < 300 {
 		t.Errorf("only %d offsets checked", checked)
 	}
-	t.Logf("%d rows of seed 002, %d offsets checked", len(rows), checked)
+	t.Logf("%d rows of the ETW_REG_ENTRY article, %d offsets checked", len(rows), checked)
 }

@@ -9,7 +9,7 @@ import "github.com/etwemu/etwemu/winver"
 // rules (4-byte pointers, 8-byte alignment of LARGE_INTEGER).
 var LogfileHeader = Struct{
 	Name:   "TRACE_LOGFILE_HEADER",
-	Source: "evntrace.h (public SDK)",
+	Source: "evntrace.h (Windows SDK)",
 	Sizes:  winver.Steps[[2]int]{{Since: winver.V5_0, Value: [2]int{0x110, 0x118}}},
 	Members: since(winver.V5_0, []Member{
 		{Name: "BufferSize", Type: "ULONG", Off: [2]int{0x00, 0x00}},

@@ -2,16 +2,17 @@ package layout
 
 import "github.com/etwemu/etwemu/winver"
 
-// LoggerContext is WMI_LOGGER_CONTEXT, the kernel's object for one tracing session
-// (reference digest section 1.3), x64 only, from the symbol-derived header of build
-// 19569, a 20H2-era build: the catalogue shows it as 2004, the newest version etwemu
+// LoggerContext is WMI_LOGGER_CONTEXT, the kernel's object for one tracing session, x64
+// only, from a header generated from Microsoft's public symbols of ntoskrnl.exe build
+// 19569 (ntdiff's _WMI_LOGGER_CONTEXT.h), a 20H2-era build, with the sizes of other
+// versions from Geoff Chappell, "WMI_LOGGER_CONTEXT": the catalogue shows it as 2004, the newest version etwemu
 // emulates, though the layout changes from build to build [UNCERTAIN for 2004 itself].
-// Rows the digest gives as a range of members without their offsets are one row each,
-// named by their members. The emulator's session.Logger keeps what these members mean,
+// A range of members the emulator has no use for is one row, named by its first and last
+// members. The emulator's session.Logger keeps what these members mean,
 // not their bytes.
 var LoggerContext = Struct{
 	Name:   "WMI_LOGGER_CONTEXT",
-	Source: "reference digest section 1.3 (symbol-derived header of build 19569, x64; sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398)",
+	Source: "Microsoft's public symbols of ntoskrnl.exe build 19569, x64; Geoff Chappell, \"WMI_LOGGER_CONTEXT\" for the sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V2004, Value: [2]int{0, 0x550}},
@@ -64,7 +65,7 @@ var LoggerContext = Struct{
 		{Name: "ReferenceTime", Type: "ETW_REF_CLOCK", Off: [2]int{x86Unknown, 0x140}, Remark: "system time and the raw clock at start"},
 		{Name: "CollectionOn", Type: "LONG", Off: [2]int{x86Unknown, 0x150}},
 		{Name: "ProviderInfoSize", Type: "ULONG", Off: [2]int{x86Unknown, 0x154}},
-		{Name: "Consumers ... NewRTEventsLost", Type: "[128 bytes]", Off: [2]int{x86Unknown, 0x158}, Remark: "real-time consumers and the real-time backup file; the digest gives no offsets of their own"},
+		{Name: "Consumers ... NewRTEventsLost", Type: "[128 bytes]", Off: [2]int{x86Unknown, 0x158}, Remark: "real-time consumers and the real-time backup file; not catalogued one by one"},
 		{Name: "LoggerEvent", Type: "KEVENT", Off: [2]int{x86Unknown, 0x1D8}, Remark: "start and stop handshake"},
 		{Name: "FlushEvent", Type: "KEVENT", Off: [2]int{x86Unknown, 0x1F0}},
 		{Name: "FlushTimeOutTimer", Type: "KTIMER", Off: [2]int{x86Unknown, 0x208}},

@@ -2,12 +2,12 @@ package layout
 
 import "github.com/etwemu/etwemu/winver"
 
-// PMCSupport is ETW_PMC_SUPPORT, a logger's processor-counter state (seed 003, from
-// symbol files for Windows 8 and higher). ProcessorCtrs is an ANYSIZE_ARRAY: the sizes
+// PMCSupport is ETW_PMC_SUPPORT, a logger's processor-counter state (Geoff Chappell,
+// "ETW_PMC_SUPPORT", from Microsoft's public symbol files for Windows 8 and higher). ProcessorCtrs is an ANYSIZE_ARRAY: the sizes
 // count one element. Before 6.2 there is none.
 var PMCSupport = Struct{
 	Name:   "ETW_PMC_SUPPORT",
-	Source: "seed 003 (ETW_PMC_SUPPORT, offsets from symbol files for Windows 8 and later)",
+	Source: "Geoff Chappell, \"ETW_PMC_SUPPORT\" (Microsoft's public symbols, Windows 8 and later)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V6_2, Value: [2]int{0x24, 0x28}},

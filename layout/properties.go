@@ -7,7 +7,7 @@ import "github.com/etwemu/etwemu/winver"
 // bytes with TimeStamp.
 var WnodeHeader = Struct{
 	Name:   "WNODE_HEADER",
-	Source: "wmistr.h (public SDK)",
+	Source: "wmistr.h (Windows SDK)",
 	Sizes:  winver.Steps[[2]int]{{Since: winver.V5_0, Value: [2]int{0x30, 0x30}}},
 	Members: since(winver.V5_0, []Member{
 		{Name: "BufferSize", Type: "ULONG", Off: [2]int{0x00, 0x00}, Remark: "the whole EVENT_TRACE_PROPERTIES block with its names"},
@@ -21,14 +21,15 @@ var WnodeHeader = Struct{
 }
 
 // TraceProperties is EVENT_TRACE_PROPERTIES, what StartTrace, ControlTrace and QueryTrace
-// take and fill (public, evntrace.h; reference digest section 6.2). The x86 offsets
+// take and fill (the Windows SDK's evntrace.h; Microsoft Learn, "EVENT_TRACE_PROPERTIES
+// structure"). The x86 offsets
 // follow from the declaration by the C layout rules: LoggerThreadId is a 4-byte HANDLE
 // there, and the structure is padded to 8 bytes for the LARGE_INTEGER in its Wnode.
 // EVENT_TRACE_PROPERTIES_V2 (1703 and later), which appends filter descriptors, is not
 // catalogued.
 var TraceProperties = Struct{
 	Name:   "EVENT_TRACE_PROPERTIES",
-	Source: "evntrace.h (public SDK); reference digest section 6.2",
+	Source: "evntrace.h (Windows SDK); Microsoft Learn, \"EVENT_TRACE_PROPERTIES structure\"",
 	Sizes:  winver.Steps[[2]int]{{Since: winver.V5_0, Value: [2]int{0x78, 0x78}}},
 	Members: since(winver.V5_0, []Member{
 		{Name: "Wnode", Type: "WNODE_HEADER", Off: [2]int{0x00, 0x00}},

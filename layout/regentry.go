@@ -2,12 +2,12 @@ package layout
 
 import "github.com/etwemu/etwemu/winver"
 
-// RegEntry is ETW_REG_ENTRY, a provider registration (seed 002). Offsets are from
-// Microsoft's symbol files as the seed reports them; the unions are one row each, named
+// RegEntry is ETW_REG_ENTRY, a provider registration (Geoff Chappell, "ETW_REG_ENTRY").
+// Offsets are from Microsoft's public symbol files as that article reports them; the unions are one row each, named
 // by their arms. Versions before 6.0 have none.
 var RegEntry = Struct{
 	Name:   "ETW_REG_ENTRY",
-	Source: "seed 002 (ETW_REG_ENTRY, offsets from Microsoft's symbol files)",
+	Source: "Geoff Chappell, \"ETW_REG_ENTRY\" (Microsoft's public symbols)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V6_0, Value: [2]int{0x2C, 0x50}},

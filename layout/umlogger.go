@@ -9,20 +9,21 @@ import (
 )
 
 // UMLoggerContext is ETW_UM_LOGGER_CONTEXT, the context NTDLL (ADVAPI32 before 5.2) keeps
-// for a private (user-mode) logger, from seed 000: every member row of its tables and its
-// size table, 5.0 to 10.0, x86 and x64. Rows the seed marks as unknown or unaccounted keep
-// the seed's words as their name, in angle brackets. The seed knows no release of Windows
-// 10 after 10.0; later releases are taken to keep 10.0's layout [UNCERTAIN].
+// for a private (user-mode) logger, from Geoff Chappell, "ETW_UM_LOGGER_CONTEXT": every
+// member row of the article's tables and its size table, 5.0 to 10.0, x86 and x64. Rows
+// the article marks as unknown or unaccounted keep its words as their name, in angle
+// brackets. The article knows no release of Windows 10 after 10.0; later releases are
+// taken to keep 10.0's layout [UNCERTAIN].
 //
-// Where a cell of the seed lost values in extraction, the row below carries the reading
-// that the rows around it force, and umLost says which: its remark in those versions says
-// the offset was rebuilt and what the seed's cell reads.
+// Where a cell of the published table lost values, the row below carries the reading that
+// the rows around it force, and umLost says which: its remark in those versions says the
+// offset was rebuilt and what the published table's cell reads.
 var UMLoggerContext = Struct{
 	Name:   "ETW_UM_LOGGER_CONTEXT",
-	Source: "seed 000 (ETW_UM_LOGGER_CONTEXT, from NTDLL and ADVAPI32 binaries; names by correspondence with WMI_LOGGER_CONTEXT)",
+	Source: "Geoff Chappell, \"ETW_UM_LOGGER_CONTEXT\" (NTDLL and ADVAPI32 binaries; names by correspondence with WMI_LOGGER_CONTEXT)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0xD0, 0}},
-		{Since: winver.V5_1, Value: [2]int{0xD8, 0}}, // the seed's x64 size for 5.1 to 5.2 is 5.2's: x64 starts there
+		{Since: winver.V5_1, Value: [2]int{0xD8, 0}}, // the article's x64 size for 5.1 to 5.2 is 5.2's: x64 starts there
 		{Since: winver.V5_2, Value: [2]int{0xD8, 0x120}},
 		{Since: winver.V6_0, Value: [2]int{0xF8, 0x150}},
 		{Since: winver.V6_1, Value: [2]int{0x120, 0x1A0}},
@@ -95,7 +96,7 @@ var UMLoggerContext = Struct{
 		{"MaximumBuffers", "ULONG", "0xA0 (5.0); 0xA8 (5.1 to 6.0)", "0xE8 (5.2 to 6.0)", "5.0 to 6.0", "next at 0x8C and 0xCC"},
 		{"MinimumBuffers", "ULONG", "0xA4 (5.0); 0xAC (5.1 to 6.0)", "0xEC (5.2 to 6.0)", "5.0 to 6.0", "next at 0x90 and 0xD0"},
 		{"<unaccounted eight bytes>", "[8 bytes]", "0x0100", "0x0178", "6.2", ""},
-		{"FlushThreshold", "ULONG", "0x0100", "0x0178", "6.3 and higher", "twelve bytes follow it, before EventsLost, that the seed does not account for"},
+		{"FlushThreshold", "ULONG", "0x0100", "0x0178", "6.3 and higher", "twelve bytes follow it, before EventsLost, that the article does not account for"},
 		{"EventsLost", "ULONG", "0xA8 (5.0); 0xB0 (5.1 to 6.0); 0xF8 (6.1); 0x0108 (6.2); 0x0110", "0xF0 (5.2 to 6.0); 0x0168 (6.1); 0x0180 (6.2); 0x0188", "5.0 and higher", ""},
 		{"LogBuffersLost", "ULONG", "0xFC (6.1); 0x010C (6.2); 0x0114", "0x016C (6.1); 0x0184 (6.2); 0x018C", "6.1 and higher", "previously at 0xB8 and 0xF8"},
 		{"BuffersWritten", "ULONG", "0xAC (5.0); 0xB4 (5.1 to 6.0); 0x0100 (6.1); 0x0110 (6.2); 0x0118", "0xF4 (5.2 to 6.0); 0x0170 (6.1); 0x0188 (6.2); 0x0190", "5.0 and higher", ""},
@@ -126,10 +127,11 @@ var UMLoggerContext = Struct{
 	}),
 }
 
-// umLost lists the cells of seed 000 that lost values in the seed's rendering: a bare
+// umLost lists the cells of the article's tables that lost values in the published
+// rendering: a bare
 // offset that, read as written, would hold for 6.2 and later too and put the member on top
 // of its neighbours (the catalogue's fit test shows where), a 5.1 that should read "5.1 to
-// 5.2", and three rows with no x64 cell at all (seed ""). In each the catalogue places the
+// 5.2", and three rows with no x64 cell at all (published ""). In each the catalogue places the
 // member after the one before it, as the sizes and the next member's offset require.
 var umLost = []lostCell{
 	{"InstanceId", X64, winver.Since(winver.V6_2), "0x2C"},
@@ -159,20 +161,21 @@ var umLost = []lostCell{
 	{"<unknown pointer to array of structures>", X64, winver.Only(winver.V6_2), "0x0208"},
 }
 
-// lostCell is one cell of a seed's table that lost values: the member, the architecture
-// and versions the catalogue rebuilt, and what the seed's cell reads there ("" for none).
+// lostCell is one cell of a published table that lost values: the member, the
+// architecture and versions the catalogue rebuilt, and what the published cell reads there
+// ("" for none).
 type lostCell struct {
-	name     string
-	arch     Arch
-	versions winver.Range
-	seed     string
+	name      string
+	arch      Arch
+	versions  winver.Range
+	published string
 }
 
-// cellRow is one member written in the seeds' cell notation (package cells): name, type,
+// cellRow is one member written in the published tables' cell notation (package cells): name, type,
 // the x86 and x64 offset cells, the versions and the remark.
 type cellRow struct{ name, typ, x86, x64, versions, remark string }
 
-// fromCells turns rows in the seeds' notation into members, one per span of versions
+// fromCells turns rows in that notation into members, one per span of versions
 // over which both offsets and the lost cells stay the same. x64 exists from x64From on.
 // A member in a lost cell's versions says in its remark that its offset was rebuilt. A
 // malformed cell panics: the rows are the catalogue's own source text, checked by its
@@ -211,9 +214,9 @@ func fromCells(x64From winver.Version, lost []lostCell, rows []cellRow) []Member
 			remark := r.remark
 			for _, l := range lost {
 				if l.name == r.name && l.versions.Contains(v) && off[l.arch] >= 0 {
-					note := fmt.Sprintf("%v offset rebuilt: the seed's cell reads %s", l.arch, l.seed)
-					if l.seed == "" {
-						note = fmt.Sprintf("%v offset rebuilt: the seed's row has no %v cell", l.arch, l.arch)
+					note := fmt.Sprintf("%v offset rebuilt: the published table's cell reads %s", l.arch, l.published)
+					if l.published == "" {
+						note = fmt.Sprintf("%v offset rebuilt: the published table's row has no %v cell", l.arch, l.arch)
 					}
 					remark = strings.TrimPrefix(remark+"; "+note, "; ")
 				}

@@ -9,17 +9,17 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Every offset and size seed 000 states, read from the generated umSeedRows and
-// umSeedSizes, is the catalogue's, except in the cells umLost lists, where the seed's cell
-// reads what umLost says it does (or is empty).
+// Every offset and size Geoff Chappell's "ETW_UM_LOGGER_CONTEXT" states, read from the
+// generated umSeedRows and umSeedSizes, is the catalogue's, except in the cells umLost
+// lists, where the published cell reads what umLost says it does (or is empty).
 func TestUMLoggerContextSeed(t *testing.T) {
 	used := make([]bool, len(umLost))
 	lost := func(name string, a Arch, v winver.Version, cell string) bool {
 		for i, l := range umLost {
 			if l.name == name && l.arch == a && l.versions.Contains(v) {
 				used[i] = true
-				if !strings.HasSuffix(cell, l.seed) || (l.seed == "") != (cell == "") {
-					t.Errorf("umLost[%d] says the seed's %s %v cell reads %q; it reads %q", i, name, a, l.seed, cell)
+				if !strings.HasSuffix(cell, l.published) || (l.published == "") != (cell == "") {
+					t.Errorf("umLost[%d] says the published %s %v cell reads %q; it reads %q", i, name, a, l.published, cell)
 				}
 				return true
 			}
@@ -39,9 +39,9 @@ func TestUMLoggerContextSeed(t *testing.T) {
 			}
 		}
 		for a, cell := range [2]string{r.x86, r.x64} {
-			if cell == "" { // lost from the seed's rendering: nothing stated
+			if cell == "" { // lost from the published rendering: nothing stated
 				if Arch(a) == X64 && !lost(r.name, X64, vs[0], cell) {
-					t.Errorf("%s: the seed has no x64 cell, and umLost does not say so", r.name)
+					t.Errorf("%s: the article has no x64 cell, and umLost does not say so", r.name)
 				}
 				continue
 			}
@@ -57,23 +57,23 @@ func TestUMLoggerContextSeed(t *testing.T) {
 				checked++
 				got := UMLoggerContext.At(v, Arch(a)).Offset(r.name)
 				if got != want && !lost(r.name, Arch(a), v, cell) {
-					t.Errorf("%s %v %v: catalogue %#x, seed %#x (%q)", r.name, v, Arch(a), got, want, cell)
+					t.Errorf("%s %v %v: catalogue %#x, article %#x (%q)", r.name, v, Arch(a), got, want, cell)
 				}
 				if got == want && lost(r.name, Arch(a), v, cell) {
-					t.Errorf("%s %v %v: listed as lost, but the catalogue reads the seed's %#x", r.name, v, Arch(a), want)
+					t.Errorf("%s %v %v: listed as lost, but the catalogue reads the article's %#x", r.name, v, Arch(a), want)
 				}
 			}
 		}
 	}
 	for i, u := range used {
 		if !u {
-			t.Errorf("umLost[%d] (%s %v %v) matches no cell of the seed", i, umLost[i].name, umLost[i].arch, umLost[i].versions)
+			t.Errorf("umLost[%d] (%s %v %v) matches no cell of the article", i, umLost[i].name, umLost[i].arch, umLost[i].versions)
 		}
 	}
 	if checked < 600 {
 		t.Errorf("only %d offsets checked", checked)
 	}
-	t.Logf("%d offsets of seed 000 checked, %d cells read as rebuilt", checked, len(umLost))
+	t.Logf("%d offsets of the article checked, %d cells read as rebuilt", checked, len(umLost))
 	for _, s := range umSeedSizes {
 		vs, err := cells.Versions(s[0])
 		if err != nil {

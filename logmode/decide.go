@@ -8,7 +8,7 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Well-known sessions that rules single out. Seed 004: they "are identified, originally,
+// Well-known sessions that rules single out. Geoff Chappell's "LogFileMode": they "are identified, originally,
 // by the GUID that is specified in the Guid member of the Wnode or is inferred from the
 // session's name".
 var (

@@ -1,6 +1,7 @@
 // Package logmode is the version-by-version table of how Windows interprets LogFileMode
-// when a session starts (seed 004 for the kernel; the documented restrictions for
-// user-mode private loggers): which flags each version recognises, which combinations it
+// when a session starts (for the kernel, Geoff Chappell, "LogFileMode", geoffchappell.com,
+// Kernel-Mode Windows; for user-mode private loggers, the restrictions Microsoft documents
+// in "Logging Mode Constants"): which flags each version recognises, which combinations it
 // refuses with STATUS_INVALID_PARAMETER, which flags imply or override others, what
 // properties they require, and what allows EVENT_TRACE_NONSTOPPABLE_MODE.
 //

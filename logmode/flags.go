@@ -57,10 +57,10 @@ type flagName struct {
 	bit          Mode
 	name, short  string
 	alias        string // another Windows name of the bit, if any
-	definedSince string // seed 004's remark: which header first defined it
+	definedSince string // "LogFileMode"'s remark: which header first defined it
 }
 
-// names is seed 004's table of values and names, in bit order.
+// names is the table of values and names of Geoff Chappell's "LogFileMode", in bit order.
 var names = [32]flagName{
 	{Sequential, "EVENT_TRACE_FILE_MODE_SEQUENTIAL", "SEQUENTIAL", "", "DDK for Windows 2000"},
 	{Circular, "EVENT_TRACE_FILE_MODE_CIRCULAR", "CIRCULAR", "", "DDK for Windows 2000"},

@@ -52,7 +52,7 @@ func (p Prop) String() string { return propNames[p] }
 type Effect uint8
 
 // Rule effects. The first three refuse a start (STATUS_INVALID_PARAMETER); the others
-// adjust it silently, as seed 004 describes.
+// adjust it silently, as Geoff Chappell's "LogFileMode" describes.
 const (
 	InvalidWith   Effect = iota // refused if Other or Prop is present (the flag alone if neither is named)
 	Requires                    // refused unless Other or Prop is present
@@ -72,8 +72,8 @@ const (
 	Destination      // somewhere for the session's events to go
 )
 
-// Rule is one row of seed 004's per-flag tables (or of the private-logger rules): from
-// which versions, for which loggers, what the flag does.
+// Rule is one row of the per-flag tables of Geoff Chappell's "LogFileMode" (or of the
+// private-logger rules): from which versions, for which loggers, what the flag does.
 type Rule struct {
 	Flag     Mode // the flag whose table the row is in; 0 for a rule on every session
 	Versions winver.Range
@@ -87,16 +87,18 @@ type Rule struct {
 	Source   string
 }
 
-// Sources, as the rules cite them.
+// Sources, as the rules cite them: public works, by author and title.
 const (
-	seed004  = "seed 004"
-	msdocLMC = "MSDOC logging-mode-constants"
-	msdocPLS = "MSDOC configuring-and-starting-a-private-logger-session"
-	seed000  = "seed 000"
-	digest63 = "etw-internals.md 6.3"
+	// Geoff Chappell's study of how the kernel interprets the flags when it starts a
+	// session (geoffchappell.com, Kernel-Mode Windows: WMI_LOGGER_INFORMATION's
+	// LogFileMode).
+	srcLogFileMode = `Geoff Chappell, "LogFileMode"`
+	// Microsoft's documentation of the flags (learn.microsoft.com, Event Tracing).
+	srcModeConstants = `Microsoft Learn, "Logging Mode Constants"`
 )
 
-// String says what the rule does, in the words of seed 004, without its versions.
+// String says what the rule does, in the words of Geoff Chappell's "LogFileMode", without
+// its versions.
 func (r *Rule) String() string {
 	subject := Name(r.Flag)
 	if r.Flag == 0 {
@@ -205,7 +207,7 @@ func joinOr(m Mode) string {
 	return strings.Join(parts, " or ")
 }
 
-// Recognition is seed 004's "Versions" column: which versions know a flag at all. A flag
+// Recognition is the "Versions" column of Geoff Chappell's "LogFileMode": which versions know a flag at all. A flag
 // unknown to a version is ignored by it (dropped from the effective mode).
 type Recognition struct {
 	Flag    Mode
@@ -219,15 +221,16 @@ var (
 	span  = winver.Between
 )
 
-// recognition lists every named flag. The kernel column is seed 004's. The private column
-// follows it for the flags both implementations share [design choice: the user-mode
-// logger's own table is not public; the two implementations share their heritage, seed
-// 000] and differs where a source says so: PRIVATE_LOGGER and PRIVATE_IN_PROC are the
-// user-mode logger's own (seed 004: "not known to the kernel but ... vital to the separate
-// NTDLL implementation"; PRIVATE_IN_PROC was defined in the Vista WDK); compression from
-// 6.2 (seed 000: "Windows 8 and higher provide for user-mode loggers to compress"); blocking
-// mode from 6.1 (seed 000: the CONDITION_VARIABLE that supports it is there from 6.1; ntwmi:
-// "Win7+"); RELOG, which "only ever has been meaningful for user-mode tracing sessions",
+// recognition lists every named flag. The kernel column is that of Geoff Chappell's
+// "LogFileMode". The private column follows it for the flags both implementations share
+// [design choice: the user-mode logger's own table is not public; the two implementations
+// share their heritage, as Geoff Chappell's "ETW_UM_LOGGER_CONTEXT" shows] and differs
+// where a source says so: PRIVATE_LOGGER and PRIVATE_IN_PROC are the user-mode logger's
+// own ("LogFileMode": "not known to the kernel but ... vital to the separate NTDLL
+// implementation"; PRIVATE_IN_PROC was defined in the Vista WDK); compression from 6.2
+// ("ETW_UM_LOGGER_CONTEXT": "Windows 8 and higher provide for user-mode loggers to
+// compress"); blocking mode from 6.1 ("ETW_UM_LOGGER_CONTEXT": the CONDITION_VARIABLE that
+// supports it is there from 6.1; phnt's ntwmi.h: "Win7+"); RELOG, which "only ever has been meaningful for user-mode tracing sessions",
 // from its definition in the XP DDK.
 var recognition = []Recognition{
 	{Sequential, since(winver.V5_0), since(winver.V5_0)},
@@ -291,9 +294,10 @@ func Recognised(v winver.Version, k LoggerKind, m Mode) Mode {
 // Recognitions returns the recognition table, in bit order.
 func Recognitions() []Recognition { return append([]Recognition(nil), recognition...) }
 
-// rules is seed 004, flag by flag in its order, then the private-logger rules.
+// rules is Geoff Chappell's "LogFileMode", flag by flag in its order, then the
+// private-logger rules.
 //
-// Where the seed's text lost a list, the rows below rebuild it from the sentences around:
+// Where the published text lost a list, the rows below rebuild it from the sentences around:
 //   - "Even for AutoLogger sessions, EVENT_TRACE_NONSTOPPABLE_MODE requires one of:" lost
 //     its list. The flags whose tables say "can allow EVENT_TRACE_NONSTOPPABLE_MODE" are
 //     CIRCULAR ("setting EVENT_TRACE_FILE_MODE_CIRCULAR is one way to allow ..."), REAL_TIME
@@ -311,7 +315,7 @@ func Recognitions() []Recognition { return append([]Recognition(nil), recognitio
 //     a LogFileName, REAL_TIME (5.0 and later), DELAY_OPEN_FILE (5.0 to 6.0) or BUFFERING
 //     (6.0 and later). It is the Destination need below.
 //   - The three tables between KD_FILTER's prose and USE_PAGED_MEMORY's prose carry no
-//     flag name: by the seed's order they are STOP_ON_HYBRID_SHUTDOWN's (invalid with
+//     flag name: by the article's order they are STOP_ON_HYBRID_SHUTDOWN's (invalid with
 //     PERSIST_ON_HYBRID_SHUTDOWN), PERSIST_ON_HYBRID_SHUTDOWN's (invalid with STOP_...),
 //     and USE_PAGED_MEMORY's (invalid with SYSTEM_LOGGER_MODE, which the prose after it
 //     explains); SYSTEM_LOGGER_MODE's table follows.
@@ -322,100 +326,100 @@ func Recognitions() []Recognition { return append([]Recognition(nil), recognitio
 // of KD_FILTER still overrides USE_PAGED_MEMORY" in 6.2 hold.
 var rules = []Rule{
 	// EVENT_TRACE_FILE_MODE_SEQUENTIAL
-	{Flag: Sequential, Versions: since(winver.V5_0), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: seed004},
-	{Flag: Sequential, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: seed004},
+	{Flag: Sequential, Versions: since(winver.V5_0), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: srcLogFileMode},
+	{Flag: Sequential, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: srcLogFileMode},
 	// EVENT_TRACE_FILE_MODE_CIRCULAR
-	{Flag: Circular, Versions: since(winver.V5_0), Loggers: Both, Effect: InvalidWith, Other: Sequential, Source: seed004},
-	{Flag: Circular, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Append, Source: seed004},
-	{Flag: Circular, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: seed004},
-	{Flag: Circular, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: seed004},
-	{Flag: Circular, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Source: seed004},
-	{Flag: Circular, Versions: since(winver.V6_2), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: seed004},
+	{Flag: Circular, Versions: since(winver.V5_0), Loggers: Both, Effect: InvalidWith, Other: Sequential, Source: srcLogFileMode},
+	{Flag: Circular, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Append, Source: srcLogFileMode},
+	{Flag: Circular, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: srcLogFileMode},
+	{Flag: Circular, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: srcLogFileMode},
+	{Flag: Circular, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Source: srcLogFileMode},
+	{Flag: Circular, Versions: since(winver.V6_2), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: srcLogFileMode},
 	// EVENT_TRACE_FILE_MODE_APPEND
-	{Flag: Append, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: seed004},
-	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Preallocate, Source: seed004},
-	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: seed004},
-	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: Implies, Other: Sequential, Source: seed004},
-	{Flag: Append, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: seed004},
+	{Flag: Append, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: srcLogFileMode},
+	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Preallocate, Source: srcLogFileMode},
+	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: srcLogFileMode},
+	{Flag: Append, Versions: since(winver.V6_0), Loggers: Both, Effect: Implies, Other: Sequential, Source: srcLogFileMode},
+	{Flag: Append, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: srcLogFileMode},
 	// EVENT_TRACE_FILE_MODE_NEWFILE
-	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: Requires, Prop: LogFileName, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V5_2), Loggers: Kernel, Effect: InvalidWith, Prop: KernelLoggerID, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Preallocate, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Kernel, Effect: InvalidWith, Prop: AutoLoggerFlag, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Kernel, Effect: InvalidWith, Prop: CKCLID, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: Implies, Other: Sequential, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: Append, Source: seed004},
-	{Flag: NewFile, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: SystemLogger, Source: seed004},
+	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: Requires, Prop: LogFileName, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V5_1), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V5_2), Loggers: Kernel, Effect: InvalidWith, Prop: KernelLoggerID, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Preallocate, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Kernel, Effect: InvalidWith, Prop: AutoLoggerFlag, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Kernel, Effect: InvalidWith, Prop: CKCLID, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_0), Loggers: Both, Effect: Implies, Other: Sequential, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: Append, Source: srcLogFileMode},
+	{Flag: NewFile, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: SystemLogger, Source: srcLogFileMode},
 	// EVENT_TRACE_FILE_MODE_PREALLOCATE
-	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Append, Source: seed004},
-	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: seed004},
-	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: seed004},
+	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Append, Source: srcLogFileMode},
+	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: srcLogFileMode},
+	{Flag: Preallocate, Versions: since(winver.V6_0), Loggers: Both, Effect: Requires, Prop: MaximumFileSize, Source: srcLogFileMode},
 	// EVENT_TRACE_NONSTOPPABLE_MODE
-	{Flag: NonStoppable, Versions: since(winver.V6_0), Loggers: Both, Effect: RequiresOneOf, Need: Stoppable, Source: seed004},
-	{Flag: NonStoppable, Versions: since(winver.V6_0), Loggers: Both, Effect: Requires, Prop: AutoLoggerFlag, Source: seed004},
+	{Flag: NonStoppable, Versions: since(winver.V6_0), Loggers: Both, Effect: RequiresOneOf, Need: Stoppable, Source: srcLogFileMode},
+	{Flag: NonStoppable, Versions: since(winver.V6_0), Loggers: Both, Effect: Requires, Prop: AutoLoggerFlag, Source: srcLogFileMode},
 	// EVENT_TRACE_SECURE_MODE: nothing invalidates it; BUFFER_INTERFACE implies it (below).
 	// EVENT_TRACE_REAL_TIME_MODE
-	{Flag: RealTime, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Without: LogFileName, Source: seed004},
-	{Flag: RealTime, Versions: since(winver.V5_0), Loggers: Both, Effect: Allows, Need: Destination, Source: seed004},
+	{Flag: RealTime, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Without: LogFileName, Source: srcLogFileMode},
+	{Flag: RealTime, Versions: since(winver.V5_0), Loggers: Both, Effect: Allows, Need: Destination, Source: srcLogFileMode},
 	// EVENT_TRACE_DELAY_OPEN_FILE_MODE
-	{Flag: DelayOpenFile, Versions: only(winver.V5_0), Loggers: Both, Effect: Requires, Prop: LogFileName, Source: seed004},
-	{Flag: DelayOpenFile, Versions: only(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NonStoppable, Unless: Circular | Buffering, Source: seed004},
-	{Flag: DelayOpenFile, Versions: span(winver.V5_0, winver.V6_0), Loggers: Both, Effect: Allows, Need: Destination, Source: seed004},
+	{Flag: DelayOpenFile, Versions: only(winver.V5_0), Loggers: Both, Effect: Requires, Prop: LogFileName, Source: srcLogFileMode},
+	{Flag: DelayOpenFile, Versions: only(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NonStoppable, Unless: Circular | Buffering, Source: srcLogFileMode},
+	{Flag: DelayOpenFile, Versions: span(winver.V5_0, winver.V6_0), Loggers: Both, Effect: Allows, Need: Destination, Source: srcLogFileMode},
 	// EVENT_TRACE_BUFFERING_MODE
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Prop: LogFileName, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Sequential, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Append, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Destination, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: BufferInterface, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: Overrides, Other: RealTime, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: Overrides, Prop: FlushTimer, Source: seed004},
-	{Flag: Buffering, Versions: span(winver.V6_1, winver.V6_2), Loggers: Both, Effect: Overrides, Other: KDFilter, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V6_3), Loggers: Both, Effect: Overrides, Prop: FlushThreshold, Source: seed004},
-	{Flag: Buffering, Versions: since(winver.V1607), Loggers: Kernel, Effect: Allows, Other: Compressed, Source: seed004},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Prop: LogFileName, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Sequential, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Circular, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: Append, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Stoppable, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_0), Loggers: Both, Effect: Allows, Need: Destination, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: BufferInterface, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: Overrides, Other: RealTime, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_1), Loggers: Both, Effect: Overrides, Prop: FlushTimer, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: span(winver.V6_1, winver.V6_2), Loggers: Both, Effect: Overrides, Other: KDFilter, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V6_3), Loggers: Both, Effect: Overrides, Prop: FlushThreshold, Source: srcLogFileMode},
+	{Flag: Buffering, Versions: since(winver.V1607), Loggers: Kernel, Effect: Allows, Other: Compressed, Source: srcLogFileMode},
 	// A session needs somewhere for its events to go (see the note above).
-	{Flag: 0, Versions: since(winver.V5_0), Loggers: Both, Effect: RequiresOneOf, Need: Destination, Source: seed004},
-	{Flag: 0, Versions: since(winver.V5_0), Loggers: Both, Effect: Allows, Need: Destination, Prop: LogFileName, Source: seed004},
+	{Flag: 0, Versions: since(winver.V5_0), Loggers: Both, Effect: RequiresOneOf, Need: Destination, Source: srcLogFileMode},
+	{Flag: 0, Versions: since(winver.V5_0), Loggers: Both, Effect: Allows, Need: Destination, Prop: LogFileName, Source: srcLogFileMode},
 	// EVENT_TRACE_USE_GLOBAL_SEQUENCE, EVENT_TRACE_USE_LOCAL_SEQUENCE
-	{Flag: GlobalSequence, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: LocalSequence, Source: seed004},
-	{Flag: LocalSequence, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: GlobalSequence, Source: seed004},
+	{Flag: GlobalSequence, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: LocalSequence, Source: srcLogFileMode},
+	{Flag: LocalSequence, Versions: since(winver.V5_1), Loggers: Both, Effect: InvalidWith, Other: GlobalSequence, Source: srcLogFileMode},
 	// EVENT_TRACE_RELOG_MODE: rejected by the kernel from 6.2; a user-mode logger's option.
-	{Flag: Relog, Versions: since(winver.V6_2), Loggers: Kernel, Effect: InvalidWith, Source: seed004},
+	{Flag: Relog, Versions: since(winver.V6_2), Loggers: Kernel, Effect: InvalidWith, Source: srcLogFileMode},
 	// EVENT_TRACE_BUFFER_INTERFACE_MODE
-	{Flag: BufferInterface, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: seed004},
-	{Flag: BufferInterface, Versions: since(winver.V6_1), Loggers: Both, Effect: Implies, Other: Secure, Source: seed004},
+	{Flag: BufferInterface, Versions: since(winver.V6_1), Loggers: Both, Effect: InvalidWith, Other: Buffering, Source: srcLogFileMode},
+	{Flag: BufferInterface, Versions: since(winver.V6_1), Loggers: Both, Effect: Implies, Other: Secure, Source: srcLogFileMode},
 	// EVENT_TRACE_KD_FILTER_MODE
-	{Flag: KDFilter, Versions: since(winver.V6_2), Loggers: Both, Effect: Overrides, Other: PagedMemory, Source: seed004},
+	{Flag: KDFilter, Versions: since(winver.V6_2), Loggers: Both, Effect: Overrides, Other: PagedMemory, Source: srcLogFileMode},
 	// EVENT_TRACE_STOP_ON_HYBRID_SHUTDOWN, EVENT_TRACE_PERSIST_ON_HYBRID_SHUTDOWN
-	{Flag: StopOnHybrid, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: PersistOnHybrid, Source: seed004},
-	{Flag: PersistOnHybrid, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: StopOnHybrid, Source: seed004},
+	{Flag: StopOnHybrid, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: PersistOnHybrid, Source: srcLogFileMode},
+	{Flag: PersistOnHybrid, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: StopOnHybrid, Source: srcLogFileMode},
 	// EVENT_TRACE_USE_PAGED_MEMORY
-	{Flag: PagedMemory, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: SystemLogger, Source: seed004},
+	{Flag: PagedMemory, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: SystemLogger, Source: srcLogFileMode},
 	// EVENT_TRACE_SYSTEM_LOGGER_MODE
-	{Flag: SystemLogger, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: seed004},
-	{Flag: SystemLogger, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: PagedMemory, Source: seed004},
+	{Flag: SystemLogger, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: NewFile, Source: srcLogFileMode},
+	{Flag: SystemLogger, Versions: since(winver.V6_2), Loggers: Both, Effect: InvalidWith, Other: PagedMemory, Source: srcLogFileMode},
 	// EVENT_TRACE_COMPRESSED_MODE: the kernel's rules; private loggers compress from 6.2.
-	{Flag: Compressed, Versions: span(winver.V6_2, winver.V1511), Loggers: Kernel, Effect: InvalidWith, Source: seed004},
-	{Flag: Compressed, Versions: since(winver.V1607), Loggers: Kernel, Effect: Requires, Other: Buffering, Source: seed004},
+	{Flag: Compressed, Versions: span(winver.V6_2, winver.V1511), Loggers: Kernel, Effect: InvalidWith, Source: srcLogFileMode},
+	{Flag: Compressed, Versions: since(winver.V1607), Loggers: Kernel, Effect: Requires, Other: Buffering, Source: srcLogFileMode},
 
-	// Private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE): not in seed 004, which covers the
-	// kernel. The documented restrictions: APPEND "do not use with ...
-	// EVENT_TRACE_PRIVATE_LOGGER_MODE" and NEWFILE is not allowed for private
-	// sessions (MSDOC logging-mode-constants); INDEPENDENT_SESSION "not with
-	// PRIVATE_LOGGER_MODE" and USE_PAGED_MEMORY "ignored with PRIVATE_LOGGER_MODE" (digest
-	// 6.3). The versions are those at which the other flag is first recognised.
-	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: Append, Source: msdocLMC},
-	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: NewFile, Source: msdocLMC},
-	{Flag: PrivateLogger, Versions: since(winver.V6_3), Loggers: Private, Effect: InvalidWith, Other: IndependentSession, Source: digest63},
-	{Flag: PrivateLogger, Versions: since(winver.V6_0), Loggers: Private, Effect: Overrides, Other: PagedMemory, Source: digest63},
+	// Private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE): not in "LogFileMode", which covers
+	// the kernel. The documented restrictions (Microsoft Learn, "Logging Mode Constants"):
+	// APPEND "do not use with ... EVENT_TRACE_PRIVATE_LOGGER_MODE", NEWFILE is not allowed
+	// for private sessions, INDEPENDENT_SESSION not with PRIVATE_LOGGER_MODE and
+	// USE_PAGED_MEMORY ignored with PRIVATE_LOGGER_MODE. The versions are those at which the
+	// other flag is first recognised.
+	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: Append, Source: srcModeConstants},
+	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: NewFile, Source: srcModeConstants},
+	{Flag: PrivateLogger, Versions: since(winver.V6_3), Loggers: Private, Effect: InvalidWith, Other: IndependentSession, Source: srcModeConstants},
+	{Flag: PrivateLogger, Versions: since(winver.V6_0), Loggers: Private, Effect: Overrides, Other: PagedMemory, Source: srcModeConstants},
 }
 
-// Rules returns the rule table, in seed order.
+// Rules returns the rule table, in the order of its sources.
 func Rules() []Rule { return append([]Rule(nil), rules...) }
 
 // RulesFor returns the rules in force at version v for loggers of kind k whose flag v

@@ -2,8 +2,9 @@
 // EventRegister (user mode) or EtwRegister (kernel mode) call, linked onto the
 // ETW_GUID_ENTRY of its provider and, from 10.0, onto the entry of its provider group.
 //
-// Source: Chappell's study of ETW_REG_ENTRY (the project's seed 002), with flag values and
-// traits from the etw-internals digest (sections 5.2-5.4).
+// Sources: Geoff Chappell's articles "ETW_REG_ENTRY" (its layout, flag values and masks)
+// and "ETW_PROVIDER_TRAITS" (geoffchappell.com, Kernel-Mode Windows; layouts from
+// Microsoft's public symbol files).
 //
 // # The masks
 //

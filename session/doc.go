@@ -3,9 +3,10 @@
 // lists, the logger goroutine that seals full buffers and hands them to a sink, and the
 // session's counters.
 //
-// Sources: the Windows Research Kernel's buffer manager (tracelog.c, 5.2) for the
-// algorithms, and phnt/Chappell for the structures, as digested in the project's
-// etw-internals reference (sections 1-3).
+// Sources: the Windows Research Kernel's buffer manager (WRK v1.2, tracelog.c, Windows
+// Server 2003 SP1) for the algorithms; for the structures, phnt's ntwmi.h
+// (WMI_BUFFER_HEADER) and Geoff Chappell's articles "WMI_LOGGER_CONTEXT",
+// "WMI_BUFFER_HEADER" and "ETW_UM_LOGGER_CONTEXT" (geoffchappell.com).
 //
 // # Model
 //

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/etwemu/etwemu/layout"
 )
 
 // dt prints the catalogue's rows in WinDbg's format, finds names however they are
@@ -38,7 +41,7 @@ func TestDt(t *testing.T) {
 		{[]string{"EVENT_TRACE_PROPERTIES", "-r"}, 0, []string{"+0x000 Wnode", ": _WNODE_HEADER\n      +0x000 BufferSize", "      +0x028 ClientContext", "   +0x030 BufferSize"}},
 		{[]string{"ETW_REG_ENTRY", "-r", "-version", "6.1"}, 0, []string{": <unnamed-tag> (union)\n      +0x020 ReplyQueue\n      +0x020 ReplySlot[4]\n      +0x020 SessionId"}},
 		{[]string{"ETW_UM_LOGGER_CONTEXT", "-version", "5.0", "-arch", "x86"}, 0, []string{"+0x00c <unaccounted four or eight bytes>", ": [4] UChar", "+0x0c8 <unknown pointer to trace buffers>", ": Ptr32 Void", "size 0xd0"}},
-		{[]string{"ETW_UM_LOGGER_CONTEXT", "-version", "10.0"}, 0, []string{"+0x090 LogFileHandle", "x64 offset rebuilt: the seed's cell reads 0x80", "+0x218 ProcessorBuffers", ": [1] Ptr64 _WMI_BUFFER_HEADER", "size 0x220"}},
+		{[]string{"ETW_UM_LOGGER_CONTEXT", "-version", "10.0"}, 0, []string{"+0x090 LogFileHandle", "x64 offset rebuilt: the published table's cell reads 0x80", "+0x218 ProcessorBuffers", ": [1] Ptr64 _WMI_BUFFER_HEADER", "size 0x220"}},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
@@ -67,5 +70,55 @@ func TestDt(t *testing.T) {
 	}
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Size != 0x70 || len(v.Members) == 0 || v.Members[len(v.Members)-1].Name != "Traits" || v.Members[len(v.Members)-1].Offset != 0x68 {
 		t.Fatalf("dt -json: %+v, %v\n%s", v, err, out.String())
+	}
+}
+
+// privateCitation matches the project's own names for its sources, which a reader cannot
+// look up: its specification files ("seed 002"), its digest of them and that digest's
+// numbered sections.
+var privateCitation = regexp.MustCompile(`(?i)seed|digest|section [0-9]|etw-internals`)
+
+// publicCitation matches what a source line must name: an author and title, a header of
+// the Windows SDK or phnt, or Microsoft's public symbols.
+var publicCitation = regexp.MustCompile(`Geoff Chappell, "|\(Windows SDK\)|phnt ntwmi\.h|Microsoft's public symbols`)
+
+// dt -list, and every structure's dt in every version and architecture (members, remarks,
+// unions expanded, the -versions table and JSON), cite only public works that a reader can
+// look up, and -list names one for every structure.
+func TestDtCitesPublicSources(t *testing.T) {
+	dt := func(args ...string) string {
+		var out, errb bytes.Buffer
+		// 1: a structure absent from one architecture in a version (x64 before 5.2).
+		if code := run(append([]string{"dt"}, args...), &out, &errb); code != 0 && code != 1 {
+			t.Fatalf("dt %v: exit %d: %s", args, code, errb.String())
+		}
+		if m := privateCitation.FindString(out.String() + errb.String()); m != "" {
+			t.Errorf("dt %v says %q, which no reader can look up:\n%s", args, m, out.String())
+		}
+		return out.String()
+	}
+	list := dt("-list")
+	dt("-list", "-json")
+	for _, s := range layout.All() {
+		line := ""
+		for _, l := range strings.Split(list, "\n") {
+			if strings.HasPrefix(l, s.Name+" ") {
+				line = l
+			}
+		}
+		if !publicCitation.MatchString(line) {
+			t.Errorf("dt -list: %s cites no public source: %q", s.Name, line)
+		}
+		vs := s.Versions()
+		for _, a := range []string{"x86", "x64"} {
+			dt(s.Name, "-versions", "-arch", a)
+			for i, v := range vs {
+				dt(s.Name, "-version", v.String(), "-arch", a, "-r")
+				dt(s.Name, "-version", v.String(), "-arch", a, "-json")
+				if i > 0 {
+					dt(s.Name, "-diff", vs[i-1].String(), v.String(), "-arch", a)
+				}
+			}
+		}
 	}
 }

@@ -42,8 +42,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "-help" {
+	switch name {
+	case "-h", "--help", "-help":
 		name = "help"
+	case "-v", "--version", "-version": // as most command lines answer them
+		name = "version"
 	}
 	c, ok := commands[name]
 	if !ok {
@@ -65,7 +68,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'etwemu help <command>' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'etwemu help <command>' for a command's flags; 'etwemu --version' (or -v) is 'etwemu version'.")
 }
 
 func runHelp(args []string, stdout, stderr io.Writer) int {

@@ -26,7 +26,7 @@ type versionInfo struct {
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	about := "Usage: etwemu version [-json]\n\nPrints etwemu's module version (and VCS revision when built from a checkout), the Go\ntoolchain and platform, and the Windows versions the emulator can be asked for."
+	about := "Usage: etwemu version [-json]\n       etwemu --version [-json]   (or -v: the same)\n\nPrints etwemu's module version (and VCS revision when built from a checkout), the Go\ntoolchain and platform, and the Windows versions the emulator can be asked for."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}

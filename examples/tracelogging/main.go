@@ -3,6 +3,11 @@
 // (package consumer) and prints each event's name and fields. It is also the file the
 // outside-reader check (etl/outside/tracelogging.py) gives airbus-cert's etl-parser.
 //
+// The file goes to the operating system's temporary folder (etwemu-tracelogging.etl
+// there, $TMPDIR or /tmp on Linux) unless -o names another, and the first line printed
+// says where:
+//
+//	go run ./examples/tracelogging
 //	go run ./examples/tracelogging -o tl.etl
 //	go run ./cmd/etwemu dump tl.etl
 //
@@ -15,8 +20,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/etwemu/etwemu/consumer"
@@ -87,16 +94,29 @@ var basic = func() int {
 	return len(fields)
 }()
 
+// defaultPath is where the file goes without -o: the temporary folder, not the current
+// one, which is often a checkout.
+func defaultPath() string { return filepath.Join(os.TempDir(), "etwemu-tracelogging.etl") }
+
 func main() {
-	out := flag.String("o", "tracelogging.etl", "the ETL file to write")
+	out := flag.String("o", defaultPath(), "the ETL file to write")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "Usage: go run ./examples/tracelogging [-o FILE]\n\nWrites an ETL file of TraceLogging events with every field kind, says where, and\nreads it back.\n\nFlags:")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
-	if err := run(*out); err != nil {
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "tracelogging: unexpected argument %q (name the file with -o FILE)\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if err := run(*out, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "tracelogging:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string) error {
+// run writes the file at path, says where it is, and prints each event read back from it.
+func run(path string, w io.Writer) error {
 	k, err := emu.New(emu.Config{Processors: 1})
 	if err != nil {
 		return err
@@ -133,9 +153,13 @@ func run(path string) error {
 	if err := k.StopTrace(h, "", nil); err != nil {
 		return err
 	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	fmt.Fprintf(w, "wrote %s; its events, read back:\n", path)
 	c := consumer.NewConsumer(context.Background(), k).FromFiles(path)
 	c.EventCallback = func(e *consumer.Event) error {
-		fmt.Printf("%s %s: %s\n", e.System.Provider.Name, e.Name, tracelogging.Text(e.Fields))
+		fmt.Fprintf(w, "%s %s: %s\n", e.System.Provider.Name, e.Name, tracelogging.Text(e.Fields))
 		return nil
 	}
 	if err := c.Start(); err != nil {
