@@ -228,7 +228,7 @@ func TestFileRoundTrip(t *testing.T) {
 			h := hs[0]
 			written := q.BuffersWritten
 			if c.v == winver.V6_2 && c.mode&logmode.Compressed != 0 {
-				// A 6.2 logger counts flushes of the compression area (seed 000); the
+				// A 6.2 logger counts flushes of the compression area (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); the
 				// header counts the buffers in the file, as real Windows 8 files do.
 				f, err := etl.Open(path)
 				if err != nil {

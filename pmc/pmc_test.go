@@ -10,7 +10,7 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// TestLayouts checks seed 003's table: sizes and offsets of the three variants, and no
+// TestLayouts checks the table of Geoff Chappell, "ETW_PMC_SUPPORT": sizes and offsets of the three variants, and no
 // structure before 6.2.
 func TestLayouts(t *testing.T) {
 	cases := []struct {

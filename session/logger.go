@@ -83,7 +83,7 @@ type Config struct {
 // the members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
 // Minimum/Maximum/NumberOfBuffers, BuffersAvailable, the free and flush lists, the
 // per-processor current buffers and the loss counters. A private logger (Kind Private)
-// stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger of seed 000, which keeps the same
+// stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger Geoff Chappell describes in "ETW_UM_LOGGER_CONTEXT", which keeps the same
 // members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
 // commits it as buffers are needed. The log file is an etl.Writer in place of the file
 // handle; real-time consumers attach through Consume. Not modelled: stack tracing,
@@ -342,7 +342,7 @@ func (l *Logger) Permits(g guid.GUID) bool {
 
 // Memory returns the buffer memory the session holds: reserved and committed bytes. A
 // private logger reserves page-rounded space for MaximumBuffers at start and commits it
-// buffer by buffer (seed 000); a kernel logger allocates whole buffers, so both are what
+// buffer by buffer (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); a kernel logger allocates whole buffers, so both are what
 // its buffers take.
 func (l *Logger) Memory() (reserved, committed uint64) {
 	n := uint64(l.numberOfBuffers.Load())

@@ -74,8 +74,8 @@ func TestDt(t *testing.T) {
 }
 
 // privateCitation matches the project's own names for its sources, which a reader cannot
-// look up: its specification files ("seed 002"), its digest of them and that digest's
-// numbered sections.
+// look up: the numbers of its specification files, its own digest of ETW internals and
+// that digest's numbered sections.
 var privateCitation = regexp.MustCompile(`(?i)seed|digest|section [0-9]|etw-internals`)
 
 // publicCitation matches what a source line must name: an author and title, a header of
