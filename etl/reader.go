@@ -243,7 +243,30 @@ func (rd *Reader) HeaderBuffer() *Buffer { return rd.first }
 // finalized header that counts more buffers than the file holds. It returns the same
 // again after that. A trailing piece of zeros (preallocated space never written) ends the
 // file as io.EOF.
-func (rd *Reader) Next() (*Buffer, error) {
+func (rd *Reader) Next() (*Buffer, error) { return rd.next(true) }
+
+// NextHeader is Next without the buffers' content: each Buffer has its header, offset
+// and stored size but no Data, and nothing is decompressed. A merge indexes a file with
+// it and reads each buffer's content with ReadBuffer when its turn comes.
+func (rd *Reader) NextHeader() (*Buffer, error) { return rd.next(false) }
+
+// ReadBuffer reads the content of the buffer at off, which NextHeader returned. A
+// buffer whose content cannot be read is counted as damage (see DamageError) and its
+// error returned; the caller goes on with the next.
+func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
+	if off == 0 {
+		return rd.first, nil
+	}
+	b, err := rd.readBuf(off, true)
+	var c contentError
+	if errors.As(err, &c) {
+		rd.damaged(off, c.err)
+		return nil, c.err
+	}
+	return b, err
+}
+
+func (rd *Reader) next(content bool) (*Buffer, error) {
 	if !rd.served {
 		rd.served = true
 		return rd.first, nil
@@ -256,7 +279,7 @@ func (rd *Reader) Next() (*Buffer, error) {
 			}
 			break
 		}
-		b, err := rd.read(rd.off)
+		b, err := rd.readBuf(rd.off, content)
 		var c contentError
 		switch {
 		case err == io.EOF:
@@ -353,9 +376,13 @@ type contentError struct {
 func (c contentError) Error() string { return c.err.Error() }
 func (c contentError) Unwrap() error { return c.err }
 
-// read reads the buffer at off. A contentError leaves the framing intact; any other error
-// ends the reading; io.EOF is preallocated space never written.
-func (rd *Reader) read(off int64) (*Buffer, error) {
+// read reads the buffer at off with its content.
+func (rd *Reader) read(off int64) (*Buffer, error) { return rd.readBuf(off, true) }
+
+// readBuf reads the buffer at off, with its content or only its framing. A contentError
+// leaves the framing intact; any other error ends the reading; io.EOF is preallocated
+// space never written.
+func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	var hb [abi.BufferHeaderSize]byte
 	if _, err := rd.r.ReadAt(hb[:], off); err != nil {
 		return nil, fmt.Errorf("etl: offset %#x: reading a buffer header: %w", off, noEOF(err))
@@ -370,6 +397,9 @@ func (rd *Reader) read(off int64) (*Buffer, error) {
 	}
 	if int64(h.BufferSize) > rd.size-off {
 		return nil, fmt.Errorf("etl: offset %#x: buffer of %#x bytes runs past the end of the file (%#x bytes left)", off, h.BufferSize, rd.size-off)
+	}
+	if !content {
+		return b, nil
 	}
 	bad := func(format string, args ...any) error {
 		return contentError{err: fmt.Errorf("etl: offset %#x: "+format, append([]any{off}, args...)...), stored: int(h.BufferSize)}
