@@ -165,12 +165,12 @@ const maxBufferSize = 16 << 20
 const maxExpansion = 32
 
 // recordBytes bounds the records a file yields: one per recordBytes bytes of the file,
-// plus one buffer's worth. An uncompressed file holds at most one record per 8 bytes
-// (abi.TraceAlignment, the least a record takes); compressed, the demo's events come to
-// about one per 17 stored bytes. Every record costs its reader (a dump line, a consumer
+// plus one buffer's worth; that is as many as an uncompressed file of its size can hold,
+// each record taking at least 8 bytes (abi.TraceAlignment). Compressed, the demo's events
+// come to about one per 17 stored bytes. Every record costs its reader (a dump line, a consumer
 // callback) about the same, so the bound keeps the work of any file proportional to its
 // size, decompression bombs of tiny records included.
-const recordBytes = 4
+const recordBytes = 8
 
 func (rd *Reader) recordBudget() int64 { return rd.size/recordBytes + int64(rd.limit/8) }
 

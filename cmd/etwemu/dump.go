@@ -233,7 +233,10 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		d := dumpRecord{
 			Buffer: buffers, Processor: bufferProcessor(b.Header), Sequence: b.Header.SequenceNumber,
 			Offset: r.Offset, Kind: r.Kind.String(), Size: r.Size, ThreadID: r.ThreadID, ProcessID: r.ProcessID,
-			TimeStamp: r.TimeStamp, Time: toTime(r.TimeStamp), PMC: r.PMC, PayloadLen: len(r.Payload),
+			TimeStamp: r.TimeStamp, PMC: r.PMC, PayloadLen: len(r.Payload),
+		}
+		if !o.summary {
+			d.Time = toTime(r.TimeStamp)
 		}
 		switch r.Kind {
 		case etl.KindEventHeader:
@@ -464,52 +467,75 @@ func hookName(hook uint16) string {
 	return ""
 }
 
-// printRecord prints one record as a text line or a JSON line.
+// printRecord prints one record as a text line or a JSON line. The text line is built in
+// one reused buffer and written once: dump prints millions of them.
 func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
 	if asJSON {
 		return enc.Encode(d)
 	}
-	fmt.Fprintf(out, "cpu %d seq %d +%#x %s", d.Processor, d.Sequence, d.Offset, d.Kind)
+	l := lineBuf[:0]
+	l = append(l, "cpu "...)
+	l = strconv.AppendInt(l, int64(d.Processor), 10)
+	l = append(l, " seq "...)
+	l = strconv.AppendInt(l, d.Sequence, 10)
+	l = append(l, " +0x"...)
+	l = strconv.AppendInt(l, int64(d.Offset), 16)
+	l = append(append(l, ' '), d.Kind...)
 	if d.Provider != "" {
-		fmt.Fprintf(out, " %s", d.Provider)
+		l = append(append(l, ' '), d.Provider...)
 	}
 	if d.Name != "" {
-		fmt.Fprintf(out, " (%s)", d.Name)
+		l = append(append(append(l, " ("...), d.Name...), ')')
 	}
 	if d.ID != nil {
-		fmt.Fprintf(out, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
+		l = fmt.Appendf(l, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
 	}
 	if d.HookID != "" {
-		fmt.Fprintf(out, " hook %s", d.HookID)
+		l = append(append(l, " hook "...), d.HookID...)
 	}
 	if d.HookName != "" {
-		fmt.Fprintf(out, " %s", d.HookName)
+		l = append(append(l, ' '), d.HookName...)
 	}
 	if d.Marker != "" {
-		fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
+		l = append(append(append(l, " marker "...), d.Marker...), " (unknown kind; rest of buffer skipped)"...)
 	}
-	fmt.Fprintf(out, " tid %d pid %d ts %d", d.ThreadID, d.ProcessID, d.TimeStamp)
+	l = append(l, " tid "...)
+	l = strconv.AppendUint(l, uint64(d.ThreadID), 10)
+	l = append(l, " pid "...)
+	l = strconv.AppendUint(l, uint64(d.ProcessID), 10)
+	l = append(l, " ts "...)
+	l = strconv.AppendInt(l, d.TimeStamp, 10)
 	if d.Time != "" {
-		fmt.Fprintf(out, " %s", d.Time)
+		l = append(append(l, ' '), d.Time...)
 	}
 	if len(d.Ext) > 0 {
-		fmt.Fprintf(out, " ext %v", d.Ext)
+		l = fmt.Appendf(l, " ext %v", d.Ext)
 	}
 	if len(d.PMC) > 0 {
-		fmt.Fprintf(out, " pmc %v", d.PMC)
+		l = fmt.Appendf(l, " pmc %v", d.PMC)
 	}
 	if d.Detail != "" {
-		fmt.Fprintf(out, " (%s)", d.Detail)
+		l = append(append(append(l, " ("...), d.Detail...), ')')
 	}
 	if d.Event != "" {
-		fmt.Fprintf(out, " event %q {%s}", d.Event, d.FieldsText)
+		l = fmt.Appendf(l, " event %q {%s}", d.Event, d.FieldsText)
 	}
 	if d.DecodeError != "" {
-		fmt.Fprintf(out, " (TraceLogging fields not decoded: %s)", d.DecodeError)
+		l = append(append(append(l, " (TraceLogging fields not decoded: "...), d.DecodeError...), ')')
 	}
-	fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
-	return nil
+	l = append(l, " payload "...)
+	l = strconv.AppendInt(l, int64(d.PayloadLen), 10)
+	l = append(l, " bytes "...)
+	l = append(append(l, d.Payload...), '\n')
+	if cap(l) <= 64<<10 {
+		lineBuf = l
+	}
+	_, err := out.Write(l)
+	return err
 }
+
+// lineBuf is printRecord's line, reused (dump runs on one goroutine).
+var lineBuf = make([]byte, 0, 512)
 
 // jsonValue is a field's value for dump -json: numbers, bools and strings as JSON values
 // (an array as a JSON array of them), except where the field's types ask for another
