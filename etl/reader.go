@@ -85,6 +85,7 @@ func (it *RecordIter) Next() (Record, bool) {
 	if rd := b.rd; rd != nil && !b.counted && rd.records+it.n > rd.recordBudget() {
 		err := fmt.Errorf("etl: buffer at file offset %#x: %w: more than %d records from a file of %d bytes", b.FileOffset, errBudget, rd.recordBudget(), rd.size)
 		rd.stop(b.FileOffset, err)
+		rd.halted = true
 		return it.end(err)
 	}
 	return r, true
@@ -148,6 +149,7 @@ type Reader struct {
 
 	damage  *DamageError // the first damage and the count; nil while the file reads whole
 	stopped bool         // the reading ended at damage: Next reports it
+	halted  bool         // and no buffer is read after it, not even by ReadBuffer
 	ended   bool         // Next reached the end of the file
 }
 
@@ -257,14 +259,28 @@ func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
 	if off == 0 {
 		return rd.first, nil
 	}
+	if rd.halted {
+		return nil, rd.damage
+	}
 	b, err := rd.readBuf(off, true)
 	var c contentError
 	if errors.As(err, &c) {
 		rd.damaged(off, c.err)
 		return nil, c.err
 	}
-	return b, err
+	if err != nil {
+		rd.stop(off, err)
+		rd.halted = true
+		rd.missing()
+		return nil, rd.damage
+	}
+	return b, nil
 }
+
+// Stopped reports whether reading must stop now: a buffer ReadBuffer read, or the
+// reader's bound, ended it (Err says which). Damage that ended NextHeader's scan does not
+// stop the buffers before it.
+func (rd *Reader) Stopped() bool { return rd.halted }
 
 func (rd *Reader) next(content bool) (*Buffer, error) {
 	if !rd.served {

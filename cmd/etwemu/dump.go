@@ -369,7 +369,7 @@ func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) er
 		}
 	}
 	heap.Init(&h)
-	for len(h) > 0 {
+	for len(h) > 0 && !rd.Stopped() {
 		s := h[0]
 		if err := fn(s.idx, s.b, s.r); err != nil {
 			return err
@@ -380,7 +380,7 @@ func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) er
 			heap.Pop(&h)
 		}
 	}
-	if end == nil {
+	if end == nil || rd.Stopped() {
 		end = rd.Err()
 	}
 	return end

@@ -489,3 +489,99 @@ func TestDumpTraceLogging(t *testing.T) {
 		}
 	}
 }
+
+// A damaged file: every dump mode prints what it read, then names the file and the damage
+// on stderr and exits 1. A file cut at a buffer boundary says how many of the buffers its
+// header counts it holds; a bad record costs its buffer, not the rest of the file.
+func TestDumpDamagedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "whole.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "3000", "-processors", "1", "-buffer-kb", "4", "-min-buffers", "64", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bs = 4096
+	nbuf := len(whole) / bs
+	bad := append([]byte{}, whole...)
+	copy(bad[3*bs+72:], []byte{0xF0, 0xFF, 0x13, 0xC0}) // buffer 3's first record runs past its buffer
+	count := func(mode []string, p string) (int, string, int) {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		code := run(append(append([]string{"dump"}, mode...), p), &out, &errb)
+		s := out.String()
+		var n int
+		switch {
+		case len(mode) > 0 && mode[0] == "-buffers":
+			n = atoi(t, regexp.MustCompile(`\n(\d+) buffers\n`).FindStringSubmatch(s)[1])
+		case len(mode) > 0 && mode[0] == "-summary":
+			n = atoi(t, regexp.MustCompile(`\n(\d+) records in`).FindStringSubmatch(s)[1])
+		case len(mode) > 0 && mode[0] == "-json":
+			n = strings.Count(s, "\n") - 1 + 2 // the header line; the header buffer's two records
+		default:
+			n = atoi(t, regexp.MustCompile(`\n(\d+) records \(`).FindStringSubmatch(s)[1])
+		}
+		return code, errb.String(), n
+	}
+	for _, mode := range [][]string{{}, {"-json"}, {"-summary"}, {"-sort", "time"}, {"-buffers"}} {
+		_, _, all := count(mode, path)
+		cut := filepath.Join(dir, "cut.etl")
+		writeFile(t, cut, whole[:(nbuf/2)*bs])
+		code, msg, n := count(mode, cut)
+		if code != 1 || !strings.Contains(msg, cut+": ") || !strings.Contains(msg, fmt.Sprintf("holds %d of %d buffers", nbuf/2, nbuf)) || n == 0 || n >= all {
+			t.Errorf("%v cut at a buffer boundary: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+		mid := filepath.Join(dir, "mid.etl")
+		writeFile(t, mid, whole[:(nbuf/2)*bs+1000])
+		if code, msg, n2 := count(mode, mid); code != 1 || !strings.Contains(msg, "runs past the end of the file") || n2 != n {
+			t.Errorf("%v cut inside a buffer: exit %d, %d (want %d), %q", mode, code, n2, n, msg)
+		}
+		badf := filepath.Join(dir, "bad.etl")
+		writeFile(t, badf, bad)
+		code, msg, n = count(mode, badf)
+		if code != 1 || !strings.Contains(msg, "file offset 0x3000") || !strings.Contains(msg, "1 damaged buffer(s) skipped") || n < all*3/4 {
+			t.Errorf("%v bad record: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+	}
+}
+
+// dump -summary names the demo's providers and the header buffer's EventTrace records.
+func TestDumpSummaryNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "2000", "-min-buffers", "64", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-summary", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump -summary: exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"Demo.Network", "Demo.Storage", "EventTrace/Header", "EventTrace/PartitionInfoExtension"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dump -summary lacks %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "hook 0x") {
+		t.Errorf("dump -summary shows a hook by number:\n%s", s)
+	}
+}
+
+// First contact: a file that is not an ETL file says so; a flag after the file says that
+// flags come first.
+func TestDumpFirstContact(t *testing.T) {
+	text := filepath.Join(t.TempDir(), "notes.md")
+	writeFile(t, text, bytes.Repeat([]byte("## notes, not a trace\n"), 20))
+	var out, errb bytes.Buffer
+	if code := run([]string{"dump", text}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not an ETL file") {
+		t.Errorf("dump of text: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"dump", text, "-limit", "2"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "flags come before the FILE.etl") {
+		t.Errorf("dump FILE -limit 2: exit %d, %q", code, errb.String())
+	}
+}
