@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -470,10 +471,15 @@ func hookName(hook uint16) string {
 // printRecord prints one record as a text line or a JSON line. The text line is built in
 // one reused buffer and written once: dump prints millions of them.
 func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
-	if asJSON {
-		return enc.Encode(d)
-	}
 	l := lineBuf[:0]
+	if asJSON {
+		l = appendRecordJSON(l, d)
+		if cap(l) <= 64<<10 {
+			lineBuf = l
+		}
+		_, err := out.Write(l)
+		return err
+	}
 	l = append(l, "cpu "...)
 	l = strconv.AppendInt(l, int64(d.Processor), 10)
 	l = append(l, " seq "...)
@@ -873,4 +879,111 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 		}
 	}
 	return damage
+}
+
+// appendRecordJSON appends d as one JSON object, as encoding/json encodes dumpRecord (its
+// tags and omitempty rules), without reflection: dump -json prints millions of records.
+// The TraceLogging fields, whose values are of any type, go through encoding/json.
+func appendRecordJSON(l []byte, d *dumpRecord) []byte {
+	num := func(l []byte, key string, v int64) []byte {
+		return strconv.AppendInt(append(append(l, ",\""...), key...), v, 10)
+	}
+	str := func(l []byte, key, v string) []byte {
+		if v == "" {
+			return l
+		}
+		return appendJSONString(append(append(append(l, ",\""...), key...), "\":"...), v)
+	}
+	l = strconv.AppendInt(append(l, `{"buffer":`...), int64(d.Buffer), 10)
+	l = num(l, `cpu":`, int64(d.Processor))
+	l = num(l, `buffer_seq":`, d.Sequence)
+	l = num(l, `offset":`, int64(d.Offset))
+	l = appendJSONString(append(l, `,"kind":`...), d.Kind)
+	l = num(l, `size":`, int64(d.Size))
+	l = str(l, "provider", d.Provider)
+	l = str(l, "provider_name", d.Name)
+	if d.ID != nil {
+		l = num(l, `id":`, int64(*d.ID))
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{`version":`, int64(d.Version)}, {`level":`, int64(d.Level)}, {`opcode":`, int64(d.Opcode)}, {`task":`, int64(d.Task)}} {
+		if f.v != 0 {
+			l = num(l, f.key, f.v)
+		}
+	}
+	l = str(l, "keyword", d.Keyword)
+	l = str(l, "hook", d.HookID)
+	l = str(l, "hook_name", d.HookName)
+	l = str(l, "detail", d.Detail)
+	l = num(l, `tid":`, int64(d.ThreadID))
+	l = num(l, `pid":`, int64(d.ProcessID))
+	l = num(l, `timestamp":`, d.TimeStamp)
+	l = str(l, "time", d.Time)
+	l = str(l, "activity", d.Activity)
+	if len(d.Ext) > 0 {
+		l = append(l, `,"ext":[`...)
+		for i, x := range d.Ext {
+			if i > 0 {
+				l = append(l, ',')
+			}
+			l = appendJSONString(l, x)
+		}
+		l = append(l, ']')
+	}
+	if len(d.PMC) > 0 {
+		l = append(l, `,"pmc":[`...)
+		for i, v := range d.PMC {
+			if i > 0 {
+				l = append(l, ',')
+			}
+			l = strconv.AppendUint(l, v, 10)
+		}
+		l = append(l, ']')
+	}
+	l = num(l, `payload_len":`, int64(d.PayloadLen))
+	l = str(l, "payload", d.Payload)
+	l = str(l, "marker", d.Marker)
+	l = str(l, "event", d.Event)
+	if len(d.Fields) > 0 {
+		if b, err := json.Marshal(d.Fields); err == nil {
+			l = append(append(l, `,"fields":`...), b...)
+		}
+	}
+	l = str(l, "decode_error", d.DecodeError)
+	return append(l, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD, as encoding/json writes strings.
+func appendJSONString(l []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	l = append(l, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				l = append(l, '\\', c)
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				l = append(l, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			default:
+				l = append(l, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			l = append(l, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			l = append(l, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+		default:
+			l = append(l, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(l, '"')
 }

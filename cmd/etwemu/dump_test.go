@@ -18,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/tracelogging"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -583,5 +584,31 @@ func TestDumpFirstContact(t *testing.T) {
 	errb.Reset()
 	if code := run([]string{"dump", text, "-limit", "2"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "flags come before the FILE.etl") {
 		t.Errorf("dump FILE -limit 2: exit %d, %q", code, errb.String())
+	}
+}
+
+// dump -json's hand-written encoding of a record says what encoding/json says of it.
+func TestRecordJSONMatchesEncodingJSON(t *testing.T) {
+	id := uint16(7)
+	recs := []dumpRecord{
+		{Kind: "event"},
+		{Buffer: 3, Processor: 2, Sequence: -5, Offset: 0x48, Kind: "event", Size: 100, Provider: "p\"q\\", Name: "Demo.<Network>&",
+			ID: &id, Version: 1, Level: 4, Opcode: 9, Task: 2, Keyword: "0x1", ThreadID: 1, ProcessID: 2, TimeStamp: 1 << 60,
+			Time: "2026", Activity: "a", Ext: []string{"x(1 bytes)", "\x01\u2028"}, PMC: []uint64{1, 1 << 63}, PayloadLen: 3,
+			Payload: "abcdef", Event: "E\xff", Fields: []dumpField{{Name: "n", Type: "int32", Value: int32(-4)}, {Name: "s", Type: "string", Value: "v"}},
+			DecodeError: "bad\ttab"},
+		{Kind: "system", HookID: "0x0050", HookName: "EventTrace/PartitionInfoExtension", Detail: "d", Marker: "0x77ab0000"},
+	}
+	for i := range recs {
+		want, _ := json.Marshal(&recs[i])
+		got := appendRecordJSON(nil, &recs[i])
+		var a, b any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("record %d: %v in %s", i, err, got)
+		}
+		json.Unmarshal(want, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("record %d:\n got %s\nwant %s", i, got, want)
+		}
 	}
 }
