@@ -208,9 +208,13 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
 	toTime := func(ts int64) string { return "" }
 	if h.PerfFreq > 0 && h.ReservedFlags == uint32(clock.QPC) {
-		var base int64
+		var base, lastTS int64
+		lastTime := ""
 		toTime = func(ts int64) string {
-			return fileTime(h.StartTime + int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
+			if ts != lastTS || lastTime == "" { // records in a row often share a tick
+				lastTS, lastTime = ts, fileTime(h.StartTime+int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
+			}
+			return lastTime
 		}
 		it := hb.Iter() // the header buffer: its first record's clock is the start
 		if r, ok := it.Next(); ok {
