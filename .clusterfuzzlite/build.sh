@@ -3,3 +3,7 @@
 # $OUT. The base-builder-go image provides compile_native_go_fuzzer, $SRC and $OUT.
 # .ci/clusterfuzzlite runs this outside Docker against a stand-in compile_native_go_fuzzer.
 "$SRC/etwemu/fuzz/ossfuzz.sh"
+# Reader edges: dump's every output mode on reader input, and the bounded XPRESS decoder
+# against klauspost/compress/xpress.
+compile_native_go_fuzzer github.com/etwemu/etwemu/cmd/etwemu FuzzDump fuzz_dump
+compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzXpressBounded fuzz_xpress_bounded
