@@ -83,7 +83,8 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 		t.Errorf("read ids %v, want %v (buffer 3 of 6 lost, the rest read)", ids, want)
 	}
 	d := damage(t, err)
-	if d.Lost != 1 || d.Stopped || d.Buffers != 7 || d.Written != 7 || !strings.Contains(err.Error(), "file offset 0x3000") {
+	var re *RecordError
+	if d.Lost != 1 || d.Stopped || d.Buffers != 7 || d.Written != 7 || !strings.Contains(err.Error(), "file offset 0x3000") || !errors.As(err, &re) || re.FileOffset != 0x3000 {
 		t.Errorf("damage %+v: %v", d, err)
 	}
 }

@@ -71,7 +71,7 @@ func (it *RecordIter) Next() (Record, bool) {
 	}
 	r, more, err := decodeRecord(b.Data, it.off, len(b.Data))
 	if err != nil {
-		return it.end(fmt.Errorf("etl: buffer at file offset %#x: %w", b.FileOffset, err))
+		return it.end(&RecordError{FileOffset: b.FileOffset, Err: err})
 	}
 	if !more {
 		it.end(nil)
@@ -110,8 +110,24 @@ func (it *RecordIter) end(err error) (Record, bool) {
 	return Record{}, false
 }
 
-// Err returns the bad record that ended the walk, or nil.
+// Err returns the bad record (a *RecordError) or the reader's bound that ended the walk,
+// or nil.
 func (it *RecordIter) Err() error { return it.err }
+
+// RecordError is a record whose framing is bad (a size past its buffer's data, extended
+// items that do not fit): it costs the rest of its buffer. The reader that read the
+// buffer has counted it in its DamageError, so a caller of Next that walks records
+// itself can go on with the next buffer and take the damage report at the end.
+type RecordError struct {
+	FileOffset int64 // the buffer's offset in the file
+	Err        error // what is wrong, at which offset of the buffer's data
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("etl: buffer at file offset %#x: %v", e.FileOffset, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // Reader reads an ETL file buffer by buffer. The first buffer must hold the log-file
 // header event; after it the reader walks buffers by each one's BufferSize (the stored
