@@ -872,9 +872,32 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 			}
 			continue
 		}
-		hx := func(v uint32) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
-		fmt.Fprintf(out, row, strconv.Itoa(d.Buffer), "0x"+strconv.FormatInt(d.FileOffset, 16), strconv.FormatInt(d.Sequence, 10), strconv.Itoa(d.Processor),
-			hx(d.BufferSize), hx(d.SavedOffset), hx(d.CurrentOffset), hx(d.Offset), strconv.Itoa(d.Records), d.Flags, d.Type)
+		// The row of the header line's format, without fmt: one per buffer, millions
+		// in a file of small buffers.
+		l := lineBuf[:0]
+		col := func(width int, v []byte) {
+			for i := len(v); i < width; i++ {
+				l = append(l, ' ')
+			}
+			l = append(append(l, v...), ' ')
+		}
+		var num [24]byte
+		dec := func(v int64) []byte { return strconv.AppendInt(num[:0], v, 10) }
+		hx := func(v int64) []byte { return strconv.AppendInt(append(num[:0], '0', 'x'), v, 16) }
+		col(6, dec(int64(d.Buffer)))
+		col(12, hx(d.FileOffset))
+		col(8, dec(d.Sequence))
+		col(4, dec(int64(d.Processor)))
+		col(10, hx(int64(d.BufferSize)))
+		col(11, hx(int64(d.SavedOffset)))
+		col(13, hx(int64(d.CurrentOffset)))
+		col(10, hx(int64(d.Offset)))
+		col(7, dec(int64(d.Records)))
+		l = append(append(append(append(append(l, ' '), d.Flags...), ' ', ' '), d.Type...), '\n')
+		lineBuf = l[:0]
+		if _, err := out.Write(l); err != nil {
+			return err
+		}
 	}
 	if !o.json {
 		fmt.Fprintf(out, "\n%d buffers\n", n)
