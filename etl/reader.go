@@ -337,6 +337,9 @@ func (rd *Reader) next(content bool) (*Buffer, error) {
 
 // Err returns the damage found so far (a *DamageError), or nil.
 func (rd *Reader) Err() error {
+	if rd.ended || rd.stopped {
+		rd.missing() // the counts, once the reading has reached its end
+	}
 	if rd.damage == nil {
 		return nil
 	}

@@ -246,10 +246,10 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		switch r.Kind {
 		case etl.KindEventHeader:
 			e := r.Event
-			d.Provider, d.Name = e.ProviderID.String(), names.learn(e.ProviderID, r.Ext)
+			d.Provider, d.Name = names.text(e.ProviderID), names.learn(e.ProviderID, r.Ext)
 			id := e.Descriptor.ID
 			d.ID, d.Version, d.Level, d.Opcode, d.Task = &id, e.Descriptor.Version, e.Descriptor.Level, e.Descriptor.Opcode, e.Descriptor.Task
-			d.Keyword = fmt.Sprintf("%#x", e.Descriptor.Keyword)
+			d.Keyword = "0x" + strconv.FormatUint(e.Descriptor.Keyword, 16)
 			if !e.ActivityID.IsZero() {
 				d.Activity = e.ActivityID.String()
 			}
@@ -257,7 +257,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			d.HookID = fmt.Sprintf("%#04x", r.HookID)
 			d.HookName, d.Detail = hookName(r.HookID), hookDetail(r.HookID, r.Payload)
 		case etl.KindFullHeader, etl.KindInstance:
-			d.Provider, d.Name = r.Provider.String(), names.learn(r.Provider, r.Ext)
+			d.Provider, d.Name = names.text(r.Provider), names.learn(r.Provider, r.Ext)
 		case etl.KindUnknown:
 			d.Marker = fmt.Sprintf("%#08x", r.Marker)
 		}
@@ -595,32 +595,51 @@ func decodeTraceLogging(d *dumpRecord, schema, payload []byte) {
 	}
 }
 
-// providerNames maps provider GUIDs (as strings) to names: the kernel event classes,
-// then every name a record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging
-// providers send their traits, whose first field is the provider's name).
-type providerNames map[string]string
+// providerNames maps provider GUIDs to names: the kernel event classes, every name a
+// record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging providers send
+// their traits, whose first field is the provider's name), the providers etwemu's
+// commands register; and to their text form, computed once per provider.
+type providerNames map[guid.GUID]*providerName
+
+type providerName struct{ name, text string }
+
+// maxProviders bounds the providers whose names dump keeps: a hostile file can give every
+// record a provider of its own. Past it, the map starts over (names learned from traits
+// are then forgotten).
+const maxProviders = 1 << 12
+
+func (p providerNames) get(g guid.GUID) *providerName {
+	n := p[g]
+	if n == nil {
+		if len(p) >= maxProviders {
+			clear(p)
+		}
+		name := pmc.KernelClassName(g)
+		if name == "" {
+			name = registeredName(g)
+		}
+		n = &providerName{name: name, text: g.String()}
+		p[g] = n
+	}
+	return n
+}
+
+// text returns g as text.
+func (p providerNames) text(g guid.GUID) string { return p.get(g).text }
 
 // learn returns the name of provider g, reading it from ext's provider traits if they
 // carry one, else from the names already known, a kernel event class or a provider
 // etwemu's commands register, else "".
 func (p providerNames) learn(g guid.GUID, ext []etl.ExtItem) string {
-	key := g.String()
+	n := p.get(g)
 	for _, x := range ext {
 		if x.Type == abi.ExtTypeProvTraits {
 			if t, err := regentry.ParseTraits(x.Data); err == nil && t.Name != "" {
-				p[key] = t.Name
+				n.name = t.Name
 			}
 		}
 	}
-	if n, ok := p[key]; ok {
-		return n
-	}
-	n := pmc.KernelClassName(g)
-	if n == "" {
-		n = registeredName(g)
-	}
-	p[key] = n
-	return n
+	return n.name
 }
 
 // registeredName returns the name under which etwemu's own commands register provider g
