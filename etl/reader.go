@@ -247,6 +247,9 @@ func looksLikeBuffer(r io.ReaderAt) bool {
 	return h.BufferSize >= abi.BufferHeaderSize && h.BufferSize <= maxBufferSize && m[3] == flagsHeader && (m[2] == typeSystem64 || m[2] == typeSystem32)
 }
 
+// Name returns the path Open was given ("" for NewReader).
+func (rd *Reader) Name() string { return rd.name }
+
 // Header returns the file's TRACE_LOGFILE_HEADER.
 func (rd *Reader) Header() LogfileHeader { return rd.header }
 

@@ -363,7 +363,7 @@ func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) er
 		need += f
 	}
 	if need > mergeMemory {
-		return fmt.Errorf("-sort time would hold one buffer per processor, %d processors' buffers of %d bytes in all, more than its bound of %d MB: use -sort file", len(streams), need, mergeMemory>>20)
+		return fmt.Errorf("%s: -sort time would hold one buffer per processor, %d processors' buffers of %d bytes in all, more than its bound of %d MB: use -sort file", rd.Name(), len(streams), need, mergeMemory>>20)
 	}
 	h := mergeHeap{}
 	held := 0
