@@ -12,7 +12,13 @@
 // buffers and records of files etwemu writes and of Windows files for the header kinds
 // it knows (EVENT_HEADER with extended items, system, compact, perfinfo, classic,
 // instance, message), decompresses compressed buffers, reports unknown kinds as records
-// of KindUnknown, and names the file offset of whatever it cannot read.
+// of KindUnknown, and names the file offset of whatever it cannot read. Damage costs what
+// it touches: a bad record its buffer, a buffer that does not decompress itself; a cut or
+// damaged file gives everything before the damage and then a *DamageError (the file, the
+// offset, "holds N of M buffers" where the header is finalized; ERROR_FILE_CORRUPT). Work
+// is bounded by the file's size: a compressed buffer decompresses to at most the file's
+// BufferSize, all of them to at most 32 times their stored bytes, and a file yields at
+// most as many records as an uncompressed file of its size could hold.
 //
 // Glossary:
 //   - stored size: the bytes a buffer takes in the file, its BufferSize (for a compressed

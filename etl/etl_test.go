@@ -644,6 +644,9 @@ func FuzzReader(f *testing.F) {
 	seed, _ := os.ReadFile(path)
 	f.Add(seed)
 	f.Add(seed[:testBuf+0x60])
+	for _, b := range seedFiles(f) { // every file mode and record kind, whole, cut, damaged
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
 		if err != nil {

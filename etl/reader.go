@@ -1,16 +1,16 @@
 package etl
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/klauspost/compress/xpress"
-
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // Buffer is one buffer read from a file: its header and its data up to the filled bytes,
@@ -22,6 +22,10 @@ type Buffer struct {
 	Stored     int              // bytes the buffer takes in the file
 	// Data is the buffer's first Header.Offset bytes, header included, decompressed.
 	Data []byte
+
+	rd      *Reader // the reader whose budget and damage report its record walks count; nil from ParseBuffer
+	counted bool    // a walk of its records reached the end, so its records are in rd's budget
+	lost    bool    // a bad record cut its walk, and rd counted the buffer as damaged
 }
 
 // End returns the end of the buffer's data (its filled bytes).
@@ -30,72 +34,221 @@ func (b *Buffer) End() int { return len(b.Data) }
 // Records walks the buffer's records in order and calls fn for each. It stops without
 // error at an end-of-data fill; at a marker it does not know it calls fn once with a
 // KindUnknown record and stops. A size that runs past the data is an error naming the
-// file offset.
+// file offset; the records before it were delivered, and the reader that read the buffer
+// counts it as damaged (see DamageError). fn's error is returned as it is.
 func (b *Buffer) Records(fn func(Record) error) error {
-	for off := abi.BufferHeaderSize; off < len(b.Data); {
-		r, more, err := decodeRecord(b.Data, off, len(b.Data))
-		if err != nil {
-			return fmt.Errorf("etl: buffer at file offset %#x: %w", b.FileOffset, err)
+	it := b.Iter()
+	for r, ok := it.Next(); ok; r, ok = it.Next() {
+		if err := fn(r); err != nil {
+			return err
 		}
-		if r.Kind == KindUnknown && r.Marker != 0xFFFFFFFF || more {
-			if err := fn(r); err != nil {
-				return err
-			}
-		}
-		if !more {
-			return nil
-		}
-		off += abi.Align(r.Size)
 	}
-	return nil
+	return it.Err()
 }
+
+// RecordIter walks a buffer's records one at a time, decoding each when asked: a merge of
+// several buffers holds one iterator per buffer and no decoded records.
+type RecordIter struct {
+	b    *Buffer
+	off  int
+	n    int64 // records delivered
+	err  error
+	done bool
+}
+
+// Iter returns an iterator over the buffer's records, as Records walks them.
+func (b *Buffer) Iter() RecordIter { return RecordIter{b: b, off: abi.BufferHeaderSize} }
+
+// Next returns the next record and true, or false after the last one or at a bad record
+// (Err tells them apart).
+func (it *RecordIter) Next() (Record, bool) {
+	if it.done {
+		return Record{}, false
+	}
+	b := it.b
+	if it.off >= len(b.Data) {
+		return it.end(nil)
+	}
+	r, more, err := decodeRecord(b.Data, it.off, len(b.Data))
+	if err != nil {
+		return it.end(&RecordError{FileOffset: b.FileOffset, Err: err})
+	}
+	if !more {
+		it.end(nil)
+		if r.Kind == KindUnknown && r.Marker != 0xFFFFFFFF {
+			return r, true
+		}
+		return Record{}, false
+	}
+	it.off += abi.Align(r.Size)
+	it.n++
+	if rd := b.rd; rd != nil && !b.counted && rd.records+it.n > rd.recordBudget() {
+		err := fmt.Errorf("etl: buffer at file offset %#x: %w: more than %d records from a file of %d bytes", b.FileOffset, errBudget, rd.recordBudget(), rd.size)
+		rd.stop(b.FileOffset, err)
+		rd.halted = true
+		return it.end(err)
+	}
+	return r, true
+}
+
+// end finishes the walk: a bad record (err) costs the rest of the buffer, which the reader
+// counts as damage once; a whole walk adds the buffer's records to the reader's budget.
+func (it *RecordIter) end(err error) (Record, bool) {
+	it.done, it.err = true, err
+	b := it.b
+	if b.rd == nil {
+		return Record{}, false
+	}
+	if err != nil && !errors.Is(err, errBudget) && !b.lost {
+		b.lost = true
+		b.rd.damaged(b.FileOffset, err)
+	}
+	if !b.counted {
+		b.counted = true
+		b.rd.records += it.n
+	}
+	return Record{}, false
+}
+
+// Err returns the bad record (a *RecordError) or the reader's bound that ended the walk,
+// or nil.
+func (it *RecordIter) Err() error { return it.err }
+
+// RecordError is a record whose framing is bad (a size past its buffer's data, extended
+// items that do not fit): it costs the rest of its buffer. The reader that read the
+// buffer has counted it in its DamageError, so a caller of Next that walks records
+// itself can go on with the next buffer and take the damage report at the end.
+type RecordError struct {
+	FileOffset int64 // the buffer's offset in the file
+	Err        error // what is wrong, at which offset of the buffer's data
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("etl: buffer at file offset %#x: %v", e.FileOffset, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
 
 // Reader reads an ETL file buffer by buffer. The first buffer must hold the log-file
 // header event; after it the reader walks buffers by each one's BufferSize (the stored
 // size of a compressed buffer) to the end of the file, not trusting BuffersWritten, which
 // a circular file does not keep as a buffer count, nor the file of a session that had not
 // stopped.
+//
+// Damage costs what it touches, not the file: a bad record costs the rest of its buffer,
+// and a compressed buffer that does not decompress costs that buffer; the reader goes on
+// at the next buffer, whose framing (BufferSize) is intact. A buffer whose framing is
+// broken, or a file that ends inside a buffer, ends the reading there. Next and Walk
+// deliver everything they read and then, in place of io.EOF, a *DamageError that says
+// what was lost; so does a file whose finalized header counts buffers that are not there.
+//
+// Work is bounded by the file: a compressed buffer decompresses to no more than the file's
+// BufferSize, all of them together to no more than maxExpansion times the bytes they are
+// stored in, and the whole file yields at most one record per recordBytes bytes it
+// stores; beyond that the reader stops with a DamageError.
+//
+// A Reader is for one goroutine.
 type Reader struct {
 	r      io.ReaderAt
 	size   int64
+	name   string // the path Open was given, for DamageError
 	off    int64
 	header LogfileHeader
 	first  *Buffer
 	served bool
-	nread  int // buffers Next has returned
+	held   int // buffers whose framing the reader read, the header buffer included
+
+	limit    int   // the most one compressed buffer may decompress to, its header included
+	packed   int64 // bytes the compressed buffers read so far take in the file
+	expanded int64 // bytes they decompressed to
+	records  int64 // records walked to the end of their buffers
+
+	damage  *DamageError // the first damage and the count; nil while the file reads whole
+	stopped bool         // the reading ended at damage: Next reports it
+	halted  bool         // and no buffer is read after it, not even by ReadBuffer
+	ended   bool         // Next reached the end of the file
 }
 
 // maxBufferSize bounds the buffer sizes the reader believes (MAX_ETW_BUFFER_SIZE is
 // 16 MB from Windows 8 on).
 const maxBufferSize = 16 << 20
 
+// maxExpansion bounds the bytes all compressed buffers of a file decompress to, as a
+// multiple of the bytes they take in the file (plus one BufferSize, so that one buffer
+// is never refused). Each buffer alone may expand to the file's BufferSize, which a
+// stream of a hundred bytes can ask for; without a total, a 100 MB file of such buffers
+// would take terabytes of work. The demo's events compress 8.5 to 1 with etwemu's
+// compressor (the event text repeats); [UNCERTAIN] what Windows reaches on real traces;
+// four times the demo's ratio leaves room for it.
+const maxExpansion = 32
+
+// recordBytes bounds the records a file yields: one per recordBytes bytes of the file,
+// plus one buffer's worth; that is as many as an uncompressed file of its size can hold,
+// each record taking at least 8 bytes (abi.TraceAlignment). Compressed, the demo's events
+// come to about one per 17 stored bytes. Every record costs its reader (a dump line, a consumer
+// callback) about the same, so the bound keeps the work of any file proportional to its
+// size, decompression bombs of tiny records included.
+const recordBytes = 8
+
+func (rd *Reader) recordBudget() int64 { return rd.size/recordBytes + int64(rd.limit/8) }
+
+// errBudget marks the reader's own bounds (maxExpansion, recordBytes).
+var errBudget = errors.New("the file expands past the reader's bound")
+
 // NewReader reads the header buffer of an ETL file of size bytes.
 func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
-	rd := &Reader{r: r, size: size}
+	rd := &Reader{r: r, size: size, limit: maxBufferSize}
 	b, err := rd.read(0)
 	if err != nil {
+		var c contentError
+		if errors.As(err, &c) {
+			err = c.err
+		}
+		if size < abi.BufferHeaderSize {
+			err = fmt.Errorf("etl: offset 0x0: not an ETL file: %d bytes, less than one buffer header", size)
+		} else if !looksLikeBuffer(r) {
+			err = fmt.Errorf("not an ETL file: %w", err)
+		}
 		return nil, err
 	}
 	var first *Record
-	err = b.Records(func(rec Record) error {
-		if first == nil {
-			first = &rec
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	it := b.Iter()
+	if r, ok := it.Next(); ok {
+		first = &r
+	}
+	if it.Err() != nil {
+		return nil, it.Err()
 	}
 	if first == nil || first.Kind != KindSystem || first.HookID != hookLogfileInfo {
-		return nil, fmt.Errorf("etl: offset %#x: the first record is not the log-file header event (system header, hook 0x0000)", abi.BufferHeaderSize)
+		return nil, fmt.Errorf("etl: offset %#x: not an ETL file: the first record is not the log-file header event (system header, hook 0x0000)", abi.BufferHeaderSize)
 	}
 	h, err := DecodeLogfileHeader(first.Payload)
 	if err != nil {
 		return nil, fmt.Errorf("etl: offset %#x: %w", abi.BufferHeaderSize+SystemHeaderSize, err)
 	}
-	rd.header, rd.first, rd.off = h, b, int64(b.Stored)
+	rd.header, rd.first, rd.off, rd.held = h, b, int64(b.Stored), 1
+	if h.BufferSize >= abi.BufferHeaderSize && h.BufferSize < maxBufferSize {
+		rd.limit = int(h.BufferSize)
+	}
+	b.rd = rd
 	return rd, nil
 }
+
+// looksLikeBuffer reports whether the file starts as an ETL file's buffer 0 does: a
+// WMI_BUFFER_HEADER whose BufferSize the reader accepts, then a SYSTEM_TRACE_HEADER
+// marker. It tells "not an ETL file" from a damaged one.
+func looksLikeBuffer(r io.ReaderAt) bool {
+	var b [abi.BufferHeaderSize + 4]byte
+	if _, err := r.ReadAt(b[:], 0); err != nil {
+		return false
+	}
+	h, _ := abi.DecodeBufferHeader(b[:])
+	m := b[abi.BufferHeaderSize:]
+	return h.BufferSize >= abi.BufferHeaderSize && h.BufferSize <= maxBufferSize && m[3] == flagsHeader && (m[2] == typeSystem64 || m[2] == typeSystem32)
+}
+
+// Name returns the path Open was given ("" for NewReader).
+func (rd *Reader) Name() string { return rd.name }
 
 // Header returns the file's TRACE_LOGFILE_HEADER.
 func (rd *Reader) Header() LogfileHeader { return rd.header }
@@ -104,36 +257,170 @@ func (rd *Reader) Header() LogfileHeader { return rd.header }
 // EventTrace records written with it (Extension, PartitionInfoExtension). Walk skips it.
 func (rd *Reader) HeaderBuffer() *Buffer { return rd.first }
 
-// Next returns the next buffer, starting with the header buffer, or io.EOF after the
-// last. A trailing piece shorter than a buffer header ends the file too (a file being
-// written, or cut); a buffer whose header promises more bytes than remain is an error.
-func (rd *Reader) Next() (*Buffer, error) {
-	if !rd.served {
-		rd.served, rd.nread = true, 1
+// Next returns the next buffer, starting with the header buffer. After the last it
+// returns io.EOF when the file read whole, or the *DamageError that says what was lost:
+// buffers skipped for bad content (the reading went on after them), a file that ends
+// inside a buffer or at a buffer whose framing is broken (the reading stopped there), a
+// finalized header that counts more buffers than the file holds. It returns the same
+// again after that. A trailing piece of zeros (preallocated space never written) ends the
+// file as io.EOF.
+func (rd *Reader) Next() (*Buffer, error) { return rd.next(true) }
+
+// NextHeader is Next without the buffers' content: each Buffer has its header, offset
+// and stored size but no Data, and nothing is decompressed. A merge indexes a file with
+// it and reads each buffer's content with ReadBuffer when its turn comes.
+func (rd *Reader) NextHeader() (*Buffer, error) { return rd.next(false) }
+
+// ReadBuffer reads the content of the buffer at off, which NextHeader returned. A
+// buffer whose content cannot be read is counted as damage (see DamageError) and its
+// error returned; the caller goes on with the next.
+func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
+	if off == 0 {
 		return rd.first, nil
 	}
-	if rd.size-rd.off < abi.BufferHeaderSize {
-		return nil, io.EOF
+	if rd.halted {
+		return nil, rd.damage
 	}
-	b, err := rd.read(rd.off)
+	b, err := rd.readBuf(off, true)
+	var c contentError
+	if errors.As(err, &c) {
+		rd.damaged(off, c.err)
+		return nil, c.err
+	}
 	if err != nil {
-		if err == io.EOF {
-			rd.off = rd.size
-		}
-		return nil, err
+		rd.stop(off, err)
+		rd.halted = true
+		rd.missing()
+		return nil, rd.damage
 	}
-	rd.off += int64(b.Stored)
-	rd.nread++
 	return b, nil
 }
 
-// BuffersRead returns how many buffers Next has returned, the header buffer included:
-// after Walk, the buffers the file holds, which BuffersWritten is not in a circular file
-// or an unfinalized one.
-func (rd *Reader) BuffersRead() int { return rd.nread }
+// Stopped reports whether reading must stop now: a buffer ReadBuffer read, or the
+// reader's bound, ended it (Err says which). Damage that ended NextHeader's scan does not
+// stop the buffers before it.
+func (rd *Reader) Stopped() bool { return rd.halted }
 
-// read reads the buffer at off.
-func (rd *Reader) read(off int64) (*Buffer, error) {
+func (rd *Reader) next(content bool) (*Buffer, error) {
+	if !rd.served {
+		rd.served = true
+		return rd.first, nil
+	}
+	for !rd.stopped && !rd.ended {
+		if rd.size-rd.off < abi.BufferHeaderSize {
+			rd.ended = true
+			if rest := rd.size - rd.off; rest > 0 && !rd.zeros(rd.off, rest) {
+				rd.stop(rd.off, fmt.Errorf("etl: offset %#x: the file ends %d bytes into a buffer header", rd.off, rest))
+			}
+			break
+		}
+		b, err := rd.readBuf(rd.off, content)
+		var c contentError
+		switch {
+		case err == io.EOF:
+			rd.ended = true
+		case errors.As(err, &c):
+			rd.damaged(rd.off, c.err)
+			rd.off += int64(c.stored)
+			rd.held++
+		case err != nil:
+			rd.stop(rd.off, err)
+		default:
+			rd.off += int64(b.Stored)
+			rd.held++
+			return b, nil
+		}
+	}
+	rd.missing()
+	if rd.damage != nil {
+		return nil, rd.damage
+	}
+	return nil, io.EOF
+}
+
+// Err returns the damage found so far (a *DamageError), or nil.
+func (rd *Reader) Err() error {
+	if rd.ended || rd.stopped {
+		rd.missing() // the counts, once the reading has reached its end
+	}
+	if rd.damage == nil {
+		return nil
+	}
+	return rd.damage
+}
+
+// BuffersRead returns how many buffers the reader found whole in the file, the header
+// buffer included, those whose content it could not read too: after Walk, the buffers the
+// file holds, which BuffersWritten is not in a circular file or an unfinalized one.
+func (rd *Reader) BuffersRead() int { return rd.held }
+
+// damaged counts damage the reading goes on after.
+func (rd *Reader) damaged(off int64, err error) {
+	if rd.damage == nil {
+		rd.damage = &DamageError{File: rd.name, Offset: off, Err: err}
+	}
+	rd.damage.Lost++
+}
+
+// stop ends the reading at damage: what follows off is not read.
+func (rd *Reader) stop(off int64, err error) {
+	if rd.stopped {
+		return
+	}
+	rd.stopped = true
+	if rd.damage == nil {
+		rd.damage = &DamageError{File: rd.name, Offset: off, Err: err}
+	} else if rd.damage.Err == nil {
+		rd.damage.Offset, rd.damage.Err = off, err
+	}
+	rd.damage.Stopped, rd.damage.StopOffset, rd.damage.Stop = true, off, err
+}
+
+// missing fills in the buffer counts of the damage report, and reports a file whose
+// finalized header counts buffers it does not hold (a file cut at a buffer boundary).
+// Only a finalized (EndTime set), non-circular header counts the buffers in the file.
+func (rd *Reader) missing() {
+	h := &rd.header
+	counts := h.EndTime != 0 && h.LogFileMode&modeCircular == 0
+	if counts && uint32(rd.held) < h.BuffersWritten && rd.damage == nil {
+		rd.damage = &DamageError{File: rd.name, Offset: rd.size, Err: fmt.Errorf(
+			"etl: offset %#x: the file ends after %d buffers, its finalized header counts %d", rd.size, rd.held, h.BuffersWritten)}
+	}
+	if rd.damage == nil {
+		return
+	}
+	rd.damage.Buffers = rd.held
+	if counts {
+		rd.damage.Written = h.BuffersWritten
+	}
+}
+
+// zeros reports whether the n bytes at off are all zero.
+func (rd *Reader) zeros(off, n int64) bool {
+	b := make([]byte, n)
+	if _, err := rd.r.ReadAt(b, off); err != nil {
+		return false
+	}
+	return bytes.Count(b, []byte{0}) == len(b)
+}
+
+// contentError is a buffer whose framing holds (stored is its BufferSize) but whose
+// content cannot be read: the reading goes on after it.
+type contentError struct {
+	err    error
+	stored int
+}
+
+func (c contentError) Error() string { return c.err.Error() }
+func (c contentError) Unwrap() error { return c.err }
+
+// read reads the buffer at off with its content.
+func (rd *Reader) read(off int64) (*Buffer, error) { return rd.readBuf(off, true) }
+
+// readBuf reads the buffer at off, with its content or only its framing. A contentError
+// leaves the framing intact; any other error ends the reading; io.EOF is preallocated
+// space never written.
+func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	var hb [abi.BufferHeaderSize]byte
 	if _, err := rd.r.ReadAt(hb[:], off); err != nil {
 		return nil, fmt.Errorf("etl: offset %#x: reading a buffer header: %w", off, noEOF(err))
@@ -142,16 +429,22 @@ func (rd *Reader) read(off int64) (*Buffer, error) {
 	if hb == [abi.BufferHeaderSize]byte{} && off > 0 {
 		return nil, io.EOF // preallocated space never written
 	}
-	b := &Buffer{FileOffset: off, Header: h, Compressed: h.BufferFlag&abi.BufferFlagCompressed != 0, Stored: int(h.BufferSize)}
+	b := &Buffer{FileOffset: off, Header: h, Compressed: h.BufferFlag&abi.BufferFlagCompressed != 0, Stored: int(h.BufferSize), rd: rd}
 	if h.BufferSize < abi.BufferHeaderSize || h.BufferSize > maxBufferSize {
 		return nil, fmt.Errorf("etl: offset %#x: BufferSize %#x outside [%#x, %#x]", off, h.BufferSize, abi.BufferHeaderSize, maxBufferSize)
 	}
 	if int64(h.BufferSize) > rd.size-off {
 		return nil, fmt.Errorf("etl: offset %#x: buffer of %#x bytes runs past the end of the file (%#x bytes left)", off, h.BufferSize, rd.size-off)
 	}
+	if !content {
+		return b, nil
+	}
+	bad := func(format string, args ...any) error {
+		return contentError{err: fmt.Errorf("etl: offset %#x: "+format, append([]any{off}, args...)...), stored: int(h.BufferSize)}
+	}
 	end := h.Offset
-	if end < abi.BufferHeaderSize || end > maxBufferSize || (!b.Compressed && end > h.BufferSize) {
-		return nil, fmt.Errorf("etl: offset %#x: filled bytes (Offset) %#x outside the buffer's [%#x, %#x]", off, end, abi.BufferHeaderSize, h.BufferSize)
+	if !b.Compressed && (end < abi.BufferHeaderSize || end > h.BufferSize) {
+		return nil, bad("filled bytes (Offset) %#x outside the buffer's [%#x, %#x]", end, abi.BufferHeaderSize, h.BufferSize)
 	}
 	if mem, ok := rd.r.(bytesReaderAt); ok && !b.Compressed {
 		b.Data = mem[off : off+int64(end)] // a buffer already in memory (ParseBuffer)
@@ -164,16 +457,38 @@ func (rd *Reader) read(off int64) (*Buffer, error) {
 		}
 		return b, nil
 	}
+	// A compressed buffer is one trace buffer, compressed alone (compressor.pack): it
+	// decompresses to its filled bytes, at most the file's BufferSize. The compression
+	// area's two buffers of carry-over move stored bytes between the file's writes, never
+	// the data of one trace buffer, so they allow no more.
+	limit := rd.limit
+	if limit == 0 {
+		limit = maxBufferSize // a buffer alone (ParseBuffer)
+	}
+	if end < abi.BufferHeaderSize || int(end) > limit {
+		return nil, bad("compressed buffer's filled bytes (Offset) %#x outside [%#x, %#x], the file's BufferSize", end, abi.BufferHeaderSize, limit)
+	}
 	packed := make([]byte, h.BufferSize-abi.BufferHeaderSize)
 	if _, err := rd.r.ReadAt(packed, off+abi.BufferHeaderSize); err != nil {
 		return nil, fmt.Errorf("etl: offset %#x: %w", off, noEOF(err))
 	}
-	data, err := xpress.AppendDecompressed(append(make([]byte, 0, end), hb[:]...), packed)
+	rd.packed += int64(h.BufferSize)
+	room := limit - abi.BufferHeaderSize
+	budget := maxExpansion*rd.packed + int64(limit) - rd.expanded
+	byBudget := budget < int64(room)
+	if byBudget {
+		room = int(max(budget, 0))
+	}
+	data, err := xpressDecompress(append(make([]byte, 0, end), hb[:]...), packed, room)
+	rd.expanded += int64(len(data) - abi.BufferHeaderSize)
 	if err != nil {
-		return nil, fmt.Errorf("etl: offset %#x: compressed buffer: %w", off, err)
+		if byBudget && errors.Is(err, errExpandsPast) {
+			return nil, fmt.Errorf("etl: offset %#x: %w: compressed buffers decompress to more than %d times the %d bytes they take in the file", off, errBudget, maxExpansion, rd.packed)
+		}
+		return nil, bad("compressed buffer: %w", err)
 	}
 	if uint32(len(data)) < end {
-		return nil, fmt.Errorf("etl: offset %#x: compressed buffer decompresses to %#x bytes, its Offset says %#x", off, len(data), end)
+		return nil, bad("compressed buffer decompresses to %#x bytes, its Offset says %#x", len(data), end)
 	}
 	b.Data = data[:end]
 	return b, nil
@@ -186,13 +501,61 @@ func noEOF(err error) error {
 	return err
 }
 
+// DamageError reports what of an ETL file could not be read, after everything that could
+// was delivered: where the first damage is and what it is, whether the reading stopped
+// there or went on, the buffers the file holds against those its finalized header
+// counts, and how many buffers were damaged. It carries ERROR_FILE_CORRUPT, the code
+// Windows gives a log file it cannot read. Consumers return it from Wait and Err.
+type DamageError struct {
+	File   string // the path Open was given; "" from NewReader
+	Offset int64  // the file offset of the first damage (the file's size when buffers are missing at its end)
+	Err    error  // the first damage
+	// Buffers is the buffers the file holds whole up to where the reading ended, the
+	// header buffer included; Written is the BuffersWritten of a finalized header that
+	// counts the file's buffers (not a circular one), else 0.
+	Buffers int
+	Written uint32
+	Lost    int // buffers skipped or cut short (bad records, bad compressed data), the reading going on after them
+	// Stopped: the reading ended at StopOffset, for Stop (a file that ends inside a
+	// buffer, a buffer whose framing is broken, the reader's bound); nothing after it
+	// was read.
+	Stopped    bool
+	StopOffset int64
+	Stop       error
+}
+
+func (e *DamageError) Error() string {
+	var s bytes.Buffer
+	if e.File != "" {
+		fmt.Fprintf(&s, "%s: ", e.File)
+	}
+	s.WriteString(e.Err.Error())
+	if e.Lost > 0 {
+		fmt.Fprintf(&s, "; %d damaged buffer(s) skipped", e.Lost)
+	}
+	if e.Stopped && e.Stop != e.Err {
+		fmt.Fprintf(&s, "; reading stopped at %v", e.Stop)
+	}
+	if e.Written != 0 && uint32(e.Buffers) <= e.Written {
+		fmt.Fprintf(&s, "; the file holds %d of %d buffers", e.Buffers, e.Written)
+	} else {
+		fmt.Fprintf(&s, "; %d buffers read", e.Buffers)
+	}
+	fmt.Fprintf(&s, " (%s)", winerr.ErrFileCorrupt)
+	return s.String()
+}
+
+// Unwrap returns the first damage and ERROR_FILE_CORRUPT, for errors.Is and winerr.Code.
+func (e *DamageError) Unwrap() []error { return []error{e.Err, winerr.ErrFileCorrupt} }
+
 // File is an open ETL file for reading.
 type File struct {
 	*Reader
 	f *os.File
 }
 
-// Open opens an ETL file and reads its header buffer.
+// Open opens an ETL file and reads its header buffer. The reader's DamageError names the
+// file.
 func Open(path string) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -208,6 +571,7 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	rd.name = path
 	return &File{Reader: rd, f: f}, nil
 }
 
@@ -215,6 +579,9 @@ func Open(path string) (*File, error) {
 func (f *File) Close() error { return f.f.Close() }
 
 // Walk calls fn for every record of every buffer after the header buffer, in file order.
+// A bad record costs the rest of its buffer and the walk goes on at the next; after the
+// last buffer Walk returns nil, or the *DamageError that says what was lost (see Next).
+// fn's error ends the walk and is returned as it is.
 func (rd *Reader) Walk(fn func(b *Buffer, r Record) error) error {
 	for {
 		b, err := rd.Next()
@@ -227,8 +594,11 @@ func (rd *Reader) Walk(fn func(b *Buffer, r Record) error) error {
 		if b == rd.first {
 			continue
 		}
-		if err := b.Records(func(r Record) error { return fn(b, r) }); err != nil {
-			return err
+		it := b.Iter()
+		for r, ok := it.Next(); ok; r, ok = it.Next() {
+			if err := fn(b, r); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package etl
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
 
 // Compression of trace buffers: MS-XCA "Plain LZ77" (section 2.3 of [MS-XCA], the
 // COMPRESSION_FORMAT_XPRESS of RtlCompressBuffer), the format independent ETL parsers
@@ -97,3 +101,113 @@ func xpressCompress(dst, src []byte, table *[1 << xpHashBits]int32) []byte {
 	binary.LittleEndian.PutUint32(dst[flagPos:], flags)
 	return dst
 }
+
+// xpressDecompress appends the decompressed form of the Plain LZ77 stream src to dst and
+// refuses to produce more than limit bytes: the reader passes what the buffer's framing
+// allows, so a stream that expands further (a few bytes can ask for gigabytes) costs no
+// more than limit bytes of work before it is reported. Errors name the stream offset.
+// [MS-XCA] 2.4 (Plain LZ77 decompression) is the algorithm; klauspost/compress/xpress,
+// which the tests compare it with, has no output bound.
+func xpressDecompress(dst, src []byte, limit int) ([]byte, error) {
+	base := len(dst)
+	nibble := -1 // position of a half-used shared length byte, or -1
+	var flags uint32
+	nflags := 0
+	i := 0
+	for {
+		if nflags == 0 {
+			if i == len(src) {
+				return dst, nil
+			}
+			if len(src)-i < 4 {
+				return dst, fmt.Errorf("XPRESS stream byte %#x: flag word cut by the end of the stream", i)
+			}
+			flags = binary.LittleEndian.Uint32(src[i:])
+			i += 4
+			nflags = 32
+		}
+		nflags--
+		if flags&(1<<nflags) == 0 {
+			if i >= len(src) {
+				return dst, fmt.Errorf("XPRESS stream byte %#x: literal past the end of the stream", i)
+			}
+			if len(dst)-base >= limit {
+				return dst, fmt.Errorf("XPRESS stream byte %#x: %w (%d bytes)", i, errExpandsPast, limit)
+			}
+			dst = append(dst, src[i])
+			i++
+			continue
+		}
+		if i >= len(src) {
+			return dst, nil // a match flag with no input left ends the stream
+		}
+		at := i
+		if len(src)-i < 2 {
+			return dst, fmt.Errorf("XPRESS stream byte %#x: match cut by the end of the stream", at)
+		}
+		word := binary.LittleEndian.Uint16(src[i:])
+		i += 2
+		off, n := int(word>>3)+1, int(word&7)
+		if n == 7 {
+			if nibble < 0 {
+				if i >= len(src) {
+					return dst, fmt.Errorf("XPRESS stream byte %#x: match length cut by the end of the stream", at)
+				}
+				nibble = i
+				n = int(src[i] & 15)
+				i++
+			} else {
+				n = int(src[nibble] >> 4)
+				nibble = -1
+			}
+			if n == 15 {
+				if i >= len(src) {
+					return dst, fmt.Errorf("XPRESS stream byte %#x: match length cut by the end of the stream", at)
+				}
+				n = int(src[i])
+				i++
+				if n == 255 {
+					if len(src)-i < 2 {
+						return dst, fmt.Errorf("XPRESS stream byte %#x: match length cut by the end of the stream", at)
+					}
+					n = int(binary.LittleEndian.Uint16(src[i:]))
+					i += 2
+					if n == 0 {
+						if len(src)-i < 4 {
+							return dst, fmt.Errorf("XPRESS stream byte %#x: match length cut by the end of the stream", at)
+						}
+						n = int(binary.LittleEndian.Uint32(src[i:]))
+						i += 4
+					}
+					if n < 15+7 {
+						return dst, fmt.Errorf("XPRESS stream byte %#x: match length %d below its form's least", at, n)
+					}
+					n -= 15 + 7
+				}
+				n += 15
+			}
+			n += 7
+		}
+		n += xpMinMatch
+		have := len(dst) - base
+		if off > have {
+			return dst, fmt.Errorf("XPRESS stream byte %#x: match offset %d before the start of the data (%d bytes)", at, off, have)
+		}
+		if n > limit-have {
+			return dst, fmt.Errorf("XPRESS stream byte %#x: %w (%d bytes)", at, errExpandsPast, limit)
+		}
+		// Copy in pieces no longer than the offset, so each piece reads bytes already
+		// written: a run doubles with every piece.
+		for n > 0 {
+			from := len(dst) - off
+			k := min(n, off)
+			dst = append(dst, dst[from:from+k]...)
+			n -= k
+			off += k
+		}
+	}
+}
+
+// errExpandsPast reports a compressed buffer that decompresses to more than its framing
+// allows.
+var errExpandsPast = errors.New("decompresses past what the buffer's framing allows")

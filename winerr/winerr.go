@@ -65,6 +65,7 @@ var (
 	ErrWMIInstanceNotFound = win32(4201, "ERROR_WMI_INSTANCE_NOT_FOUND")
 	ErrWMIAlreadyDisabled  = win32(4212, "ERROR_WMI_ALREADY_DISABLED")
 	ErrWMIAlreadyEnabled   = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
+	ErrFileCorrupt         = win32(1392, "ERROR_FILE_CORRUPT")
 )
 
 // NTSTATUS values (ntstatus.h) that the trace APIs pass through.

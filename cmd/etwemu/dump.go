@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"container/heap"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -9,8 +11,10 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -29,8 +33,8 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	payload := fs.Int("payload", 32, "payload bytes to show in hex per record (0 to 65535)")
 	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
 	buffers := fs.Bool("buffers", false, "instead of the records, one row per buffer: its WMI_BUFFER_HEADER as stored (offsets, sequence, processor, flags, type) and its record count")
-	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (every processor's records merged by timestamp; holds the file's records in memory)")
-	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
+	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (the processors' buffer streams merged by timestamp, one buffer per processor in memory)")
+	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\nFlags come before the file.\n\nA damaged file (cut short, a bad record, a buffer that does not decompress)\nprints everything that could be read, then the damage on stderr, and exits 1:\na bad record costs the rest of its buffer, not the file. Work is bounded by the\nfile's size: compressed buffers expand to at most the file's BufferSize each and\n32 times their stored bytes in all.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
 	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -54,7 +58,15 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if *buffers {
 		run = dumpBuffers
 	}
-	if err := run(fs.Arg(0), o, stdout); err != nil {
+	// Output goes through one buffer: a line per record written straight to a terminal or
+	// pipe would cost a system call each.
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	err := run(fs.Arg(0), o, w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		// A damaged file's error comes after what could be read of it, printed above.
 		fmt.Fprintf(stderr, "etwemu dump: %v\n", err)
 		return 1
 	}
@@ -192,29 +204,30 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	}
 	defer f.Close()
 	h := f.Header()
+	hb := f.HeaderBuffer()
 	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
 	toTime := func(ts int64) string { return "" }
 	if h.PerfFreq > 0 && h.ReservedFlags == uint32(clock.QPC) {
-		var base int64
+		var base, lastTS int64
+		lastTime := ""
 		toTime = func(ts int64) string {
-			return fileTime(h.StartTime + int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
-		}
-		b, _ := f.Next() // the header buffer: its first record's clock is the start
-		b.Records(func(r etl.Record) error {
-			if base == 0 {
-				base = r.TimeStamp
+			if ts != lastTS || lastTime == "" { // records in a row often share a tick
+				lastTS, lastTime = ts, fileTime(h.StartTime+int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
 			}
-			return nil
-		})
+			return lastTime
+		}
+		it := hb.Iter() // the header buffer: its first record's clock is the start
+		if r, ok := it.Next(); ok {
+			base = r.TimeStamp
+		}
 	}
 	n, nh, buffers := 0, 0, -1 // buffer 0 is the header buffer; nh counts its records
 	names := providerNames{}
-	var held []dumpRecord // -sort time: every record, printed after the walk
 	var last *etl.Buffer
 	sum := summary{rows: map[summaryKey]*summaryRow{}}
 	errStop := errors.New("limit")
 	visit := func(b *etl.Buffer, r etl.Record) error {
-		if limit > 0 && n >= limit && !o.byTime {
+		if limit > 0 && n >= limit {
 			return errStop
 		}
 		n++
@@ -225,23 +238,26 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		d := dumpRecord{
 			Buffer: buffers, Processor: bufferProcessor(b.Header), Sequence: b.Header.SequenceNumber,
 			Offset: r.Offset, Kind: r.Kind.String(), Size: r.Size, ThreadID: r.ThreadID, ProcessID: r.ProcessID,
-			TimeStamp: r.TimeStamp, Time: toTime(r.TimeStamp), PMC: r.PMC, PayloadLen: len(r.Payload),
+			TimeStamp: r.TimeStamp, PMC: r.PMC, PayloadLen: len(r.Payload),
+		}
+		if !o.summary {
+			d.Time = toTime(r.TimeStamp)
 		}
 		switch r.Kind {
 		case etl.KindEventHeader:
 			e := r.Event
-			d.Provider, d.Name = e.ProviderID.String(), names.learn(e.ProviderID, r.Ext)
+			d.Provider, d.Name = names.text(e.ProviderID), names.learn(e.ProviderID, r.Ext)
 			id := e.Descriptor.ID
 			d.ID, d.Version, d.Level, d.Opcode, d.Task = &id, e.Descriptor.Version, e.Descriptor.Level, e.Descriptor.Opcode, e.Descriptor.Task
-			d.Keyword = fmt.Sprintf("%#x", e.Descriptor.Keyword)
+			d.Keyword = "0x" + strconv.FormatUint(e.Descriptor.Keyword, 16)
 			if !e.ActivityID.IsZero() {
 				d.Activity = e.ActivityID.String()
 			}
 		case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
 			d.HookID = fmt.Sprintf("%#04x", r.HookID)
-			d.HookName, d.Detail = etl.HookName(r.HookID), hookDetail(r.HookID, r.Payload)
+			d.HookName, d.Detail = hookName(r.HookID), hookDetail(r.HookID, r.Payload)
 		case etl.KindFullHeader, etl.KindInstance:
-			d.Provider, d.Name = r.Provider.String(), names.learn(r.Provider, r.Ext)
+			d.Provider, d.Name = names.text(r.Provider), names.learn(r.Provider, r.Ext)
 		case etl.KindUnknown:
 			d.Marker = fmt.Sprintf("%#08x", r.Marker)
 		}
@@ -260,97 +276,276 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			p = p[:payload]
 		}
 		d.Payload = hex.EncodeToString(p)
-		if o.byTime {
-			held = append(held, d)
-			return nil
-		}
 		return printRecord(out, enc, asJSON, &d)
 	}
-	hb := f.HeaderBuffer()
 	err = hb.Records(func(r etl.Record) error { return visit(hb, r) })
 	nh = n
 	if err == nil {
-		err = f.Walk(visit)
+		if o.byTime {
+			err = mergeByTime(f.Reader, func(i int, b *etl.Buffer, r etl.Record) error {
+				last, buffers = b, i // the buffer's number in file order
+				return visit(b, r)
+			})
+		} else {
+			err = f.Walk(visit)
+		}
 	}
 	if err == errStop {
+		err = nil
+	}
+	// A damaged file: print what was read, as for a whole file, then return the damage.
+	var damage *etl.DamageError
+	if errors.As(err, &damage) {
 		err = nil
 	}
 	if err != nil {
 		return err
 	}
 	if o.summary {
-		return sum.print(out, asJSON, n, nh, toTime)
-	}
-	if o.byTime {
-		sort.SliceStable(held, func(i, j int) bool { return held[i].TimeStamp < held[j].TimeStamp })
-		if limit > 0 && len(held) > limit {
-			held = held[:limit]
+		if err := sum.print(out, asJSON, n, nh, toTime, names); err != nil {
+			return err
 		}
-		for i := range held {
-			if held[i].Name == "" && held[i].Provider != "" { // named by a later record's traits
-				held[i].Name = names[held[i].Provider]
-			}
-			if err := printRecord(out, enc, asJSON, &held[i]); err != nil {
-				return err
-			}
-		}
-		n = len(held)
-	}
-	if !asJSON {
+	} else if !asJSON {
 		fmt.Fprintf(out, "\n%d records (%d in the header buffer)\n", n, nh)
-		if limit == 0 {
-			noteBufferCount(out, f.BuffersRead(), h)
-		}
+	}
+	if !asJSON && limit == 0 && damage == nil {
+		noteBufferCount(out, f.BuffersRead(), h)
+	}
+	if damage != nil {
+		return damage
 	}
 	return nil
 }
 
-// printRecord prints one record as a text line or a JSON line.
-func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
-	if asJSON {
-		return enc.Encode(d)
+// mergeMemory bounds the buffer data dump -sort time holds at once: one buffer per
+// processor, each up to its filled bytes. A file whose processors' largest buffers
+// together need more is refused before any record is printed.
+const mergeMemory = 64 << 20
+
+// mergeHeld is the most buffer data the last merge held at once (for tests).
+var mergeHeld int
+
+// mergeByTime calls fn for every record after the header buffer, the processors' records
+// merged by timestamp: each processor's buffers come in sequence in the file, so the
+// merge indexes the buffers by processor (headers only, nothing decompressed) and then
+// takes the earliest record of one current buffer per processor. Ties go to the earlier
+// buffer in the file, then the earlier record, as file order has them. It returns fn's
+// error, or what the reader returns at the end (nil or its *etl.DamageError).
+func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) error {
+	streams := map[int]*mergeStream{}
+	var order []*mergeStream
+	fill := map[int]int{} // the largest filled bytes of each processor's buffers
+	var end error
+	for i := 0; ; i++ {
+		b, err := rd.NextHeader()
+		if err != nil {
+			if err != io.EOF {
+				end = err
+			}
+			break
+		}
+		if b.FileOffset == 0 {
+			continue
+		}
+		p := bufferProcessor(b.Header)
+		s := streams[p]
+		if s == nil {
+			s = &mergeStream{}
+			streams[p] = s
+			order = append(order, s)
+		}
+		s.offs = append(s.offs, b.FileOffset)
+		s.idxs = append(s.idxs, i)
+		fill[p] = max(fill[p], int(min(b.Header.Offset, uint32(max(rd.Header().BufferSize, uint32(b.Stored))))))
 	}
-	fmt.Fprintf(out, "cpu %d seq %d +%#x %s", d.Processor, d.Sequence, d.Offset, d.Kind)
+	need := 0
+	for _, f := range fill {
+		need += f
+	}
+	if need > mergeMemory {
+		return fmt.Errorf("%s: -sort time would hold one buffer per processor, %d processors' buffers of %d bytes in all, more than its bound of %d MB: use -sort file", rd.Name(), len(streams), need, mergeMemory>>20)
+	}
+	h := mergeHeap{}
+	held := 0
+	mergeHeld = 0
+	for _, s := range order {
+		if s.advance(rd, &held) {
+			h = append(h, s)
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 && !rd.Stopped() {
+		s := h[0]
+		if err := fn(s.idx, s.b, s.r); err != nil {
+			return err
+		}
+		if s.step(rd, &held) {
+			heap.Fix(&h, 0)
+		} else {
+			heap.Pop(&h)
+		}
+	}
+	if end == nil || rd.Stopped() {
+		end = rd.Err()
+	}
+	return end
+}
+
+// mergeStream is one processor's buffers, in file order, and the record it is at.
+type mergeStream struct {
+	offs []int64 // its buffers' file offsets, those still to read
+	idxs []int   // and their numbers in file order (the header buffer is 0)
+	idx  int     // the number of b
+	b    *etl.Buffer
+	it   etl.RecordIter
+	r    etl.Record
+}
+
+// step moves to the stream's next record, reading its next buffer when one ends; false
+// when the stream has no more.
+func (s *mergeStream) step(rd *etl.Reader, held *int) bool {
+	if r, ok := s.it.Next(); ok {
+		s.r = r
+		return true
+	}
+	return s.advance(rd, held)
+}
+
+// advance reads the stream's next buffer with a record; false when none is left.
+func (s *mergeStream) advance(rd *etl.Reader, held *int) bool {
+	if s.b != nil {
+		*held -= len(s.b.Data)
+		s.b = nil
+	}
+	for len(s.offs) > 0 {
+		b, err := rd.ReadBuffer(s.offs[0])
+		s.idx = s.idxs[0]
+		s.offs, s.idxs = s.offs[1:], s.idxs[1:]
+		if err != nil {
+			continue // counted in the reader's damage report
+		}
+		s.b, s.it = b, b.Iter()
+		*held += len(b.Data)
+		mergeHeld = max(mergeHeld, *held)
+		if r, ok := s.it.Next(); ok {
+			s.r = r
+			return true
+		}
+		*held -= len(b.Data)
+		s.b = nil
+	}
+	return false
+}
+
+// mergeHeap orders streams by their current record's timestamp, then file position.
+type mergeHeap []*mergeStream
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.r.TimeStamp != b.r.TimeStamp {
+		return a.r.TimeStamp < b.r.TimeStamp
+	}
+	if a.b.FileOffset != b.b.FileOffset {
+		return a.b.FileOffset < b.b.FileOffset
+	}
+	return a.r.Offset < b.r.Offset
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeStream)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// hookName names a system record's hook: the EventTrace record it is, or its kernel event
+// class and type ("Thread type 0x24"); "" for a group without a known class.
+func hookName(hook uint16) string {
+	if n := etl.HookName(hook); n != "" {
+		return n
+	}
+	if id, ok := pmc.ClassicEventIDOf(uint32(hook)); ok {
+		return fmt.Sprintf("%s type %#02x", pmc.KernelClassName(id.EventGUID), id.Type)
+	}
+	return ""
+}
+
+// printRecord prints one record as a text line or a JSON line. The text line is built in
+// one reused buffer and written once: dump prints millions of them.
+func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
+	l := lineBuf[:0]
+	if asJSON {
+		l = appendRecordJSON(l, d)
+		if cap(l) <= 64<<10 {
+			lineBuf = l
+		}
+		_, err := out.Write(l)
+		return err
+	}
+	l = append(l, "cpu "...)
+	l = strconv.AppendInt(l, int64(d.Processor), 10)
+	l = append(l, " seq "...)
+	l = strconv.AppendInt(l, d.Sequence, 10)
+	l = append(l, " +0x"...)
+	l = strconv.AppendInt(l, int64(d.Offset), 16)
+	l = append(append(l, ' '), d.Kind...)
 	if d.Provider != "" {
-		fmt.Fprintf(out, " %s", d.Provider)
+		l = append(append(l, ' '), d.Provider...)
 	}
 	if d.Name != "" {
-		fmt.Fprintf(out, " (%s)", d.Name)
+		l = append(append(append(l, " ("...), d.Name...), ')')
 	}
 	if d.ID != nil {
-		fmt.Fprintf(out, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
+		l = fmt.Appendf(l, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
 	}
 	if d.HookID != "" {
-		fmt.Fprintf(out, " hook %s", d.HookID)
+		l = append(append(l, " hook "...), d.HookID...)
 	}
 	if d.HookName != "" {
-		fmt.Fprintf(out, " %s", d.HookName)
+		l = append(append(l, ' '), d.HookName...)
 	}
 	if d.Marker != "" {
-		fmt.Fprintf(out, " marker %s (unknown kind; rest of buffer skipped)", d.Marker)
+		l = append(append(append(l, " marker "...), d.Marker...), " (unknown kind; rest of buffer skipped)"...)
 	}
-	fmt.Fprintf(out, " tid %d pid %d ts %d", d.ThreadID, d.ProcessID, d.TimeStamp)
+	l = append(l, " tid "...)
+	l = strconv.AppendUint(l, uint64(d.ThreadID), 10)
+	l = append(l, " pid "...)
+	l = strconv.AppendUint(l, uint64(d.ProcessID), 10)
+	l = append(l, " ts "...)
+	l = strconv.AppendInt(l, d.TimeStamp, 10)
 	if d.Time != "" {
-		fmt.Fprintf(out, " %s", d.Time)
+		l = append(append(l, ' '), d.Time...)
 	}
 	if len(d.Ext) > 0 {
-		fmt.Fprintf(out, " ext %v", d.Ext)
+		l = fmt.Appendf(l, " ext %v", d.Ext)
 	}
 	if len(d.PMC) > 0 {
-		fmt.Fprintf(out, " pmc %v", d.PMC)
+		l = fmt.Appendf(l, " pmc %v", d.PMC)
 	}
 	if d.Detail != "" {
-		fmt.Fprintf(out, " (%s)", d.Detail)
+		l = append(append(append(l, " ("...), d.Detail...), ')')
 	}
 	if d.Event != "" {
-		fmt.Fprintf(out, " event %q {%s}", d.Event, d.FieldsText)
+		l = fmt.Appendf(l, " event %q {%s}", d.Event, d.FieldsText)
 	}
 	if d.DecodeError != "" {
-		fmt.Fprintf(out, " (TraceLogging fields not decoded: %s)", d.DecodeError)
+		l = append(append(append(l, " (TraceLogging fields not decoded: "...), d.DecodeError...), ')')
 	}
-	fmt.Fprintf(out, " payload %d bytes %s\n", d.PayloadLen, d.Payload)
-	return nil
+	l = append(l, " payload "...)
+	l = strconv.AppendInt(l, int64(d.PayloadLen), 10)
+	l = append(l, " bytes "...)
+	l = append(append(l, d.Payload...), '\n')
+	if cap(l) <= 64<<10 {
+		lineBuf = l
+	}
+	_, err := out.Write(l)
+	return err
 }
+
+// lineBuf is printRecord's line, reused (dump runs on one goroutine).
+var lineBuf = make([]byte, 0, 512)
 
 // jsonValue is a field's value for dump -json: numbers, bools and strings as JSON values
 // (an array as a JSON array of them), except where the field's types ask for another
@@ -400,26 +595,63 @@ func decodeTraceLogging(d *dumpRecord, schema, payload []byte) {
 	}
 }
 
-// providerNames maps provider GUIDs (as strings) to names: the kernel event classes,
-// then every name a record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging
-// providers send their traits, whose first field is the provider's name).
-type providerNames map[string]string
+// providerNames maps provider GUIDs to names: the kernel event classes, every name a
+// record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging providers send
+// their traits, whose first field is the provider's name), the providers etwemu's
+// commands register; and to their text form, computed once per provider.
+type providerNames map[guid.GUID]*providerName
+
+type providerName struct{ name, text string }
+
+// maxProviders bounds the providers whose names dump keeps: a hostile file can give every
+// record a provider of its own. Past it, the map starts over (names learned from traits
+// are then forgotten).
+const maxProviders = 1 << 12
+
+func (p providerNames) get(g guid.GUID) *providerName {
+	n := p[g]
+	if n == nil {
+		if len(p) >= maxProviders {
+			clear(p)
+		}
+		name := pmc.KernelClassName(g)
+		if name == "" {
+			name = registeredName(g)
+		}
+		n = &providerName{name: name, text: g.String()}
+		p[g] = n
+	}
+	return n
+}
+
+// text returns g as text.
+func (p providerNames) text(g guid.GUID) string { return p.get(g).text }
 
 // learn returns the name of provider g, reading it from ext's provider traits if they
-// carry one, else from the names already known, else "".
+// carry one, else from the names already known, a kernel event class or a provider
+// etwemu's commands register, else "".
 func (p providerNames) learn(g guid.GUID, ext []etl.ExtItem) string {
-	key := g.String()
+	n := p.get(g)
 	for _, x := range ext {
 		if x.Type == abi.ExtTypeProvTraits {
 			if t, err := regentry.ParseTraits(x.Data); err == nil && t.Name != "" {
-				p[key] = t.Name
+				n.name = t.Name
 			}
 		}
 	}
-	if n, ok := p[key]; ok {
-		return n
+	return n.name
+}
+
+// registeredName returns the name under which etwemu's own commands register provider g
+// (the demo's providers, whose GUIDs are their names hashed as TraceLogging names are), or
+// "": their events carry no traits to name them.
+func registeredName(g guid.GUID) string {
+	for _, d := range demoProviders {
+		if guid.FromName(d.name) == g {
+			return d.name
+		}
 	}
-	return pmc.KernelClassName(g)
+	return ""
 }
 
 // summaryKey groups records: by provider and event id for EVENT_HEADER events, by hook id
@@ -458,7 +690,22 @@ func (s *summary) add(d *dumpRecord) {
 }
 
 // print writes the rows sorted by kind, provider, hook and id, as a table or JSON lines.
-func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime func(int64) string) error {
+// Providers show by name where a record's traits or the kernel's event classes give one,
+// kernel hooks by their EventTrace record or event class.
+func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime func(int64) string, names providerNames) error {
+	nameOf := func(r *summaryRow) (provider, hook string) {
+		if r.Provider != "" {
+			if g, err := guid.Parse(r.Provider); err == nil {
+				provider = names.learn(g, nil)
+			}
+		}
+		if r.Hook != "" {
+			if v, err := strconv.ParseUint(r.Hook, 0, 16); err == nil {
+				hook = hookName(uint16(v))
+			}
+		}
+		return provider, hook
+	}
 	rows := make([]*summaryRow, 0, len(s.rows))
 	for _, r := range s.rows {
 		rows = append(rows, r)
@@ -482,8 +729,10 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 			j := struct {
 				Kind      string `json:"kind"`
 				Provider  string `json:"provider,omitempty"`
+				Name      string `json:"provider_name,omitempty"`
 				ID        *int   `json:"id,omitempty"`
 				Hook      string `json:"hook,omitempty"`
+				HookName  string `json:"hook_name,omitempty"`
 				Count     uint64 `json:"count"`
 				Bytes     uint64 `json:"bytes"`
 				First     int64  `json:"first_timestamp"`
@@ -492,6 +741,7 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 				LastTime  string `json:"last_time,omitempty"`
 			}{Kind: r.Kind, Provider: r.Provider, Hook: r.Hook, Count: r.Count, Bytes: r.Bytes, First: r.First, Last: r.Last,
 				FirstTime: toTime(r.First), LastTime: toTime(r.Last)}
+			j.Name, j.HookName = nameOf(r)
 			if r.ID >= 0 {
 				j.ID = &r.ID
 			}
@@ -506,7 +756,13 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 	var events, bytes uint64
 	for _, r := range rows {
 		who, id := r.Provider, "-"
-		if r.Hook != "" {
+		pname, hname := nameOf(r)
+		switch {
+		case pname != "":
+			who = pname
+		case hname != "":
+			who = hname
+		case r.Hook != "":
 			who = "hook " + r.Hook
 		}
 		if r.ID >= 0 {
@@ -592,7 +848,8 @@ type dumpBuffer struct {
 }
 
 // dumpBuffers prints the file header and then one row (or JSON line) per buffer, the
-// header buffer first, in file order.
+// header buffer first, in file order. Rows are printed as they are read, in columns of
+// fixed width, so nothing is held but the buffer being read.
 func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 	f, enc, err := openWithHeader(path, o.json, out)
 	if err != nil {
@@ -600,18 +857,20 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 	}
 	defer f.Close()
 	h := f.Header()
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	const row = "%6s %12s %8s %4s %10s %11s %13s %10s %7s  %s  %s\n"
 	if !o.json {
-		fmt.Fprintln(tw, "buffer\tfile offset\tseq\tcpu\tBufferSize\tSavedOffset\tCurrentOffset\tOffset\trecords\t flags\t type\t")
+		fmt.Fprintf(out, row, "buffer", "file offset", "seq", "cpu", "BufferSize", "SavedOffset", "CurrentOffset", "Offset", "records", "flags", "type")
 	}
 	n := 0
+	var damage error
 	for ; o.limit == 0 || n < o.limit; n++ {
 		b, err := f.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return err
+			damage = err
+			break
 		}
 		x := b.Header
 		d := dumpBuffer{
@@ -620,8 +879,11 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 			Flags: abi.BufferFlagNames(x.BufferFlag), Type: abi.BufferTypeName(x.BufferType), State: x.State.String(),
 			TimeStamp: x.TimeStamp, Compressed: b.Compressed,
 		}
-		if err := b.Records(func(etl.Record) error { d.Records++; return nil }); err != nil {
-			return err
+		// A bad record ends the count; the reader reports the buffer with the damage.
+		for it := b.Iter(); ; d.Records++ {
+			if _, ok := it.Next(); !ok {
+				break
+			}
 		}
 		if o.json {
 			if err := enc.Encode(d); err != nil {
@@ -629,16 +891,145 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%#x\t%d\t%d\t%#x\t%#x\t%#x\t%#x\t%d\t %s\t %s\t\n", d.Buffer, d.FileOffset, d.Sequence, d.Processor,
-			d.BufferSize, d.SavedOffset, d.CurrentOffset, d.Offset, d.Records, d.Flags, d.Type)
+		// The row of the header line's format, without fmt: one per buffer, millions
+		// in a file of small buffers.
+		l := lineBuf[:0]
+		col := func(width int, v []byte) {
+			for i := len(v); i < width; i++ {
+				l = append(l, ' ')
+			}
+			l = append(append(l, v...), ' ')
+		}
+		var num [24]byte
+		dec := func(v int64) []byte { return strconv.AppendInt(num[:0], v, 10) }
+		hx := func(v int64) []byte { return strconv.AppendInt(append(num[:0], '0', 'x'), v, 16) }
+		col(6, dec(int64(d.Buffer)))
+		col(12, hx(d.FileOffset))
+		col(8, dec(d.Sequence))
+		col(4, dec(int64(d.Processor)))
+		col(10, hx(int64(d.BufferSize)))
+		col(11, hx(int64(d.SavedOffset)))
+		col(13, hx(int64(d.CurrentOffset)))
+		col(10, hx(int64(d.Offset)))
+		col(7, dec(int64(d.Records)))
+		l = append(append(append(append(append(l, ' '), d.Flags...), ' ', ' '), d.Type...), '\n')
+		lineBuf = l[:0]
+		if _, err := out.Write(l); err != nil {
+			return err
+		}
 	}
-	if o.json {
-		return nil
+	if !o.json {
+		fmt.Fprintf(out, "\n%d buffers\n", n)
+		if o.limit == 0 && damage == nil {
+			noteBufferCount(out, f.BuffersRead(), h)
+		}
 	}
-	tw.Flush()
-	fmt.Fprintf(out, "\n%d buffers\n", n)
-	if o.limit == 0 {
-		noteBufferCount(out, f.BuffersRead(), h)
+	return damage
+}
+
+// appendRecordJSON appends d as one JSON object, as encoding/json encodes dumpRecord (its
+// tags and omitempty rules), without reflection: dump -json prints millions of records.
+// The TraceLogging fields, whose values are of any type, go through encoding/json.
+func appendRecordJSON(l []byte, d *dumpRecord) []byte {
+	num := func(l []byte, key string, v int64) []byte {
+		return strconv.AppendInt(append(append(l, ",\""...), key...), v, 10)
 	}
-	return nil
+	str := func(l []byte, key, v string) []byte {
+		if v == "" {
+			return l
+		}
+		return appendJSONString(append(append(append(l, ",\""...), key...), "\":"...), v)
+	}
+	l = strconv.AppendInt(append(l, `{"buffer":`...), int64(d.Buffer), 10)
+	l = num(l, `cpu":`, int64(d.Processor))
+	l = num(l, `buffer_seq":`, d.Sequence)
+	l = num(l, `offset":`, int64(d.Offset))
+	l = appendJSONString(append(l, `,"kind":`...), d.Kind)
+	l = num(l, `size":`, int64(d.Size))
+	l = str(l, "provider", d.Provider)
+	l = str(l, "provider_name", d.Name)
+	if d.ID != nil {
+		l = num(l, `id":`, int64(*d.ID))
+	}
+	for _, f := range []struct {
+		key string
+		v   int64
+	}{{`version":`, int64(d.Version)}, {`level":`, int64(d.Level)}, {`opcode":`, int64(d.Opcode)}, {`task":`, int64(d.Task)}} {
+		if f.v != 0 {
+			l = num(l, f.key, f.v)
+		}
+	}
+	l = str(l, "keyword", d.Keyword)
+	l = str(l, "hook", d.HookID)
+	l = str(l, "hook_name", d.HookName)
+	l = str(l, "detail", d.Detail)
+	l = num(l, `tid":`, int64(d.ThreadID))
+	l = num(l, `pid":`, int64(d.ProcessID))
+	l = num(l, `timestamp":`, d.TimeStamp)
+	l = str(l, "time", d.Time)
+	l = str(l, "activity", d.Activity)
+	if len(d.Ext) > 0 {
+		l = append(l, `,"ext":[`...)
+		for i, x := range d.Ext {
+			if i > 0 {
+				l = append(l, ',')
+			}
+			l = appendJSONString(l, x)
+		}
+		l = append(l, ']')
+	}
+	if len(d.PMC) > 0 {
+		l = append(l, `,"pmc":[`...)
+		for i, v := range d.PMC {
+			if i > 0 {
+				l = append(l, ',')
+			}
+			l = strconv.AppendUint(l, v, 10)
+		}
+		l = append(l, ']')
+	}
+	l = num(l, `payload_len":`, int64(d.PayloadLen))
+	l = str(l, "payload", d.Payload)
+	l = str(l, "marker", d.Marker)
+	l = str(l, "event", d.Event)
+	if len(d.Fields) > 0 {
+		if b, err := json.Marshal(d.Fields); err == nil {
+			l = append(append(l, `,"fields":`...), b...)
+		}
+	}
+	l = str(l, "decode_error", d.DecodeError)
+	return append(l, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD, as encoding/json writes strings.
+func appendJSONString(l []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	l = append(l, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				l = append(l, '\\', c)
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				l = append(l, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
+			default:
+				l = append(l, c)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			l = append(l, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			l = append(l, '\\', 'u', '2', '0', '2', hexDigits[r&15])
+		default:
+			l = append(l, s[i:i+n]...)
+		}
+		i += n
+	}
+	return append(l, '"')
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/tracelogging"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -486,6 +487,128 @@ func TestDumpTraceLogging(t *testing.T) {
 		}
 		if j.Name != f.Name || j.Type != typ || got != want {
 			t.Errorf("dump -json field %d: %s %s %s; consumer %s %s %s", i, j.Name, j.Type, got, f.Name, typ, want)
+		}
+	}
+}
+
+// A damaged file: every dump mode prints what it read, then names the file and the damage
+// on stderr and exits 1. A file cut at a buffer boundary says how many of the buffers its
+// header counts it holds; a bad record costs its buffer, not the rest of the file.
+func TestDumpDamagedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "whole.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "3000", "-processors", "1", "-buffer-kb", "4", "-min-buffers", "64", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bs = 4096
+	nbuf := len(whole) / bs
+	bad := append([]byte{}, whole...)
+	copy(bad[3*bs+72:], []byte{0xF0, 0xFF, 0x13, 0xC0}) // buffer 3's first record runs past its buffer
+	count := func(mode []string, p string) (int, string, int) {
+		t.Helper()
+		out.Reset()
+		errb.Reset()
+		code := run(append(append([]string{"dump"}, mode...), p), &out, &errb)
+		s := out.String()
+		var n int
+		switch {
+		case len(mode) > 0 && mode[0] == "-buffers":
+			n = atoi(t, regexp.MustCompile(`\n(\d+) buffers\n`).FindStringSubmatch(s)[1])
+		case len(mode) > 0 && mode[0] == "-summary":
+			n = atoi(t, regexp.MustCompile(`\n(\d+) records in`).FindStringSubmatch(s)[1])
+		case len(mode) > 0 && mode[0] == "-json":
+			n = strings.Count(s, "\n") - 1 + 2 // the header line; the header buffer's two records
+		default:
+			n = atoi(t, regexp.MustCompile(`\n(\d+) records \(`).FindStringSubmatch(s)[1])
+		}
+		return code, errb.String(), n
+	}
+	for _, mode := range [][]string{{}, {"-json"}, {"-summary"}, {"-sort", "time"}, {"-buffers"}} {
+		_, _, all := count(mode, path)
+		cut := filepath.Join(dir, "cut.etl")
+		writeFile(t, cut, whole[:(nbuf/2)*bs])
+		code, msg, n := count(mode, cut)
+		if code != 1 || !strings.Contains(msg, cut+": ") || !strings.Contains(msg, fmt.Sprintf("holds %d of %d buffers", nbuf/2, nbuf)) || n == 0 || n >= all {
+			t.Errorf("%v cut at a buffer boundary: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+		mid := filepath.Join(dir, "mid.etl")
+		writeFile(t, mid, whole[:(nbuf/2)*bs+1000])
+		if code, msg, n2 := count(mode, mid); code != 1 || !strings.Contains(msg, "runs past the end of the file") || n2 != n {
+			t.Errorf("%v cut inside a buffer: exit %d, %d (want %d), %q", mode, code, n2, n, msg)
+		}
+		badf := filepath.Join(dir, "bad.etl")
+		writeFile(t, badf, bad)
+		code, msg, n = count(mode, badf)
+		if code != 1 || !strings.Contains(msg, "file offset 0x3000") || !strings.Contains(msg, "1 damaged buffer(s) skipped") || n < all*3/4 {
+			t.Errorf("%v bad record: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+	}
+}
+
+// dump -summary names the demo's providers and the header buffer's EventTrace records.
+func TestDumpSummaryNames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demo.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "2000", "-min-buffers", "64", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"dump", "-summary", path}, &out, &errb); code != 0 {
+		t.Fatalf("dump -summary: exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	for _, want := range []string{"Demo.Network", "Demo.Storage", "EventTrace/Header", "EventTrace/PartitionInfoExtension"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("dump -summary lacks %s:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "hook 0x") {
+		t.Errorf("dump -summary shows a hook by number:\n%s", s)
+	}
+}
+
+// First contact: a file that is not an ETL file says so; a flag after the file says that
+// flags come first.
+func TestDumpFirstContact(t *testing.T) {
+	text := filepath.Join(t.TempDir(), "notes.md")
+	writeFile(t, text, bytes.Repeat([]byte("## notes, not a trace\n"), 20))
+	var out, errb bytes.Buffer
+	if code := run([]string{"dump", text}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "not an ETL file") {
+		t.Errorf("dump of text: exit %d, %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run([]string{"dump", text, "-limit", "2"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "flags come before the FILE.etl") {
+		t.Errorf("dump FILE -limit 2: exit %d, %q", code, errb.String())
+	}
+}
+
+// dump -json's hand-written encoding of a record says what encoding/json says of it.
+func TestRecordJSONMatchesEncodingJSON(t *testing.T) {
+	id := uint16(7)
+	recs := []dumpRecord{
+		{Kind: "event"},
+		{Buffer: 3, Processor: 2, Sequence: -5, Offset: 0x48, Kind: "event", Size: 100, Provider: "p\"q\\", Name: "Demo.<Network>&",
+			ID: &id, Version: 1, Level: 4, Opcode: 9, Task: 2, Keyword: "0x1", ThreadID: 1, ProcessID: 2, TimeStamp: 1 << 60,
+			Time: "2026", Activity: "a", Ext: []string{"x(1 bytes)", "\x01\u2028"}, PMC: []uint64{1, 1 << 63}, PayloadLen: 3,
+			Payload: "abcdef", Event: "E\xff", Fields: []dumpField{{Name: "n", Type: "int32", Value: int32(-4)}, {Name: "s", Type: "string", Value: "v"}},
+			DecodeError: "bad\ttab"},
+		{Kind: "system", HookID: "0x0050", HookName: "EventTrace/PartitionInfoExtension", Detail: "d", Marker: "0x77ab0000"},
+	}
+	for i := range recs {
+		want, _ := json.Marshal(&recs[i])
+		got := appendRecordJSON(nil, &recs[i])
+		var a, b any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("record %d: %v in %s", i, err, got)
+		}
+		json.Unmarshal(want, &b)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("record %d:\n got %s\nwant %s", i, got, want)
 		}
 	}
 }

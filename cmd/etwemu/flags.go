@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -47,7 +48,14 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %q (this command takes flags only)\n", fs.Name(), fs.Arg(0))
 		return 2
 	case positional != "" && fs.NArg() != 1:
-		fmt.Fprintf(stderr, "etwemu %s: name one %s (got %d arguments)\n", fs.Name(), positional, fs.NArg())
+		hint := ""
+		for i, a := range fs.Args() {
+			if i > 0 && strings.HasPrefix(a, "-") {
+				hint = fmt.Sprintf("; flags come before the %s: %q after it is taken as an argument", positional, a)
+				break
+			}
+		}
+		fmt.Fprintf(stderr, "etwemu %s: name one %s (got %d arguments%s)\n", fs.Name(), positional, fs.NArg(), hint)
 		return 2
 	}
 	return -1

@@ -1,0 +1,324 @@
+package etl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/xpress"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// fileOf writes bufs to a finalized file (EndTime set) and returns its bytes.
+func fileOf(t *testing.T, compress bool, bufs [][]byte) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f.etl")
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), Compress: compress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, w, bufs)
+	if err := w.Close(Counters{EndTime: 133_000_000_100_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// walkAll walks b and returns the event ids read and Walk's error.
+func walkAll(t *testing.T, b []byte) ([]int, error) {
+	t.Helper()
+	rd, err := NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	err = rd.Walk(func(_ *Buffer, r Record) error {
+		ids = append(ids, int(r.Event.Descriptor.ID))
+		return nil
+	})
+	return ids, err
+}
+
+// damage returns err as a *DamageError, failing the test when it is not one.
+func damage(t *testing.T, err error) *DamageError {
+	t.Helper()
+	var d *DamageError
+	if !errors.As(err, &d) {
+		t.Fatalf("error %v (%T), want a *DamageError", err, err)
+	}
+	if code, _ := winerr.Code(err); code != 1392 {
+		t.Errorf("code %d, want ERROR_FILE_CORRUPT (1392)", code)
+	}
+	return d
+}
+
+func idsOf(first, n int) []int {
+	var out []int
+	for i := range n {
+		out = append(out, 10*(first+i), 10*(first+i)+1, 10*(first+i)+2)
+	}
+	return out
+}
+
+// A bad record costs its buffer: the walk goes on at the next buffer and then reports the
+// damage with the buffer's offset.
+func TestBadRecordCostsItsBuffer(t *testing.T) {
+	good := fileOf(t, false, buffers(6))
+	bad := patch(good, 3*testBuf+abi.BufferHeaderSize, 0xC013FFF0) // buffer 3's first record: size 0xFFF0
+	ids, err := walkAll(t, bad)
+	want := append(idsOf(0, 2), idsOf(3, 3)...)
+	if !slicesEqual(ids, want) {
+		t.Errorf("read ids %v, want %v (buffer 3 of 6 lost, the rest read)", ids, want)
+	}
+	d := damage(t, err)
+	var re *RecordError
+	if d.Lost != 1 || d.Stopped || d.Buffers != 7 || d.Written != 7 || !strings.Contains(err.Error(), "file offset 0x3000") || !errors.As(err, &re) || re.FileOffset != 0x3000 {
+		t.Errorf("damage %+v: %v", d, err)
+	}
+}
+
+// A file cut at a buffer boundary, whose finalized header counts more buffers, gives the
+// records it holds and then "holds N of M buffers", through Walk and through Next.
+func TestCutAtBufferBoundary(t *testing.T) {
+	good := fileOf(t, false, buffers(6))
+	cut := good[:4*testBuf]
+	ids, err := walkAll(t, cut)
+	if !slicesEqual(ids, idsOf(0, 3)) {
+		t.Errorf("read ids %v", ids)
+	}
+	d := damage(t, err)
+	if d.Buffers != 4 || d.Written != 7 || !strings.Contains(err.Error(), "holds 4 of 7 buffers") {
+		t.Errorf("damage %+v: %v", d, err)
+	}
+	// Next, as consumers read: the buffers, then the same error, again on every call.
+	rd, _ := NewReader(bytes.NewReader(cut), int64(len(cut)))
+	n := 0
+	for {
+		_, err = rd.Next()
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if _, again := rd.Next(); n != 4 || again != err || rd.Err() != err {
+		t.Errorf("Next gave %d buffers then %v, then %v", n, err, again)
+	}
+	// The whole file reads without error.
+	if ids, err := walkAll(t, good); err != nil || len(ids) != 18 {
+		t.Errorf("whole file: %d ids, %v", len(ids), err)
+	}
+}
+
+// A compressed file that ends inside a buffer (a session killed mid-flush) gives every
+// whole buffer before it, then the damage.
+func TestCutInsideCompressedBuffer(t *testing.T) {
+	good := fileOf(t, true, buffers(8))
+	rd, _ := NewReader(bytes.NewReader(good), int64(len(good)))
+	var ends []int64
+	for {
+		b, err := rd.Next()
+		if err != nil {
+			break
+		}
+		ends = append(ends, b.FileOffset+int64(b.Stored))
+	}
+	cut := good[:(ends[5]+ends[6])/2] // halfway into the sixth data buffer
+	if ends[6]-ends[5] < 2*abi.BufferHeaderSize {
+		t.Fatalf("buffer 6 stored in %d bytes", ends[6]-ends[5])
+	}
+	ids, err := walkAll(t, cut)
+	if !slicesEqual(ids, idsOf(0, 5)) {
+		t.Errorf("read ids %v, want the five whole buffers' events", ids)
+	}
+	d := damage(t, err)
+	if !d.Stopped || d.Offset != ends[5] || !strings.Contains(err.Error(), "runs past the end of the file") || !strings.Contains(err.Error(), "holds 6 of 9 buffers") {
+		t.Errorf("damage %+v: %v", d, err)
+	}
+	// Open names the file in the report.
+	path := filepath.Join(t.TempDir(), "cut.etl")
+	os.WriteFile(path, cut, 0o644)
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Walk(func(*Buffer, Record) error { return nil }); err == nil || !strings.HasPrefix(err.Error(), path+": ") {
+		t.Errorf("Open's walk: %v, want the file's name first", err)
+	}
+}
+
+// bomb is a compressed buffer of seq whose stream expands to n zero bytes after one
+// EVENT_HEADER record (none with empty), while its Offset claims testBuf bytes.
+func bomb(t *testing.T, seq int64, n int, empty bool) []byte {
+	t.Helper()
+	plain := sealed(seq, 0, 900, make([]byte, 100))
+	if empty {
+		plain = sealed(seq, 0, 900)
+	}
+	h, _ := abi.DecodeBufferHeader(plain)
+	data := append(append([]byte{}, plain[abi.BufferHeaderSize:h.Offset]...), make([]byte, n)...)
+	var table [1 << xpHashBits]int32
+	out := append([]byte{}, plain[:abi.BufferHeaderSize]...)
+	out = xpressCompress(out, data, &table)
+	h.BufferSize, h.Offset = uint32(len(out)), testBuf
+	h.BufferFlag |= abi.BufferFlagCompressed
+	h.Encode(out)
+	return out
+}
+
+// insertAfter returns file with extra inserted after its first n buffers.
+func insertAfter(t *testing.T, file []byte, n int, extra ...[]byte) []byte {
+	t.Helper()
+	rd, _ := NewReader(bytes.NewReader(file), int64(len(file)))
+	var at int64
+	for range n {
+		b, err := rd.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		at = b.FileOffset + int64(b.Stored)
+	}
+	out := append([]byte{}, file[:at]...)
+	for _, e := range extra {
+		out = append(out, e...)
+	}
+	return append(out, file[at:]...)
+}
+
+// A compressed buffer decompresses to no more than the file's BufferSize: a stream that
+// asks for 16 MB is corruption at its offset, and the reading goes on after it.
+func TestCompressedBufferBounded(t *testing.T) {
+	good := fileOf(t, true, buffers(4))
+	b := bomb(t, 99, 16<<20, false)
+	if len(b) > 200 {
+		t.Fatalf("bomb of %d bytes", len(b))
+	}
+	file := insertAfter(t, good, 3, b)
+	ids, err := walkAll(t, file)
+	if !slicesEqual(ids, idsOf(0, 4)) {
+		t.Errorf("read ids %v, want every buffer's but the bomb's", ids)
+	}
+	d := damage(t, err)
+	if d.Lost != 1 || d.Stopped || !errors.Is(err, errExpandsPast) || !strings.Contains(err.Error(), "offset 0x") {
+		t.Errorf("damage %+v: %v", d, err)
+	}
+	// The decoder stops at its bound: no more output than allowed, whatever the stream asks.
+	out, err := xpressDecompress(nil, b[abi.BufferHeaderSize:], testBuf)
+	if !errors.Is(err, errExpandsPast) || len(out) > testBuf {
+		t.Errorf("bounded decompression: %d bytes, %v", len(out), err)
+	}
+}
+
+// Every compressed buffer together decompresses to no more than maxExpansion times its
+// stored bytes: a file of buffers that each stay within BufferSize but expand 40-fold
+// stops at the bound, with the records before it delivered.
+func TestExpansionBudget(t *testing.T) {
+	good := fileOf(t, true, buffers(1))
+	var bombs [][]byte
+	for i := range 200 {
+		bombs = append(bombs, bomb(t, int64(10+i), testBuf-abi.BufferHeaderSize, true))
+	}
+	if ratio := testBuf / len(bombs[0]); ratio <= maxExpansion {
+		t.Fatalf("each bomb expands %d-fold, not past maxExpansion", ratio)
+	}
+	file := insertAfter(t, good, 2, bombs...)
+	ids, err := walkAll(t, file)
+	d := damage(t, err)
+	read := len(ids) - 3 // each bomb gives one KindUnknown record, the zeros' marker
+	if !d.Stopped || !errors.Is(err, errBudget) || read < 3 || read >= 100 {
+		t.Errorf("%d bombs read; damage %+v: %v", read, d, err)
+	}
+}
+
+// recordBuffer is an uncompressed sealed buffer of testBuf bytes full of 8-byte
+// EVENT_HEADER_ERROR records, each with a one-byte count that changes every four records.
+func recordBuffer(seq int64) []byte {
+	b := make([]byte, testBuf)
+	off := abi.BufferHeaderSize
+	for i := 0; off+8 <= testBuf; i++ {
+		binary.LittleEndian.PutUint32(b[off:], 0xC00D0008)
+		b[off+4] = byte(i/4 + int(seq))
+		off += 8
+	}
+	h := abi.BufferHeader{BufferSize: testBuf, SavedOffset: uint32(off), CurrentOffset: uint32(off), SequenceNumber: seq,
+		LoggerID: 3, State: abi.BufferStateFlush, Offset: uint32(off), BufferFlag: abi.BufferFlagProcIndex}
+	h.Encode(b)
+	return b
+}
+
+// The file yields at most one record per recordBytes bytes: a compressed file of
+// minimal records that stays under maxExpansion still stops at the record bound.
+func TestRecordBudget(t *testing.T) {
+	var bufs [][]byte
+	for i := range 400 {
+		bufs = append(bufs, recordBuffer(int64(i+1)))
+	}
+	file := fileOf(t, true, bufs)
+	rd, _ := NewReader(bytes.NewReader(file), int64(len(file)))
+	n := int64(0)
+	err := rd.Walk(func(*Buffer, Record) error { n++; return nil })
+	if rd.expanded > maxExpansion*rd.packed {
+		t.Fatalf("the file expands %d-fold, past the expansion bound", rd.expanded/rd.packed)
+	}
+	d := damage(t, err)
+	if !d.Stopped || !errors.Is(err, errBudget) || n > rd.recordBudget() || n < rd.recordBudget()-testBuf/8 {
+		t.Errorf("%d records read of a budget of %d; damage %+v: %v", n, rd.recordBudget(), d, err)
+	}
+}
+
+// Not an ETL file says so.
+func TestNotAnETLFile(t *testing.T) {
+	for _, b := range [][]byte{[]byte(strings.Repeat("## a markdown file\n", 20)), []byte("tiny")} {
+		if _, err := NewReader(bytes.NewReader(b), int64(len(b))); err == nil || !strings.Contains(err.Error(), "not an ETL file") {
+			t.Errorf("%q: %v", b[:4], err)
+		}
+	}
+}
+
+// The bounded decoder agrees with klauspost/compress/xpress on what the compressor makes.
+func FuzzXpressBounded(f *testing.F) {
+	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), 30)
+	f.Add([]byte{1, 2, 3, 1, 2, 3, 1, 2, 3, 4}, 100)
+	var table [1 << xpHashBits]int32
+	f.Fuzz(func(t *testing.T, in []byte, limit int) {
+		limit = max(limit, 0) % (2 * (len(in) + 1))
+		for _, c := range [][]byte{xpressCompress(nil, in, &table), in} { // a valid stream, then any bytes
+			want, werr := xpress.AppendDecompressed(nil, c)
+			got, err := xpressDecompress(nil, c, limit)
+			switch {
+			case len(got) > limit:
+				t.Fatalf("%d bytes out, limit %d", len(got), limit)
+			case werr == nil && len(want) <= limit && (err != nil || !bytes.Equal(got, want)):
+				t.Fatalf("%x: got %x, %v; want %x", c, got, err, want)
+			case werr == nil && len(want) > limit && !errors.Is(err, errExpandsPast):
+				t.Fatalf("%x: %d bytes past the limit %d: %v", c, len(want), limit, err)
+			}
+		}
+	})
+}
+
+func slicesEqual(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+var _ = io.EOF
