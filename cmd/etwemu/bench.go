@@ -83,9 +83,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprint(stdout, benchsuite.Table(results))
 	fmt.Fprintf(stdout, "\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n",
 		before, after, 100*benchsuite.Spread([]float64{before, after}))
-	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism:")
-	fmt.Fprintln(stdout, "the floor reads the clock, does one atomic add and copies the record, nothing else. A")
-	fmt.Fprintln(stdout, "floor row is the fastest of three runs, since it is a lower bound; every other row is one run.")
+	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism.")
 	fmt.Fprintln(stdout, "Rows of \"none written\" time EventWrite calls whose events no session takes (a disabled")
 	fmt.Fprintln(stdout, "provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.")
 	fmt.Fprintln(stdout, "For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.")

@@ -25,6 +25,9 @@ type Case struct {
 	Payload  int
 	Parallel bool
 	Floor    bool // the floor baseline for this payload and parallelism
+	// Baseline names the baseline a case is (floor, mutex, ...; "" for the emulator's
+	// cases), and About says in one line what it measures, for the table's legend.
+	Baseline, About string
 	// Unwritten: no session takes the case's events (a disabled provider, a level the
 	// session filters out), so nothing is written. Its rate is of calls (calls/s, no
 	// MB/s), and Table does not compare it with the floor, which writes every event.
@@ -155,6 +158,20 @@ func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDesc
 	benchbase.PerSecond(b, "calls/s")
 }
 
+// baselines names the baselines, says what each measures, and runs it: one table, from
+// which Baselines makes the cases and Table the legend.
+var baselines = []struct {
+	name, about string
+	run         func(b *testing.B, payload int, parallel bool)
+}{
+	{"floor", "the least any per-processor tracer must do: read the processor and the clock, one atomic add on that processor's slab, copy the header and the payload", benchbase.Floor},
+	{"floor+commit", "the floor plus the emulator's publication: the add also numbers the record, and a plain store sets its completion flag", benchbase.FloorCommit},
+	{"floor+ref", "the floor plus the Windows protocol's publication: a reference taken by the add and dropped by a second atomic add", benchbase.FloorRef},
+	{"floor+recycle", "floor+commit in fixed 64 KB buffers, four a processor, switched and reused without a logger", benchbase.FloorRecycle},
+	{"mutex", "the naive design: the same clock read and copy into one shared buffer under a sync.Mutex", benchbase.Mutex},
+	{"chan", "the Go-idiomatic design: a preallocated record encoded, sent on a buffered channel to one consumer goroutine and handed back", benchbase.Chan},
+}
+
 // Baselines returns the baselines at payload bytes: the floor, the floor with the
 // emulator's completion flag per record (floor+commit), the floor with the Windows
 // protocol's reference per record instead (floor+ref), the floor with recycled buffers
@@ -164,15 +181,14 @@ func Baselines(payload int, parallel bool) []Case {
 	if parallel {
 		suffix = "/parallel"
 	}
-	name := func(what string) string { return fmt.Sprintf("payload=%d/%s%s", payload, what, suffix) }
-	return []Case{
-		{Name: name("floor"), Payload: payload, Parallel: parallel, Floor: true, Run: func(b *testing.B) { benchbase.Floor(b, payload, parallel) }},
-		{Name: name("floor+commit"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorCommit(b, payload, parallel) }},
-		{Name: name("floor+ref"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRef(b, payload, parallel) }},
-		{Name: name("floor+recycle"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.FloorRecycle(b, payload, parallel) }},
-		{Name: name("mutex"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Mutex(b, payload, parallel) }},
-		{Name: name("chan"), Payload: payload, Parallel: parallel, Run: func(b *testing.B) { benchbase.Chan(b, payload, parallel) }},
+	out := make([]Case, 0, len(baselines))
+	for _, bl := range baselines {
+		run := bl.run
+		out = append(out, Case{Name: fmt.Sprintf("payload=%d/%s%s", payload, bl.name, suffix), Payload: payload, Parallel: parallel,
+			Floor: bl.name == "floor", Baseline: bl.name, About: bl.about,
+			Run: func(b *testing.B) { run(b, payload, parallel) }})
 	}
+	return out
 }
 
 // Full is the whole suite: payloads 16, 64, 512 and 4096 bytes to 1, 2 and 8 sessions;

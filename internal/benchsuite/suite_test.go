@@ -1,6 +1,7 @@
 package benchsuite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,25 +29,78 @@ func TestFullSuiteNames(t *testing.T) {
 
 // Ratios are to the floor of the same payload and parallelism.
 func TestTableRatios(t *testing.T) {
-	mk := func(name string, payload int, parallel, floor bool, ns time.Duration) Result {
-		r := Result{Case: Case{Name: name, Payload: payload, Parallel: parallel, Floor: floor}}
-		r.N, r.T = 1000, 1000*ns
-		return r
-	}
 	off := mk("a/filtered", 64, false, false, 5)
 	off.Unwritten = true
 	table := Table([]Result{
 		mk("a/floor", 64, false, true, 20), mk("a/emu", 64, false, false, 30),
 		mk("a/floor/parallel", 64, true, true, 10), mk("a/emu/parallel", 64, true, false, 30), off,
 	})
-	for _, want := range []string{"| `a/emu` | 30.00 |", "| 1.50 |", "| `a/emu/parallel` | 30.00 |", "| 3.00 |",
-		"| `a/filtered` | 5.00 |  | none written |  | 0 | 0 |  |"} {
+	for _, want := range []string{"| `a/emu` | 30.00 | 0 % |", "| 1.50 |", "| `a/emu/parallel` | 30.00 | 0 % |", "| 3.00 |",
+		"| `a/filtered` | 5.00 | 0 % |  | none written |  | 0 | 0 |  |"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
 	if strings.Contains(table, "| 0.25 |") {
 		t.Errorf("a row that writes nothing is compared with the floor:\n%s", table)
+	}
+}
+
+// mk is a result of Runs runs of ns nanoseconds an event each, or of the times given.
+func mk(name string, payload int, parallel, floor bool, ns time.Duration, runs ...float64) Result {
+	r := Result{Case: Case{Name: name, Payload: payload, Parallel: parallel, Floor: floor}}
+	r.N, r.T = 1000, 1000*ns
+	if runs == nil {
+		for range Runs {
+			runs = append(runs, float64(ns))
+		}
+	}
+	r.Runs = runs
+	return r
+}
+
+// A row whose runs disagree by more than UnsteadyAt, or whose floor's runs do, is marked
+// unsteady instead of given a ratio; its spread is printed either way.
+func TestTableMarksUnsteadyRows(t *testing.T) {
+	table := Table([]Result{
+		mk("b/floor", 64, false, true, 20, 20, 21, 22),
+		mk("b/steady", 64, false, false, 30, 29, 30, 31),
+		mk("b/jumpy", 64, false, false, 30, 20, 30, 45),
+		mk("b/floor/parallel", 64, true, true, 10, 10, 14, 20),
+		mk("b/emu/parallel", 64, true, false, 30, 30, 30, 30),
+	})
+	for _, want := range []string{
+		"| `b/steady` | 30.00 | 7 % |", "| 1.50 |",
+		"| `b/jumpy` | 30.00 | 125 % |", "| unsteady |",
+		"| `b/emu/parallel` | 30.00 | 0 % |", "| unsteady floor |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Count(table, "| 1.50 |") != 1 {
+		t.Errorf("an unsteady row got a ratio:\n%s", table)
+	}
+}
+
+// Every baseline row is explained once under the table, in the suite's order.
+func TestTableExplainsBaselines(t *testing.T) {
+	var results []Result
+	for _, c := range append(Baselines(64, false), Baselines(64, true)...) {
+		results = append(results, Result{Case: c, Runs: []float64{1, 1, 1}})
+	}
+	table := Table(results)
+	last := 0
+	for _, bl := range baselines {
+		line := "- `" + bl.name + "`: " + bl.about
+		if n := strings.Count(table, line); n != 1 {
+			t.Errorf("the legend has %q %d times, want once:\n%s", line, n, table)
+		}
+		i := strings.Index(table, line)
+		if i < last {
+			t.Errorf("the legend's %s is out of the suite's order", bl.name)
+		}
+		last = i
 	}
 }
 
@@ -68,22 +122,32 @@ func TestUnwrittenCases(t *testing.T) {
 	}
 }
 
-// A floor case runs floorRuns times and keeps its fastest run; any other case runs once.
-func TestMeasureKeepsFastestFloor(t *testing.T) {
+// Every case runs Runs times; a floor keeps its fastest run, any other case its median,
+// and a run that timed nothing is never reported while another did.
+func TestMeasurePicksRuns(t *testing.T) {
 	runs := map[string]int{}
 	var current string
-	times := map[string][]time.Duration{"floor": {30, 10, 20}, "emu": {50}}
+	times := map[string][]time.Duration{"floor": {30, 10, 20}, "emu": {50, 70, 40}, "empty": {0, 60, 0}}
 	bench := func(func(*testing.B)) testing.BenchmarkResult {
 		d := times[current][runs[current]]
 		runs[current]++
+		if d == 0 {
+			return testing.BenchmarkResult{}
+		}
 		return testing.BenchmarkResult{N: 1000, T: 1000 * d}
 	}
-	cases := []Case{{Name: "floor", Floor: true}, {Name: "emu"}}
+	cases := []Case{{Name: "floor", Floor: true}, {Name: "emu"}, {Name: "empty"}}
 	got := measure(cases, func(i int, c Case) { current = c.Name }, bench)
-	if runs["floor"] != floorRuns || runs["emu"] != 1 {
-		t.Fatalf("runs %v, want the floor %d times and the emulator once", runs, floorRuns)
+	for _, c := range cases {
+		if runs[c.Name] != Runs {
+			t.Errorf("%s ran %d times, want %d", c.Name, runs[c.Name], Runs)
+		}
 	}
-	if got[0].NsPerOp() != 10 || got[1].NsPerOp() != 50 {
-		t.Errorf("kept %.0f and %.0f ns/op, want the floor's fastest (10) and the emulator's one run (50)", got[0].NsPerOp(), got[1].NsPerOp())
+	if got[0].NsPerOp() != 10 || got[1].NsPerOp() != 50 || got[2].NsPerOp() != 60 {
+		t.Errorf("kept %.0f, %.0f and %.0f ns/op, want the floor's fastest (10), the emulator's median (50) and the one run that timed (60)",
+			got[0].NsPerOp(), got[1].NsPerOp(), got[2].NsPerOp())
+	}
+	if want := []float64{50, 70, 40}; !slices.Equal(got[1].Runs, want) {
+		t.Errorf("runs %v, want %v in the order run", got[1].Runs, want)
 	}
 }

@@ -111,7 +111,7 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 				if progress != nil {
 					progress(w, names[i], run)
 				}
-				ns[i] = append(ns[i], Result{c, testing.Benchmark(c.Run)}.NsPerOp())
+				ns[i] = append(ns[i], Result{Case: c, BenchmarkResult: testing.Benchmark(c.Run)}.NsPerOp())
 			}
 		}
 		out = append(out, summarize(w, names, ns)...)

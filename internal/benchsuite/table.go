@@ -1,26 +1,34 @@
 package benchsuite
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
 
-// Result is one case's measurement.
+// Result is one case's measurement: the run it reports (the median of its runs, or for
+// a floor the fastest) and the time per event of every run.
 type Result struct {
 	Case
 	testing.BenchmarkResult
+	Runs []float64 // ns per event of each run, in the order run
 }
 
-// floorRuns is how many times Measure runs each floor case, keeping the fastest run. The
-// floor is a lower bound, and every ratio of its payload and parallelism is taken
-// against it: one run of it in a slow mode of the machine made a whole column of a table
-// read 0.25 – 0.39 × the floor (bench/RESULTS.md, the table). The other rows run once.
-const floorRuns = 3
+// Runs is how many times Measure runs each case. The table reports the median run (a
+// floor's fastest, since the floor is a lower bound: one run of it in a slow mode of the
+// machine made a whole column of a table read 0.25 – 0.39 × the floor, bench/HISTORY.md)
+// and the runs' spread, which says whether the row can be trusted.
+const Runs = 3
 
-// Measure runs each case with testing.Benchmark (so -test.benchtime applies), a floor
-// case floorRuns times keeping the fastest, and calls progress before each case; it
-// returns the results in order.
+// UnsteadyAt is the spread of a row's runs, (slowest − fastest) / fastest, past which
+// Table marks the row unsteady rather than print a ratio to the floor: on the 2-core
+// development machine the probe alone varied 17 – 69 % between runs (bench/HISTORY.md).
+const UnsteadyAt = 0.25
+
+// Measure runs each case Runs times with testing.Benchmark (so -test.benchtime applies)
+// and calls progress before each case; it returns the results in order.
 func Measure(cases []Case, progress func(i int, c Case)) []Result {
 	return measure(cases, progress, testing.Benchmark)
 }
@@ -32,16 +40,42 @@ func measure(cases []Case, progress func(i int, c Case), bench func(func(*testin
 		if progress != nil {
 			progress(i, c)
 		}
-		r := Result{c, bench(c.Run)}
-		for j := 1; c.Floor && j < floorRuns; j++ {
-			if next := (Result{c, bench(c.Run)}); next.N > 0 && (r.N == 0 || next.NsPerOp() < r.NsPerOp()) {
-				r = next
-			}
+		runs := make([]testing.BenchmarkResult, Runs)
+		r := Result{Case: c, Runs: make([]float64, Runs)}
+		for j := range runs {
+			runs[j] = bench(c.Run)
+			r.Runs[j] = Result{BenchmarkResult: runs[j]}.NsPerOp()
 		}
+		// Order the runs by time, those that timed nothing last; report the fastest for
+		// a floor, else the median.
+		order := make([]int, Runs)
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			ta, tb := r.Runs[a], r.Runs[b]
+			switch {
+			case ta <= 0 && tb <= 0:
+				return 0
+			case ta <= 0:
+				return 1
+			case tb <= 0:
+				return -1
+			}
+			return cmp.Compare(ta, tb)
+		})
+		pick := order[Runs/2]
+		if c.Floor || r.Runs[pick] <= 0 {
+			pick = order[0]
+		}
+		r.BenchmarkResult = runs[pick]
 		out = append(out, r)
 	}
 	return out
 }
+
+// Spread is the spread of the result's runs (see Spread).
+func (r Result) Spread() float64 { return Spread(r.Runs) }
 
 // NsPerOp is the time per event, in nanoseconds.
 func (r Result) NsPerOp() float64 {
@@ -52,20 +86,24 @@ func (r Result) NsPerOp() float64 {
 }
 
 // Table formats results as a Markdown table with, for every row that writes its events,
-// its time per event against the floor's at the same payload and parallelism; a row
-// whose events no session takes (Case.Unwritten) has its time per call, "none written"
-// and no ratio.
+// its time per event against the floor's at the same payload and parallelism, each
+// row's spread over its runs, and a row whose runs (or whose floor's runs) disagree by
+// more than UnsteadyAt marked unsteady instead of given a ratio that would mean nothing.
+// A row whose events no session takes (Case.Unwritten) has its time per call, "none
+// written" and no ratio. Under the table, one line per baseline says what it measures.
 func Table(results []Result) string {
-	floor := map[string]float64{}
+	floor := map[string]Result{}
 	key := func(c Case) string { return fmt.Sprint(c.Payload, c.Parallel) }
 	for _, r := range results {
 		if r.Floor {
-			floor[key(r.Case)] = r.NsPerOp()
+			floor[key(r.Case)] = r
 		}
 	}
 	var b strings.Builder
-	b.WriteString("| benchmark | ns/op | MB/s | events/s | lost/op | B/op | allocs/op | × floor |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| benchmark | ns/op | spread | MB/s | events/s | lost/op | B/op | allocs/op | × floor |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	var about []string // the baselines' lines, in the order they first appear
+	seen := map[string]bool{}
 	for _, r := range results {
 		ns := r.NsPerOp()
 		mbs, evs, ratio := "", "", ""
@@ -75,16 +113,38 @@ func Table(results []Result) string {
 		case ns > 0:
 			mbs = fmt.Sprintf("%.0f", float64(r.Payload)*1e3/ns)
 			evs = fmt.Sprintf("%.1f M", 1e3/ns)
-			if f := floor[key(r.Case)]; f > 0 {
-				ratio = fmt.Sprintf("%.2f", ns/f)
+			if f, ok := floor[key(r.Case)]; ok && f.NsPerOp() > 0 {
+				switch {
+				case r.Spread() > UnsteadyAt:
+					ratio = "unsteady"
+				case f.Spread() > UnsteadyAt:
+					ratio = "unsteady floor"
+				default:
+					ratio = fmt.Sprintf("%.2f", ns/f.NsPerOp())
+				}
 			}
+		}
+		spread := ""
+		if len(r.Runs) > 1 {
+			spread = fmt.Sprintf("%.0f %%", 100*r.Spread())
 		}
 		lost := ""
 		if v, ok := r.Extra["lost/op"]; ok {
 			lost = fmt.Sprintf("%.3g", v)
 		}
-		fmt.Fprintf(&b, "| `%s` | %.2f | %s | %s | %s | %d | %d | %s |\n",
-			r.Name, ns, mbs, evs, lost, r.AllocedBytesPerOp(), r.AllocsPerOp(), ratio)
+		fmt.Fprintf(&b, "| `%s` | %.2f | %s | %s | %s | %s | %d | %d | %s |\n",
+			r.Name, ns, spread, mbs, evs, lost, r.AllocedBytesPerOp(), r.AllocsPerOp(), ratio)
+		if r.Baseline != "" && !seen[r.Baseline] {
+			seen[r.Baseline] = true
+			about = append(about, fmt.Sprintf("- `%s`: %s", r.Baseline, r.About))
+		}
 	}
+	if len(about) > 0 {
+		b.WriteString("\nBaselines (what each row measures):\n\n")
+		for _, l := range about {
+			b.WriteString(l + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "\nEach row ran %d times: ns/op is the median run (a floor's fastest, as it is a lower bound),\nspread the runs' (slowest − fastest) / fastest. A row whose runs, or whose floor's, are more\nthan %.0f %% apart is \"unsteady\": the machine's speed moved, and a ratio would mean nothing.\n", Runs, 100*UnsteadyAt)
 	return b.String()
 }
