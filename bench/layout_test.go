@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/emu"
-	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/session"
 )
 
@@ -14,7 +14,7 @@ import (
 // address, where its speed may differ. Go's linker places packages in the order it loads
 // them, and a package's imports load in the order of their paths; if that changes, this
 // test says so. It is in package bench_test: imported by package bench, emu would load
-// before internal/benchbase.
+// before bench/benchbase.
 func TestBaselinesComeFirst(t *testing.T) {
 	pc := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	floor := pc(benchbase.Floor)

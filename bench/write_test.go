@@ -7,12 +7,12 @@ import (
 	// the baselines' code out before the emulator's packages: their addresses then do not
 	// move when the emulator's code changes. One such move made the floor 60 % slower
 	// (bench/RESULTS.md, "The floor's code address"); TestBaselinesComeFirst checks the order.
-	_ "github.com/etwemu/etwemu/internal/benchbase"
-	"github.com/etwemu/etwemu/internal/benchsuite"
+	_ "github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/bench/benchsuite"
 )
 
 // BenchmarkWrite is EventWrite through the public API, the whole suite of
-// internal/benchsuite: payloads of 16, 64, 512 and 4096 bytes to 1, 2 and 8 sessions;
+// bench/benchsuite: payloads of 16, 64, 512 and 4096 bytes to 1, 2 and 8 sessions;
 // the provider disabled and level-filtered; buffer size and count; per-processor
 // buffering against EVENT_TRACE_NO_PER_PROCESSOR_BUFFERING; one goroutine and
 // RunParallel; and the baselines at every payload, in the same run: the floor, the floor

@@ -256,7 +256,7 @@ const procIndexSince = winver.V6_2
 //
 // CurrentOffset is left as Windows leaves it, which every data buffer of the fifteen real
 // files at hand shows (builds 9200 to 26100, from etl-parser's and PerfView's test data
-// and six Windows 11 system logs; etl/outside/realfiles.sh lists them): a buffer switched out
+// and six Windows 11 system logs; tools/outside/realfiles.sh lists them): a buffer switched out
 // because a reservation did not fit keeps the offset that reservation, and any refused
 // after it, carried past the end (SavedOffset plus their sizes); a buffer closed to be
 // flushed had BufferSize added to it, so that no reservation fits again (SavedOffset plus

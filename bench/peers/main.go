@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etwemu/etwemu/internal/benchsuite"
+	"github.com/etwemu/etwemu/bench/benchsuite"
 )
 
 func main() {

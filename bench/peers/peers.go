@@ -9,8 +9,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/etwemu/etwemu/internal/benchbase"
-	"github.com/etwemu/etwemu/internal/benchsuite"
+	"github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/bench/benchsuite"
 )
 
 // The Go loggers people reach for instead of a tracer, each writing the equivalent of one

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/etwemu/etwemu/internal/benchbase"
-	"github.com/etwemu/etwemu/internal/benchsuite"
+	"github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/bench/benchsuite"
 )
 
 func runBench(args []string, stdout, stderr io.Writer) int {

@@ -1,7 +1,7 @@
 // Command tracelogging writes an ETL file of TraceLogging events through etwemu's
 // go-winio-shaped provider (package etw), then reads it back through the event consumer
 // (package consumer) and prints each event's name and fields. It is also the file the
-// outside-reader check (etl/outside/tracelogging.py) gives airbus-cert's etl-parser.
+// outside-reader check (tools/outside/tracelogging.py) gives airbus-cert's etl-parser.
 //
 // The file goes to the operating system's temporary folder (etwemu-tracelogging.etl
 // there, $TMPDIR or /tmp on Linux) unless -o names another, and the first line printed

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/bench/benchbase"
 )
 
 // ScalingCases are the designs the processor sweep compares, each written from

@@ -10,7 +10,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/internal/benchbase"
+	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
