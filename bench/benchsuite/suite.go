@@ -164,7 +164,8 @@ var baselines = []struct {
 	name, about string
 	run         func(b *testing.B, payload int, parallel bool)
 }{
-	{"floor", "the least any per-processor tracer must do: read the processor and the clock, one atomic add on that processor's slab, copy the header and the payload", benchbase.Floor},
+	{"floor", "the least any EVENT_HEADER tracer must do, nothing more: the processor and the time-stamp counter in one call, one atomic add on that processor's slab, the 0x50-byte header copied from a template with its timestamp patched, the payload copied; its loop written out, no call but the clock's. The × floor column and the sweep are against it", benchbase.FloorFair},
+	{"floor+call", "the floor's work through a closure called each event, as floor+commit, floor+ref, floor+recycle, mutex and chan are (compare them with it), the timestamp's low byte patched, the ring wrapped by a modulo", benchbase.Floor},
 	{"floor+commit", "the floor plus the emulator's publication: the add also numbers the record, and a plain store sets its completion flag", benchbase.FloorCommit},
 	{"floor+ref", "the floor plus the Windows protocol's publication: a reference taken by the add and dropped by a second atomic add", benchbase.FloorRef},
 	{"floor+recycle", "floor+commit in fixed 64 KB buffers, four a processor, switched and reused without a logger", benchbase.FloorRecycle},
@@ -172,7 +173,8 @@ var baselines = []struct {
 	{"chan", "the Go-idiomatic design: a preallocated record encoded, sent on a buffered channel to one consumer goroutine and handed back", benchbase.Chan},
 }
 
-// Baselines returns the baselines at payload bytes: the floor, the floor with the
+// Baselines returns the baselines at payload bytes: the floor (the ratios' denominator),
+// the floor through a closure as the others are (floor+call), the floor with the
 // emulator's completion flag per record (floor+commit), the floor with the Windows
 // protocol's reference per record instead (floor+ref), the floor with recycled buffers
 // (floor+recycle), the mutex and the channel.

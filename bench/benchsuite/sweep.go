@@ -52,6 +52,8 @@ func designName(c Case) string {
 		return "floor"
 	case strings.HasPrefix(c.Name, "probe"):
 		return probe
+	case strings.Contains(c.Name, "/floor+call"):
+		return "floor+call"
 	case strings.Contains(c.Name, "/floor+recycle"):
 		return "floor+recycle"
 	case strings.Contains(c.Name, "/floor+ref"):
