@@ -4,8 +4,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/session"
 )
 

@@ -8,9 +8,9 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
