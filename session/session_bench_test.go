@@ -3,8 +3,8 @@ package session
 import (
 	"testing"
 
-	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
