@@ -36,11 +36,15 @@ func (l *Logger) run() {
 	for {
 		select {
 		case <-l.wake:
+			start := time.Now()
 			if l.blocking && l.waiters.Load() > 0 {
 				l.flushAll() // a waiting writer needs a buffer, even one still current
 			} else {
 				l.drain(false)
 			}
+			l.grow()
+			l.loggerBusy.Add(int64(time.Since(start)))
+			continue
 		case r := <-l.reqs:
 			switch r.kind {
 			case reqStop:
@@ -57,8 +61,10 @@ func (l *Logger) run() {
 			close(r.reply)
 		case now := <-tick.C:
 			if t := l.flushInterval(); t > 0 && now.Sub(lastFlush) >= t {
+				start := time.Now()
 				l.flushAll()
 				lastFlush = now
+				l.loggerBusy.Add(int64(time.Since(start)))
 			}
 			tick.Reset(l.tickPeriod())
 		}

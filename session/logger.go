@@ -157,6 +157,12 @@ type Logger struct {
 	// that was not folded into one already pending), or did its work in a synchronous
 	// session. Atomic; added to by writers in signal.
 	loggerWakeups atomic.Uint64
+	// loggerBusy is the time the logger goroutine spent working (sealing, handing on and
+	// recycling buffers, growing the free list) rather than waiting to be woken, and
+	// outputTime the part of it spent handing sealed buffers to the real-time
+	// consumers, the sink and the file. Nanoseconds; atomic, added to by the logger
+	// goroutine (outputTime also by whoever flushes a synchronous session).
+	loggerBusy, outputTime atomic.Int64
 
 	freeMu sync.Mutex
 	free   []*Buffer // FreeList (LIFO); protected by freeMu
@@ -389,6 +395,11 @@ type Stats struct {
 	// buffers or find free ones (an emulator counter: the kernel's logger thread is
 	// signalled on its semaphore at every buffer switch).
 	LoggerWakeups uint64
+	// LoggerBusy is how long the logger goroutine worked rather than waited, and
+	// OutputTime the part of that spent handing buffers on (real-time delivery, the sink,
+	// the file): emulator counters, for telling whether the one logger a session has
+	// (as Windows has one logger thread a session), or its output, limits the rate.
+	LoggerBusy, OutputTime time.Duration
 }
 
 // Stats returns the session's counters.
@@ -400,6 +411,7 @@ func (l *Logger) Stats() Stats {
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
 		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
 		LoggerWakeups: l.loggerWakeups.Load(),
+		LoggerBusy:    time.Duration(l.loggerBusy.Load()), OutputTime: time.Duration(l.outputTime.Load()),
 	}
 	for i := range l.perStream {
 		s.BuffersPerStream[i] = l.perStream[i].Load()

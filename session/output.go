@@ -135,6 +135,8 @@ func (l *Logger) headerInfo() etl.HeaderInfo {
 // file's result when there is one, else the Sink's (an error costs the buffer,
 // LogBuffersLost), else written.
 func (l *Logger) writeOut(buf []byte, stream int) {
+	start := time.Now()
+	defer func() { l.outputTime.Add(int64(time.Since(start))) }()
 	if l.rt != nil {
 		l.deliver(buf)
 	}

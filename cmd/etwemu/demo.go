@@ -435,22 +435,44 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 	for i, n := range s.BuffersPerStream {
 		per[i] = fmt.Sprintf("cpu%d=%d", i, n)
 	}
-	fmt.Fprintf(out, "  buffers per processor  %s\n\n", strings.Join(per, " "))
-	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p, fileErr))
+	fmt.Fprintf(out, "  buffers per processor  %s\n", strings.Join(per, " "))
+	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
+	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run, %.0f%% handing buffers to the sink and file; the rest waiting to be woken)\n\n", 100*busy, 100*output)
+	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p, fileErr, busy, output))
 }
+
+// share is d as a share of the run's elapsed time, at most 1 (the logger's time also
+// runs on while the writers are being stopped).
+func share(d, elapsed time.Duration) float64 {
+	if elapsed <= 0 {
+		return 0
+	}
+	return min(1, d.Seconds()/elapsed.Seconds())
+}
+
+// loggerBound is the logger's busy share of a run past which the demo says the logger,
+// not the writers, limited the rate: one goroutine a session, as Windows has one logger
+// thread a session, that had almost no time left to wait.
+const loggerBound = 0.9
 
 // conclusions says what the run's own numbers show, and nothing they do not: the
 // per-writer rate (how it changes with -processors takes two runs to see), whether the
 // writers had a processor each, and why events were lost, if they were. fileErr is the
 // first error the log file met (Session.FileErr): it says why buffers could not be
 // written, a full disk or a file at MaximumFileSize.
-func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties, fileErr error) string {
+func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties, fileErr error, busy, output float64) string {
 	var b strings.Builder
 	rate := float64(delivered) / sec / 1e6
 	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %.2f M per writer. ", writers, rate, rate/float64(writers))
-	if writers > procs {
+	bound := lost > 0 && busy >= loggerBound
+	switch {
+	case bound && output >= busy/2:
+		fmt.Fprintf(&b, "The session's one logger goroutine was busy %.0f%% of the run, %.0f%% of it handing buffers to the sink and file: the sink, not the writers, limited the rate, as a slow disk limits Windows' logger thread; more processors would not help.\n", 100*busy, 100*output)
+	case bound:
+		fmt.Fprintf(&b, "The session's one logger goroutine was busy %.0f%% of the run, sealing and recycling buffers: it, not the writers, limited the rate, as Windows' one logger thread a session would; larger buffers (-buffer-kb) mean fewer to hand on, more processors would not help.\n", 100*busy)
+	case writers > procs:
 		fmt.Fprintf(&b, "They shared %d processor(s) (GOMAXPROCS), so more writers cannot add throughput here.\n", procs)
-	} else {
+	default:
 		fmt.Fprintf(&b, "Each had a processor of its own (GOMAXPROCS %d); run again with another -processors to see how the rate scales.\n", procs)
 	}
 	// why: why the log file took no more buffers, and what to do.
