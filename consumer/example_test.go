@@ -19,9 +19,9 @@ func Example() {
 	defer p.Close()
 
 	// A live session, read through the Events channel.
-	live := consumer.NewRealTimeSession(k, "Orders")
+	live := consumer.NewRealTimeSessionOn(k, "Orders")
 	live.EnableProvider(consumer.MustParseProvider("MyCompany.Orders:5"))
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(live)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(live)
 	c.Start()
 
 	// A file session beside it.
@@ -36,7 +36,7 @@ func Example() {
 	}
 
 	// The file, through a callback.
-	f := consumer.NewConsumer(context.Background(), k).FromFiles("orders.etl")
+	f := consumer.NewConsumerOn(context.Background(), k).FromFiles("orders.etl")
 	f.EventCallback = func(e *consumer.Event) error {
 		fmt.Println("file:", e.System.Provider.Name, e.Name, e.EventData["ID"], e.EventData["Total"])
 		return nil

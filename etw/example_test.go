@@ -28,9 +28,9 @@ func Example() {
 	defer provider.Close()
 	fmt.Println("provider", provider, "enabled:", provider.IsEnabled())
 
-	s := consumer.NewRealTimeSession(k, "MySession")
+	s := consumer.NewRealTimeSessionOn(k, "MySession")
 	s.EnableProvider(consumer.MustParseProvider("MyCompany.MyComponent:4"))
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 	c.Start()
 
 	provider.WriteEvent("Started", etw.WithEventOpts(etw.WithLevel(etw.LevelInfo), etw.WithOpcode(etw.OpcodeStart)),
