@@ -36,7 +36,7 @@ func (l *Logger) run() {
 	defer close(l.done)
 	tick := time.NewTicker(l.tickPeriod())
 	defer tick.Stop()
-	lastFlush := l.clock.Now()
+	lastFlush := l.startPerf // the session clock at start, read before this goroutine began
 	for {
 		select {
 		case <-l.wake:
