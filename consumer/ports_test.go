@@ -254,3 +254,20 @@ func TestNilCallbacksAndSessions(t *testing.T) {
 		t.Errorf("QueryTrace before Start: %v", err)
 	}
 }
+
+// TestNilSessionMethods: a nil *RealTimeSession answers ERROR_INVALID_PARAMETER.
+func TestNilSessionMethods(t *testing.T) {
+	var s *consumer.RealTimeSession
+	for name, err := range map[string]error{"Start": s.Start(), "Stop": s.Stop(), "Flush": s.Flush(),
+		"EnableProvider": s.EnableProvider(consumer.Provider{}), "DisableProvider": s.DisableProvider(consumer.Provider{})} {
+		if !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := s.QueryTrace(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("QueryTrace: %v", err)
+	}
+	if s.TraceName() != "" || s.IsStarted() || s.IsKernelSession() || s.Providers() != nil {
+		t.Error("a nil session reports a name, a start or providers")
+	}
+}

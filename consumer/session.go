@@ -20,6 +20,9 @@ type Session interface {
 	Providers() []Provider
 }
 
+// errNilSession is what the methods of a nil *RealTimeSession return.
+var errNilSession = winerr.New(winerr.ErrInvalidParameter, "consumer: nil *RealTimeSession")
+
 // isNil reports whether s is nil or holds a nil pointer.
 func isNil(s Session) bool {
 	if s == nil {
@@ -31,7 +34,8 @@ func isNil(s Session) bool {
 
 // RealTimeSession is a real-time tracing session on an emulated kernel, started on first
 // use, that providers are enabled on: golang-etw's RealTimeSession (0xrawsec and tekert),
-// which leaves out its trace-properties buffer and its kernel-session flags.
+// which leaves out its trace-properties buffer and its kernel-session flags. The methods
+// of a nil *RealTimeSession return ERROR_INVALID_PARAMETER (or nothing) and never panic.
 type RealTimeSession struct {
 	k    *emu.Kernel // nil when kerr says why; immutable
 	kerr error       // why there is no kernel; immutable
@@ -66,11 +70,19 @@ func NewRealTimeSessionOn(k *emu.Kernel, name string) *RealTimeSession {
 }
 
 // TraceName returns the session's name.
-func (s *RealTimeSession) TraceName() string { return s.name }
+func (s *RealTimeSession) TraceName() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
 // IsKernelSession reports whether the session is the NT Kernel Logger or a system
 // logger (EVENT_TRACE_SYSTEM_LOGGER_MODE), tekert's IsKernelSession.
 func (s *RealTimeSession) IsKernelSession() bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.name == emu.KernelLoggerName || s.Properties.LogFileMode&logmode.SystemLogger != 0
@@ -78,6 +90,9 @@ func (s *RealTimeSession) IsKernelSession() bool {
 
 // IsStarted reports whether Start succeeded and Stop has not run.
 func (s *RealTimeSession) IsStarted() bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.h != 0
@@ -88,6 +103,9 @@ func (s *RealTimeSession) IsStarted() bool {
 // the session started again, as both golang-etw forks do on ERROR_ALREADY_EXISTS. Other
 // errors are StartTrace's.
 func (s *RealTimeSession) Start() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.startLocked()
@@ -119,6 +137,9 @@ func (s *RealTimeSession) startLocked() error {
 
 // EnableProvider starts the session if needed and enables p on it (EnableTraceEx2).
 func (s *RealTimeSession) EnableProvider(p Provider) error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.startLocked(); err != nil {
@@ -139,6 +160,9 @@ func (s *RealTimeSession) EnableProvider(p Provider) error {
 
 // DisableProvider disables p on the session.
 func (s *RealTimeSession) DisableProvider(p Provider) error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
@@ -158,6 +182,9 @@ func (s *RealTimeSession) DisableProvider(p Provider) error {
 
 // Providers returns the providers enabled on the session.
 func (s *RealTimeSession) Providers() []Provider {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Provider(nil), s.providers...)
@@ -166,6 +193,9 @@ func (s *RealTimeSession) Providers() []Provider {
 // Stop stops the session (ControlTrace STOP); consumers attached to it see its last
 // buffers and end. Stopping a session not started does nothing.
 func (s *RealTimeSession) Stop() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
@@ -181,6 +211,9 @@ func (s *RealTimeSession) Stop() error {
 // Flush); it returns when they are delivered to the consumers' queues.
 // ERROR_INVALID_PARAMETER when the session is not started.
 func (s *RealTimeSession) Flush() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
@@ -192,6 +225,9 @@ func (s *RealTimeSession) Flush() error {
 // QueryTrace returns the session's properties and counters (ControlTrace QUERY; tekert's
 // QueryTrace). ERROR_INVALID_PARAMETER when the session is not started.
 func (s *RealTimeSession) QueryTrace() (*emu.Properties, error) {
+	if s == nil {
+		return nil, errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
