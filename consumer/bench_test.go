@@ -42,7 +42,7 @@ func BenchmarkConsume(b *testing.B) {
 		if err := k.StopTrace(h, "", &props); err != nil || props.EventsLost != 0 {
 			b.Fatalf("writing the file: %v, %d events lost", err, props.EventsLost)
 		}
-		c := consumer.NewConsumer(context.Background(), k).FromFiles("bench.etl")
+		c := consumer.NewConsumerOn(context.Background(), k).FromFiles("bench.etl")
 		n := 0
 		c.EventCallback = func(*consumer.Event) error { n++; return nil }
 		b.ReportAllocs()
@@ -63,12 +63,12 @@ func BenchmarkConsume(b *testing.B) {
 	for _, mode := range []string{"live-callback", "live-channel"} {
 		b.Run(mode, func(b *testing.B) {
 			k, p := consumeKernel(b, false)
-			s := consumer.NewRealTimeSession(k, "consume")
+			s := consumer.NewRealTimeSessionOn(k, "consume")
 			s.Properties.BufferSize, s.Properties.MinimumBuffers, s.Properties.MaximumBuffers = 64, 16, 256
 			if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Bench.Consume:5")); err != nil {
 				b.Fatal(err)
 			}
-			c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+			c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 			n := 0
 			count := func(e *consumer.Event) {
 				if e.System.Opcode.Value < consumer.OpcodeRTLostEvent { // loss notices are not throughput

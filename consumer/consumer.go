@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
@@ -33,12 +34,26 @@ type Consumer struct {
 	// Events receives each event when EventCallback is nil. Closed when the consumer ends;
 	// events already in it stay readable.
 	Events chan *Event
-	// EventCallback, if set before Start, receives each event instead of Events. Calls are
-	// serialized, one at a time per consumer whichever source the event came from, so the
-	// callback needs no lock of its own. An error ends the consumer as a source's error
-	// does, and is Err's. The callback must not call Stop, Shutdown or Close, which wait
-	// for it to return: it returns an error to end the consumer from inside. Setting the
-	// field after Start has no effect.
+	// The callbacks, golang-etw's, each called (when set before Start) in this order for
+	// every event, one at a time per consumer whichever source it came from, so they need
+	// no lock of their own. An error any of them returns is recorded (Err, LastError) and
+	// the event goes on, as in both golang-etw forks; an event skipped by a callback is
+	// counted in Skipped. They must not call Stop, Shutdown, Close or Abort, which wait
+	// for them to return; cancelling the consumer's context ends it from inside. Setting
+	// them after Start has no effect.
+	//
+	// EventRecordCallback sees the raw record first; false drops the event.
+	EventRecordCallback func(*EventRecord) bool
+	// EventRecordHelperCallback and then PreparedCallback (0xrawsec's name) and
+	// EventPreparedCallback (tekert's name for the same step; both run when both are
+	// set) see the event decoded, through its EventRecordHelper: they may Skip it, make
+	// it Skippable, select or change its properties.
+	EventRecordHelperCallback func(*EventRecordHelper) error
+	PreparedCallback          func(*EventRecordHelper) error
+	EventPreparedCallback     func(*EventRecordHelper) error
+	// EventCallback, if set, receives each event instead of Events (golang-etw's
+	// DefaultEventCallback, which sends to Events, is what nil means; setting it to
+	// c.DefaultEventCallback is the same).
 	EventCallback func(*Event) error
 
 	// LostEvents counts the events the sessions lost while this consumer was attached to
@@ -62,11 +77,15 @@ type Consumer struct {
 	badSrc   error    // the first malformed source added; under mu
 	detaches []func() // each running source's graceful end; written by Start under mu
 	err      error    // the first error a source ended with; under mu
+	cbErr    error    // the last error a callback returned; under mu
 
-	callback func(*Event) error // EventCallback as Start found it; written by Start before any source runs, then read only
-	cbMu     sync.Mutex         // held while the callback runs: one call at a time
-	wg       sync.WaitGroup     // the source goroutines
-	ended    chan struct{}      // closed (by end, once, under mu's state change) after Events
+	// The callbacks as Start found them; written by Start before any source runs, then read only.
+	callback  func(*Event) error
+	recordCB  func(*EventRecord) bool
+	helperCBs []func(*EventRecordHelper) error
+	cbMu      sync.Mutex     // held while the callback runs: one call at a time
+	wg        sync.WaitGroup // the source goroutines
+	ended     chan struct{}  // closed (by end, once, under mu's state change) after Events
 }
 
 // state is where a consumer is in its life.
@@ -80,18 +99,27 @@ const (
 	stateEnded                 // Events is closed and Wait returns
 )
 
-// source is one thing a consumer reads: a session by name (with the RealTimeSession
-// whose providers' filters apply, when it came from FromSessions) or an ETL file.
+// source is one thing a consumer reads: a session by name (with the Session whose
+// providers' filters apply, when it came from FromSessions) or an ETL file.
 type source struct {
-	name    string           // a session's name; "" for a file
-	session *RealTimeSession // nil when added by name
-	path    string           // a file's path; "" for a session
+	name    string  // a session's name; "" for a file
+	session Session // nil when added by name
+	path    string  // a file's path; "" for a session
 }
 
-// NewConsumer returns a consumer of kernel k's sessions and files; ctx's end is Close.
-// A nil k is the etw package's kernel (etw.Kernel), which providers made without
-// etw.WithKernel write to; a nil ctx is context.Background().
-func NewConsumer(ctx context.Context, k *emu.Kernel) *Consumer {
+// NewConsumer returns a consumer of the process's default kernel (etw.Kernel: the one
+// providers made without etw.WithKernel write to, and NewRealTimeSession starts sessions
+// on), as golang-etw's NewConsumer (tekert) returns one of the system's sessions; ctx's
+// end is Close, and a nil ctx is context.Background(). If the default kernel cannot be
+// made, Start returns why.
+func NewConsumer(ctx context.Context) *Consumer { return NewConsumerOn(ctx, nil) }
+
+// NewRealTimeConsumer is NewConsumer (0xrawsec's name).
+func NewRealTimeConsumer(ctx context.Context) *Consumer { return NewConsumerOn(ctx, nil) }
+
+// NewConsumerOn returns a consumer of kernel k's sessions and files (an etwemu addition);
+// a nil k is the default kernel, as for NewConsumer.
+func NewConsumerOn(ctx context.Context, k *emu.Kernel) *Consumer {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -105,17 +133,15 @@ func NewConsumer(ctx context.Context, k *emu.Kernel) *Consumer {
 	return c
 }
 
-// NewRealTimeConsumer is NewConsumer (golang-etw's older name).
-func NewRealTimeConsumer(ctx context.Context, k *emu.Kernel) *Consumer { return NewConsumer(ctx, k) }
-
-// FromSessions adds sessions to read (golang-etw's FromSessions); each one's providers'
-// Filters apply to its events. A nil session makes Start fail with
+// FromSessions adds sessions to read (golang-etw's FromSessions); the Filter of each
+// provider a session's Providers returns applies to its events, as that list stands
+// when each buffer is read. A nil session makes Start fail with
 // ERROR_INVALID_PARAMETER. Sources are fixed at Start: added later, they are ignored.
-func (c *Consumer) FromSessions(sessions ...*RealTimeSession) *Consumer {
+func (c *Consumer) FromSessions(sessions ...Session) *Consumer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, s := range sessions {
-		if s == nil {
+		if isNil(s) {
 			c.badLocked(winerr.New(winerr.ErrInvalidParameter, "consumer: FromSessions: session %d is nil", i))
 			continue
 		}
@@ -181,7 +207,12 @@ func (c *Consumer) Start() error {
 	if c.badSrc != nil {
 		return fail(c.badSrc)
 	}
-	c.callback = c.EventCallback
+	c.callback, c.recordCB = c.EventCallback, c.EventRecordCallback
+	for _, cb := range []func(*EventRecordHelper) error{c.EventRecordHelperCallback, c.PreparedCallback, c.EventPreparedCallback} {
+		if cb != nil {
+			c.helperCBs = append(c.helperCBs, cb)
+		}
+	}
 	type opened struct {
 		run    func() error
 		detach func()
@@ -298,12 +329,101 @@ func (c *Consumer) Close() error {
 	return c.Err()
 }
 
-// Err returns the first error a source ended with (nil while none did, and for sources
-// ended by Stop, Close or the consumer's context).
+// Err returns the first error a source ended with (a session's end by Stop, Close or
+// the consumer's context is none), else the last error a callback returned, else nil
+// (0xrawsec's Err).
 func (c *Consumer) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	if c.err != nil {
+		return c.err
+	}
+	return c.cbErr
+}
+
+// LastError is Err (tekert's name).
+func (c *Consumer) LastError() error { return c.Err() }
+
+// Abort is Close (tekert's Abort: stop at once, dropping what is queued).
+func (c *Consumer) Abort() error { return c.Close() }
+
+// StopWithTimeout is tekert's: a timeout of 0 is Stop, a negative one is Abort, and any
+// other is Shutdown with that deadline (after which what is still queued is dropped).
+func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
+	switch {
+	case timeout == 0:
+		return c.Stop()
+	case timeout < 0:
+		return c.Abort()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return c.Shutdown(ctx)
+}
+
+// ProcessEvents reads Events until it closes, calling fn for each event (tekert's
+// ProcessEvents): fn is a func(*Event), or a func(*Event) error whose error makes
+// ProcessEvents return it at once (the consumer goes on; Stop or Close it). It blocks, so
+// run it on a goroutine of its own, before or after Start. With EventCallback set,
+// Events receives nothing and ProcessEvents returns when the consumer ends. Any other fn,
+// nil included, is ERROR_INVALID_PARAMETER.
+func (c *Consumer) ProcessEvents(fn any) error {
+	switch f := fn.(type) {
+	case func(*Event):
+		if f != nil {
+			for e := range c.Events {
+				f(e)
+			}
+			return nil
+		}
+	case func(*Event) error:
+		if f != nil {
+			for e := range c.Events {
+				if err := f(e); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return winerr.New(winerr.ErrInvalidParameter, "consumer: ProcessEvents: fn is %T, want a non-nil func(*Event) or func(*Event) error", fn)
+}
+
+// DefaultEventCallback sends the event to Events (golang-etw's DefaultEventCallback, what
+// a nil EventCallback means): it waits while the channel is full, unless the event is
+// Skippable, which is then dropped and counted in Skipped. Once the consumer is closing it
+// returns the consumer's context's error.
+func (c *Consumer) DefaultEventCallback(e *Event) error {
+	if e == nil {
+		return winerr.New(winerr.ErrInvalidParameter, "consumer: DefaultEventCallback: nil event")
+	}
+	if e.Flags.Skippable {
+		select {
+		case c.Events <- e:
+		default:
+			c.Skipped.Add(1)
+		}
+		return nil
+	}
+	select {
+	case c.Events <- e:
+		return nil
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	}
+}
+
+// QueryTrace returns the properties and counters of the running session name
+// (ControlTrace QUERY; tekert's QueryTrace); ERROR_WMI_INSTANCE_NOT_FOUND when none runs.
+func (c *Consumer) QueryTrace(name string) (*emu.Properties, error) {
+	if c.kerr != nil {
+		return nil, c.kerr
+	}
+	p := &emu.Properties{}
+	if err := c.k.QueryTrace(0, name, p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // fail records a source's error, the first one only, and ends the other sources at once.
@@ -323,7 +443,7 @@ func (c *Consumer) fail(err error) {
 }
 
 // emit hands one event to the callback or the channel; it fails once the consumer is
-// closing.
+// closing. A callback's error is recorded, and the event goes on.
 func (c *Consumer) emit(e *Event) error {
 	if err := c.ctx.Err(); err != nil {
 		return err
@@ -334,19 +454,51 @@ func (c *Consumer) emit(e *Event) error {
 		if err := c.ctx.Err(); err != nil { // closed while waiting for the callback
 			return err
 		}
-		return c.callback(e)
-	}
-	select {
-	case c.Events <- e:
-		return nil
-	case <-c.ctx.Done():
+		c.callbackErr(c.callback(e))
 		return c.ctx.Err()
 	}
+	return c.DefaultEventCallback(e)
+}
+
+// callbackErr records a callback's error.
+func (c *Consumer) callbackErr(err error) {
+	if err != nil {
+		c.mu.Lock()
+		c.cbErr = err
+		c.mu.Unlock()
+	}
+}
+
+// prepare runs the record and helper callbacks on one event, one at a time per
+// consumer, and returns the event to deliver, or nil when a callback dropped it (counted
+// in Skipped). Without callbacks it only decodes.
+func (c *Consumer) prepare(dec *decoder, rec *EventRecord) *Event {
+	if c.recordCB == nil && len(c.helperCBs) == 0 {
+		return dec.event(rec)
+	}
+	c.cbMu.Lock()
+	defer c.cbMu.Unlock()
+	if c.recordCB != nil && !c.recordCB(rec) {
+		c.Skipped.Add(1)
+		return nil
+	}
+	e := dec.event(rec)
+	h := &EventRecordHelper{EventRec: rec, event: e}
+	for _, cb := range c.helperCBs {
+		c.callbackErr(cb(h))
+		if h.Flags.Skip {
+			c.Skipped.Add(1)
+			return nil
+		}
+	}
+	h.applySelection()
+	e.Flags.Skippable = h.Flags.Skippable
+	return e
 }
 
 // attach attaches to the running session name (OpenTrace) and returns the function that
 // reads it (ProcessTrace) and the one that detaches it (CloseTrace).
-func (c *Consumer) attach(name string, rs *RealTimeSession) (run func() error, detach func(), err error) {
+func (c *Consumer) attach(name string, ss Session) (run func() error, detach func(), err error) {
 	var view *emu.Session
 	for _, s := range c.k.Sessions() {
 		if s.Name() == name {
@@ -384,7 +536,7 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run func() error, d
 	dec := newDecoder(name)
 	return func() error {
 		err := t.Process(c.ctx, func(b *etl.Buffer) error {
-			if err := c.buffer(b, dec, rs); err != nil {
+			if err := c.buffer(b, dec, ss); err != nil {
 				return err
 			}
 			return losses()
@@ -397,10 +549,10 @@ func (c *Consumer) attach(name string, rs *RealTimeSession) (run func() error, d
 }
 
 // buffer emits the events of one buffer.
-func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, rs *RealTimeSession) error {
+func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, ss Session) error {
 	var filters map[[16]byte]map[uint16]bool
-	if rs != nil {
-		filters = rs.filters()
+	if ss != nil {
+		filters = filtersOf(ss.Providers())
 	}
 	return b.Records(func(r etl.Record) error {
 		if r.Kind != etl.KindEventHeader {
@@ -410,7 +562,11 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, rs *RealTimeSession) erro
 			c.Skipped.Add(1)
 			return nil
 		}
-		return c.emit(dec.event(b, r))
+		e := c.prepare(dec, dec.record(b, r))
+		if e == nil {
+			return nil
+		}
+		return c.emit(e)
 	})
 }
 

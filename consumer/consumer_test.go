@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/consumer"
@@ -51,7 +52,7 @@ func TestParseProvider(t *testing.T) {
 // classic registration writes them here); the others are counted in Skipped.
 func TestLossAndFilter(t *testing.T) {
 	k := newKernel(t)
-	s := consumer.NewRealTimeSession(k, "Lossy")
+	s := consumer.NewRealTimeSessionOn(k, "Lossy")
 	s.Properties.BufferSize = 4 // KB
 	p, err := etw.NewProviderWithOptions("Etwemu.Test.Lossy", etw.WithKernel(k))
 	if err != nil {
@@ -62,7 +63,7 @@ func TestLossAndFilter(t *testing.T) {
 	if err := s.EnableProvider(prov); err != nil {
 		t.Fatal(err)
 	}
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 	var got []*consumer.Event
 	c.EventCallback = func(e *consumer.Event) error { got = append(got, e); return nil }
 	if err := c.Start(); err != nil {
@@ -96,11 +97,15 @@ func TestLossAndFilter(t *testing.T) {
 	var names []string
 	lost := uint64(0)
 	for _, e := range got {
-		if e.System.Provider.Guid == "{"+consumer.RTLostEventGUID.String()+"}" {
+		if e.System.Provider.Guid == "{"+strings.ToUpper(consumer.RTLostEventGUID.String())+"}" {
 			if e.System.Opcode.Value != consumer.OpcodeRTLostEvent {
 				t.Errorf("a loss notice with opcode %d", e.System.Opcode.Value)
 			}
-			lost += e.EventData["EventsLost"].(uint64)
+			n, err := strconv.ParseUint(e.EventData["EventsLost"].(string), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost += n
 			continue
 		}
 		names = append(names, e.Name+"/"+itoa(e.System.EventID))
@@ -112,7 +117,7 @@ func TestLossAndFilter(t *testing.T) {
 
 func TestStartErrors(t *testing.T) {
 	k := newKernel(t)
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("missing")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("missing")
 	if err := c.Start(); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
 		t.Errorf("a missing session: %v, want ERROR_WMI_INSTANCE_NOT_FOUND", err)
 	}
@@ -130,33 +135,45 @@ func TestStartErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.StopTrace(h, "", nil)
-	c = consumer.NewConsumer(context.Background(), k).FromTraceNames("file-only")
+	c = consumer.NewConsumerOn(context.Background(), k).FromTraceNames("file-only")
 	if err := c.Start(); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Errorf("a session without REAL_TIME: %v, want ERROR_INVALID_PARAMETER", err)
 	}
-	c = consumer.NewConsumer(context.Background(), k).FromFiles("nope.etl")
+	c = consumer.NewConsumerOn(context.Background(), k).FromFiles("nope.etl")
 	if err := c.Start(); err == nil {
 		t.Error("a missing file was accepted")
 	}
-	s := consumer.NewRealTimeSession(k, "twice")
+	s := consumer.NewRealTimeSessionOn(k, "twice")
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if err := consumer.NewRealTimeSession(k, "twice").Start(); !errors.Is(err, winerr.ErrAlreadyExists) {
-		t.Errorf("a second session of the name: %v, want ERROR_ALREADY_EXISTS", err)
+	// As both golang-etw forks do, a session whose name is taken stops the running one
+	// and starts again.
+	again := consumer.NewRealTimeSessionOn(k, "twice")
+	if err := again.Start(); err != nil {
+		t.Errorf("a second session of the name: %v, want the first stopped and the second started", err)
 	}
-	s.Stop()
+	named := 0
+	for _, x := range k.Sessions() {
+		if x.Name() == "twice" {
+			named++
+		}
+	}
+	if named != 1 || !again.IsStarted() {
+		t.Errorf("%d sessions named twice after the restart, started %v", named, again.IsStarted())
+	}
+	again.Stop()
 }
 
 // TestStopWhileLive: Stop ends a consumer whose session still runs, and closes Events.
 func TestStopWhileLive(t *testing.T) {
 	k := newKernel(t)
-	s := consumer.NewRealTimeSession(k, "Live")
+	s := consumer.NewRealTimeSessionOn(k, "Live")
 	if err := s.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,9 @@ func Example() {
 	defer p.Close()
 
 	// A live session, read through the Events channel.
-	live := consumer.NewRealTimeSession(k, "Orders")
+	live := consumer.NewRealTimeSessionOn(k, "Orders")
 	live.EnableProvider(consumer.MustParseProvider("MyCompany.Orders:5"))
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(live)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(live)
 	c.Start()
 
 	// A file session beside it.
@@ -36,7 +36,7 @@ func Example() {
 	}
 
 	// The file, through a callback.
-	f := consumer.NewConsumer(context.Background(), k).FromFiles("orders.etl")
+	f := consumer.NewConsumerOn(context.Background(), k).FromFiles("orders.etl")
 	f.EventCallback = func(e *consumer.Event) error {
 		fmt.Println("file:", e.System.Provider.Name, e.Name, e.EventData["ID"], e.EventData["Total"])
 		return nil
@@ -48,4 +48,63 @@ func Example() {
 	// live: MyCompany.Orders OrderPlaced 1001 25.5
 	// file: MyCompany.Orders OrderPlaced 1001 25.5
 	// lost: 0
+}
+
+// golang-etw's calls take no kernel: they use the process's default kernel, which the
+// etw package's providers write to. RealTimeSession.Flush delivers at once what the
+// one-second flush would deliver a second later.
+func ExampleNewRealTimeSession() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	etw.SetKernel(k) // the default kernel; without it etw.Kernel makes one
+	defer etw.SetKernel(nil)
+	p, _ := etw.NewProvider("MyCompany.Files", nil)
+	defer p.Close()
+
+	s := consumer.NewRealTimeSession("Files")
+	defer s.Stop()
+	if err := s.EnableProvider(consumer.MustParseProvider("MyCompany.Files")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := consumer.NewRealTimeConsumer(context.Background()).FromSessions(s)
+	if err := c.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	p.WriteEvent("Opened", nil, etw.WithFields(etw.StringField("Path", "/tmp/a"), etw.Uint32Field("Mode", 0o644)))
+	s.Flush()
+	e := <-c.Events
+	fmt.Println(e.System.Provider.Name, e.System.Task.Name, e.System.Channel, e.EventData["Path"], e.EventData["Mode"])
+	c.Stop()
+	// Output:
+	// MyCompany.Files Opened TraceLogging /tmp/a 420
+}
+
+// tekert's ProcessEvents reads Events on a goroutine of its own and calls the function
+// for each event until the consumer ends.
+func ExampleConsumer_ProcessEvents() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	p, _ := etw.NewProviderWithOptions("MyCompany.Jobs", etw.WithKernel(k))
+	defer p.Close()
+	s := consumer.NewRealTimeSessionOn(k, "Jobs")
+	s.EnableProvider(consumer.MustParseProvider("MyCompany.Jobs"))
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
+	done := make(chan error)
+	go func() {
+		done <- c.ProcessEvents(func(e *consumer.Event) {
+			fmt.Println(e.System.Task.Name, e.EventData["ID"])
+		})
+	}()
+	c.Start()
+	for id := 1; id <= 2; id++ {
+		p.WriteEvent("Job", nil, etw.WithFields(etw.IntField("ID", id)))
+	}
+	s.Stop() // the consumer receives the last buffers, then ends
+	fmt.Println(<-done, c.LastError())
+	// Output:
+	// Job 1
+	// Job 2
+	// <nil> <nil>
 }

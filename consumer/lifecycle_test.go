@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func syncKernel(t *testing.T) (*emu.Kernel, *etl.MemFS) {
 // provider enabled on it.
 func liveSession(t *testing.T, k *emu.Kernel, name, provider string) *consumer.RealTimeSession {
 	t.Helper()
-	s := consumer.NewRealTimeSession(k, name)
+	s := consumer.NewRealTimeSessionOn(k, name)
 	s.Properties.BufferSize = 64
 	if err := s.EnableProvider(consumer.MustParseProvider(provider)); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,7 @@ func TestStopDeliversQueued(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Slow")
 	liveSession(t, k, "Slow", "Etwemu.Test.Slow:5")
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Slow")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Slow")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestStopDeliversQueued(t *testing.T) {
 	writeFlush(t, k, p, "Slow", 0, n)
 	got := 0
 	check := func(e *consumer.Event) {
-		if v := e.EventData["I"]; v != int64(got) {
+		if v := e.EventData["I"]; v != strconv.Itoa(got) {
 			t.Fatalf("event %d carries I=%v", got, v)
 		}
 		got++
@@ -106,7 +107,7 @@ func TestStopDeliversQueued(t *testing.T) {
 func TestEndBeforeStart(t *testing.T) {
 	k, _ := syncKernel(t)
 	for _, end := range []func(*consumer.Consumer) error{(*consumer.Consumer).Stop, (*consumer.Consumer).Close} {
-		c := consumer.NewConsumer(context.Background(), k).FromTraceNames("none")
+		c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("none")
 		if err := end(c); err != nil {
 			t.Errorf("ending an unstarted consumer: %v", err)
 		}
@@ -132,7 +133,7 @@ func TestCloseDropsQueued(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Close")
 	liveSession(t, k, "Close", "Etwemu.Test.Close:5")
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Close")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Close")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestShutdownDeadline(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Shutdown")
 	liveSession(t, k, "Shutdown", "Etwemu.Test.Shutdown:5")
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("Shutdown")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Shutdown")
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestSourcesAreValues(t *testing.T) {
 	defer k.EventUnregister(raw)
 	a := liveSession(t, k, "A", "Etwemu.Test.Values:5:2") // keeps id 2
 	b := liveSession(t, k, "B", "Etwemu.Test.Values:5")
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("B").FromSessions(a)
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("B").FromSessions(a)
 	ids := map[string][]uint16{}
 	c.EventCallback = func(e *consumer.Event) error {
 		ids[e.Source] = append(ids[e.Source], e.System.EventID)
@@ -219,12 +220,12 @@ func TestLostBuffersPerConsumer(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Two")
 	liveSession(t, k, "Two", "Etwemu.Test.Two:5")
-	stuck := consumer.NewConsumer(context.Background(), k).FromTraceNames("Two")
+	stuck := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Two")
 	if err := stuck.Start(); err != nil {
 		t.Fatal(err)
 	}
 	progress := make(chan struct{}, 64)
-	fast := consumer.NewConsumer(context.Background(), k).FromTraceNames("Two")
+	fast := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Two")
 	got := 0
 	fast.EventCallback = func(e *consumer.Event) error {
 		if e.Name == "E" {
@@ -319,7 +320,7 @@ func TestFileErrorEndsConsumer(t *testing.T) {
 	want := cutFile(t, k, fs, p, 2000, "cut.etl")
 	liveSession(t, k, "Beside", "Etwemu.Test.Cut:5")
 	for _, delivery := range []string{"callback", "channel"} {
-		c := consumer.NewConsumer(context.Background(), k).FromSessions().FromTraceNames("Beside").FromFiles("cut.etl")
+		c := consumer.NewConsumerOn(context.Background(), k).FromSessions().FromTraceNames("Beside").FromFiles("cut.etl")
 		got := 0
 		if delivery == "callback" {
 			c.EventCallback = func(e *consumer.Event) error {
@@ -353,7 +354,7 @@ func TestCallbackSerialized(t *testing.T) {
 	p := newProvider(t, k, "Etwemu.Test.Serial")
 	liveSession(t, k, "S1", "Etwemu.Test.Serial:5")
 	liveSession(t, k, "S2", "Etwemu.Test.Serial:5")
-	c := consumer.NewConsumer(context.Background(), k).FromTraceNames("S1", "S2")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("S1", "S2")
 	count, inside := 0, 0
 	c.EventCallback = func(*consumer.Event) error {
 		inside++
@@ -393,7 +394,7 @@ func TestOwnPayload(t *testing.T) {
 	var events [2][]*consumer.Event
 	var cs [2]*consumer.Consumer
 	for i := range cs {
-		cs[i] = consumer.NewConsumer(context.Background(), k).FromSessions(s)
+		cs[i] = consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 		cs[i].EventCallback = func(e *consumer.Event) error { events[i] = append(events[i], e); return nil }
 		if err := cs[i].Start(); err != nil {
 			t.Fatal(err)
@@ -419,7 +420,7 @@ func TestOwnPayload(t *testing.T) {
 	if b.Payload[0] != 1 || events[0][1].Payload[0] != 2 || cap(a.Ext) > 0 && &a.Ext[0] == &b.Ext[0] {
 		t.Errorf("consumer B's payload %v, A's next event's %v after A wrote its own", b.Payload, events[0][1].Payload)
 	}
-	if v := b.EventData["Payload"].([]byte); v[0] != 1 {
+	if v := b.EventData["Payload"]; v != "0x010101" {
 		t.Errorf("B's EventData[Payload] %v changed with A's", v)
 	}
 }
@@ -430,20 +431,20 @@ func TestNilArguments(t *testing.T) {
 	k, _ := syncKernel(t)
 	etw.SetKernel(k)
 	defer etw.SetKernel(nil)
-	s := consumer.NewRealTimeSession(nil, "Default")
+	s := consumer.NewRealTimeSessionOn(nil, "Default")
 	if err := s.Start(); err != nil {
 		t.Fatalf("a session on the etw package's kernel: %v", err)
 	}
 	defer s.Stop()
 	//lint:ignore SA1012 a nil context is what is tested
-	c := consumer.NewConsumer(nil, nil).FromTraceNames("Default") //nolint:staticcheck
+	c := consumer.NewConsumerOn(nil, nil).FromTraceNames("Default") //nolint:staticcheck
 	if err := c.Start(); err != nil {
 		t.Fatalf("a consumer on the etw package's kernel: %v", err)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c = consumer.NewConsumer(context.Background(), k).FromSessions(nil)
+	c = consumer.NewConsumerOn(context.Background(), k).FromSessions(nil)
 	if err := c.Start(); err == nil || !strings.Contains(err.Error(), "ERROR_INVALID_PARAMETER") {
 		t.Errorf("a nil session: %v, want ERROR_INVALID_PARAMETER", err)
 	}

@@ -1,16 +1,41 @@
 package consumer
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/winerr"
 )
+
+// Session is a session a consumer reads, golang-etw's Session interface (0xrawsec's;
+// tekert's adds IsKernelSession, which RealTimeSession has too, so both forks' sessions
+// pass): its name, and the providers whose Filters apply to its events.
+type Session interface {
+	TraceName() string
+	Providers() []Provider
+}
+
+// errNilSession is what the methods of a nil *RealTimeSession return.
+var errNilSession = winerr.New(winerr.ErrInvalidParameter, "consumer: nil *RealTimeSession")
+
+// isNil reports whether s is nil or holds a nil pointer.
+func isNil(s Session) bool {
+	if s == nil {
+		return true
+	}
+	v := reflect.ValueOf(s)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
 
 // RealTimeSession is a real-time tracing session on an emulated kernel, started on first
 // use, that providers are enabled on: golang-etw's RealTimeSession (0xrawsec and tekert),
-// which leaves out its trace-properties buffer and its kernel-session flags.
+// which leaves out its trace-properties buffer and its kernel-session flags. The methods
+// of a nil *RealTimeSession return ERROR_INVALID_PARAMETER (or nothing) and never panic.
 type RealTimeSession struct {
 	k    *emu.Kernel // nil when kerr says why; immutable
 	kerr error       // why there is no kernel; immutable
@@ -24,10 +49,17 @@ type RealTimeSession struct {
 	Properties emu.Properties
 }
 
-// NewRealTimeSession returns a session named name on k, not yet started. A nil k is the
-// etw package's kernel (etw.Kernel), which providers made without etw.WithKernel write
-// to; if that cannot be made, Start and EnableProvider return why.
-func NewRealTimeSession(k *emu.Kernel, name string) *RealTimeSession {
+// NewRealTimeSession returns a real-time session named name on the process's default
+// kernel (etw.Kernel: the one providers made without etw.WithKernel write to, and
+// NewConsumer reads), not yet started, as golang-etw's NewRealTimeSession returns one of
+// the system's. If the default kernel cannot be made, Start and EnableProvider return
+// why. Its FlushTimer is 0 unless set in Properties: the session flushes every second,
+// as Windows does for a real-time session.
+func NewRealTimeSession(name string) *RealTimeSession { return NewRealTimeSessionOn(nil, name) }
+
+// NewRealTimeSessionOn returns a session named name on kernel k (an etwemu addition); a
+// nil k is the default kernel, as for NewRealTimeSession.
+func NewRealTimeSessionOn(k *emu.Kernel, name string) *RealTimeSession {
 	s := &RealTimeSession{k: k, name: name}
 	if k == nil {
 		if s.k, s.kerr = etw.Kernel(); s.kerr != nil {
@@ -38,19 +70,42 @@ func NewRealTimeSession(k *emu.Kernel, name string) *RealTimeSession {
 }
 
 // TraceName returns the session's name.
-func (s *RealTimeSession) TraceName() string { return s.name }
+func (s *RealTimeSession) TraceName() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
+
+// IsKernelSession reports whether the session is the NT Kernel Logger or a system
+// logger (EVENT_TRACE_SYSTEM_LOGGER_MODE), tekert's IsKernelSession.
+func (s *RealTimeSession) IsKernelSession() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.name == emu.KernelLoggerName || s.Properties.LogFileMode&logmode.SystemLogger != 0
+}
 
 // IsStarted reports whether Start succeeded and Stop has not run.
 func (s *RealTimeSession) IsStarted() bool {
+	if s == nil {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.h != 0
 }
 
 // Start starts the session (StartTrace with EVENT_TRACE_REAL_TIME_MODE). Starting a
-// started session does nothing. Errors are StartTrace's, such as ERROR_ALREADY_EXISTS
-// when another session has the name.
+// started session does nothing. A session of the same name left running is stopped and
+// the session started again, as both golang-etw forks do on ERROR_ALREADY_EXISTS. Other
+// errors are StartTrace's.
 func (s *RealTimeSession) Start() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.startLocked()
@@ -66,6 +121,13 @@ func (s *RealTimeSession) startLocked() error {
 	p := s.Properties
 	p.LogFileMode |= emu.RealTimeMode
 	h, err := s.k.StartTrace(s.name, &p)
+	if errors.Is(err, winerr.ErrAlreadyExists) {
+		if err = s.k.StopTrace(0, s.name, &emu.Properties{}); err == nil {
+			p = s.Properties
+			p.LogFileMode |= emu.RealTimeMode
+			h, err = s.k.StartTrace(s.name, &p)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -75,6 +137,9 @@ func (s *RealTimeSession) startLocked() error {
 
 // EnableProvider starts the session if needed and enables p on it (EnableTraceEx2).
 func (s *RealTimeSession) EnableProvider(p Provider) error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.startLocked(); err != nil {
@@ -95,6 +160,9 @@ func (s *RealTimeSession) EnableProvider(p Provider) error {
 
 // DisableProvider disables p on the session.
 func (s *RealTimeSession) DisableProvider(p Provider) error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
@@ -114,6 +182,9 @@ func (s *RealTimeSession) DisableProvider(p Provider) error {
 
 // Providers returns the providers enabled on the session.
 func (s *RealTimeSession) Providers() []Provider {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Provider(nil), s.providers...)
@@ -122,6 +193,9 @@ func (s *RealTimeSession) Providers() []Provider {
 // Stop stops the session (ControlTrace STOP); consumers attached to it see its last
 // buffers and end. Stopping a session not started does nothing.
 func (s *RealTimeSession) Stop() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.h == 0 {
@@ -133,12 +207,43 @@ func (s *RealTimeSession) Stop() error {
 	return err
 }
 
-// filters returns the event-id filters of the enabled providers, nil when none has one.
-func (s *RealTimeSession) filters() map[[16]byte]map[uint16]bool {
+// Flush flushes the session's buffers to its consumers (ControlTrace FLUSH; tekert's
+// Flush); it returns when they are delivered to the consumers' queues.
+// ERROR_INVALID_PARAMETER when the session is not started.
+func (s *RealTimeSession) Flush() error {
+	if s == nil {
+		return errNilSession
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.h == 0 {
+		return winerr.New(winerr.ErrInvalidParameter, "consumer: Flush: session %q is not started", s.name)
+	}
+	return s.k.FlushTrace(s.h, "", &emu.Properties{})
+}
+
+// QueryTrace returns the session's properties and counters (ControlTrace QUERY; tekert's
+// QueryTrace). ERROR_INVALID_PARAMETER when the session is not started.
+func (s *RealTimeSession) QueryTrace() (*emu.Properties, error) {
+	if s == nil {
+		return nil, errNilSession
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.h == 0 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "consumer: QueryTrace: session %q is not started", s.name)
+	}
+	p := &emu.Properties{}
+	if err := s.k.QueryTrace(s.h, "", p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// filtersOf returns the event-id filters of providers, nil when none has one.
+func filtersOf(providers []Provider) map[[16]byte]map[uint16]bool {
 	var f map[[16]byte]map[uint16]bool
-	for _, p := range s.providers {
+	for _, p := range providers {
 		if len(p.Filter) == 0 {
 			continue
 		}

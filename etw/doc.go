@@ -1,7 +1,10 @@
 // Package etw is a TraceLogging provider with the names and semantics of go-winio's
 // pkg/etw (github.com/Microsoft/go-winio/pkg/etw), writing to an emulated kernel: code
-// instrumented with go-winio compiles against it by changing the import path, and runs
-// on Linux, where go-winio's provider does not build.
+// instrumented with go-winio compiles against it by changing its import paths,
+// github.com/Microsoft/go-winio/pkg/etw to github.com/etwemu/etwemu/etw and
+// github.com/Microsoft/go-winio/pkg/guid to github.com/etwemu/etwemu/guid (which has
+// go-winio's guid API whole), and runs on Linux, where go-winio's provider does not
+// build.
 //
 //	p, err := etw.NewProvider("MyCompany.MyComponent", nil)
 //	...
@@ -9,8 +12,10 @@
 //	p.WriteEvent("Started", etw.WithEventOpts(etw.WithLevel(etw.LevelInfo)),
 //		etw.WithFields(etw.StringField("Name", name), etw.Uint32Field("Count", n)))
 //
-// Providers register with the package's kernel (Kernel, SetKernel) or with the one
-// WithKernel names. Registration is EventRegister, then EventSetInformation with the
+// Providers register with the package's kernel (Kernel, SetKernel), the process's
+// default kernel, which package consumer's golang-etw-shaped sessions and consumers use
+// too, so that a provider and a consumer in one process meet without wiring; or with the
+// kernel WithKernel names. Registration is EventRegister, then EventSetInformation with the
 // provider traits (name and group), so that the kernel honours the data descriptors'
 // types; each event is EventWriteTransfer with three typed descriptors, as go-winio
 // writes it: the provider metadata (PROV_TRAITS in the event), the event metadata

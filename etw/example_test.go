@@ -7,6 +7,7 @@ import (
 	"github.com/etwemu/etwemu/consumer"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/tracelogging"
 )
 
@@ -17,6 +18,7 @@ func Example() {
 	k, _ := emu.New(emu.Config{Processors: 1})
 	defer k.Close()
 	etw.SetKernel(k) // go-winio has one kernel; etwemu's providers use the package's
+	defer etw.SetKernel(nil)
 
 	provider, err := etw.NewProvider("MyCompany.MyComponent", func(_ etw.GUID, state etw.ProviderState, level etw.Level, _, _ uint64, _ uintptr) {
 		fmt.Println("callback:", state, level)
@@ -28,9 +30,10 @@ func Example() {
 	defer provider.Close()
 	fmt.Println("provider", provider, "enabled:", provider.IsEnabled())
 
-	s := consumer.NewRealTimeSession(k, "MySession")
+	// golang-etw's session and consumer, on the same (default) kernel.
+	s := consumer.NewRealTimeSession("MySession")
 	s.EnableProvider(consumer.MustParseProvider("MyCompany.MyComponent:4"))
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	c := consumer.NewConsumer(context.Background()).FromSessions(s)
 	c.Start()
 
 	provider.WriteEvent("Started", etw.WithEventOpts(etw.WithLevel(etw.LevelInfo), etw.WithOpcode(etw.OpcodeStart)),
@@ -46,4 +49,39 @@ func Example() {
 	// callback: 1 LevelInfo
 	// callback: 0 LevelAlways
 	// MyCompany.MyComponent Started level 4 opcode 1: Name="worker" Count=3 Warm=true
+}
+
+// A provider with a GUID of its own and a provider group, as go-winio's sample makes
+// one; guid.FromString is go-winio's parser.
+func ExampleNewProviderWithOptions() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	group, err := guid.FromString("12341234-abcd-abcd-abcd-123412341234")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	id := guid.MustParse("{5b5a4bfe-4b8f-4cd4-a2b7-3d62c1d1f1a0}")
+	p, err := etw.NewProviderWithOptions("MyCompany.Grouped", etw.WithID(id), etw.WithGroup(group), etw.WithKernel(k))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close()
+	fmt.Println(p, p.IsEnabled())
+	// Output:
+	// 5b5a4bfe-4b8f-4cd4-a2b7-3d62c1d1f1a0 false
+}
+
+// WriteEvent returns at once, having built nothing, while no session wants the event.
+func ExampleProvider_WriteEvent() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	p, _ := etw.NewProviderWithOptions("MyCompany.Quiet", etw.WithKernel(k))
+	defer p.Close()
+	err := p.WriteEvent("Ignored", etw.WithEventOpts(etw.WithLevel(etw.LevelError), etw.WithKeyword(0x10)),
+		etw.WithFields(etw.StringField("Reason", "no session")))
+	fmt.Println(err, p.IsEnabledForLevelAndKeywords(etw.LevelError, 0x10))
+	// Output:
+	// <nil> false
 }

@@ -3,6 +3,7 @@ package etw_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -30,7 +31,7 @@ func newKernel(t *testing.T, cfg emu.Config) *emu.Kernel {
 func TestEveryFieldThroughConsumer(t *testing.T) {
 	k := newKernel(t, emu.Config{Processors: 2})
 	cases := tltest.EveryField()
-	s := consumer.NewRealTimeSession(k, "RoundTrip")
+	s := consumer.NewRealTimeSessionOn(k, "RoundTrip")
 	s.Properties.BufferSize = 64
 	p, err := etw.NewProviderWithOptions("Etwemu.Test.RoundTrip", etw.WithKernel(k))
 	if err != nil {
@@ -46,7 +47,7 @@ func TestEveryFieldThroughConsumer(t *testing.T) {
 	if !p.IsEnabledForLevel(etw.LevelInfo) || p.IsEnabledForLevel(etw.LevelVerbose) {
 		t.Fatalf("enabled at level 4: IsEnabledForLevel(Info)=%v, (Verbose)=%v", p.IsEnabledForLevel(etw.LevelInfo), p.IsEnabledForLevel(etw.LevelVerbose))
 	}
-	c := consumer.NewConsumer(context.Background(), k).FromSessions(s)
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,9 +87,9 @@ func TestEveryFieldThroughConsumer(t *testing.T) {
 		t.Fatal(e.DecodeError)
 	}
 	sys := e.System
-	if e.Name != "Everything" || sys.Provider.Name != "Etwemu.Test.RoundTrip" || sys.Provider.Guid != "{"+p.ID.String()+"}" ||
-		sys.Level.Value != 4 || sys.Keywords.Value != 0x12 || sys.Opcode.Value != 1 || sys.Channel != 11 ||
-		sys.Correlation.ActivityID != "{"+activity.String()+"}" || sys.Correlation.RelatedActivityID != "{"+related.String()+"}" {
+	if e.Name != "Everything" || sys.Provider.Name != "Etwemu.Test.RoundTrip" || sys.Provider.Guid != "{"+strings.ToUpper(p.ID.String())+"}" ||
+		sys.Level.Value != 4 || sys.Keywords.Value != 0x12 || sys.Opcode.Value != 1 || sys.Channel != "TraceLogging" ||
+		sys.Correlation.ActivityID != "{"+strings.ToUpper(activity.String())+"}" || sys.Correlation.RelatedActivityID != "{"+strings.ToUpper(related.String())+"}" {
 		t.Errorf("header: name %q, system %+v", e.Name, sys)
 	}
 	if sys.TimeCreated.SystemTime.IsZero() {
@@ -102,7 +103,7 @@ func TestEveryFieldThroughConsumer(t *testing.T) {
 		t.Errorf("schema tags %#x, %v", sc.Tags, err)
 	}
 	tltest.CheckFields(t, "consumer", e.Fields, cases)
-	if v := e.EventData["Uint16"]; v != uint16(65535) {
+	if v := e.EventData["Uint16"]; v != "65535" {
 		t.Errorf("EventData[Uint16] = %#v", v)
 	}
 	if e2.Name != "NoFields" || len(e2.Fields) != 0 || len(e2.Payload) != 0 {
@@ -116,7 +117,7 @@ func TestEveryFieldThroughFile(t *testing.T) {
 	k := newKernel(t, emu.Config{Processors: 2, FileSystem: &etl.MemFS{}})
 	cases := tltest.EveryField()
 	tltest.WriteFile(t, k, "tl.etl", cases)
-	c := consumer.NewConsumer(context.Background(), k).FromFiles("tl.etl")
+	c := consumer.NewConsumerOn(context.Background(), k).FromFiles("tl.etl")
 	var events []*consumer.Event
 	c.EventCallback = func(e *consumer.Event) error {
 		events = append(events, e)
@@ -173,7 +174,7 @@ func TestConcurrentWriters(t *testing.T) {
 	if err := k.StopTrace(h, "", &props); err != nil {
 		t.Fatal(err)
 	}
-	c := consumer.NewConsumer(context.Background(), k).FromFiles("c.etl")
+	c := consumer.NewConsumerOn(context.Background(), k).FromFiles("c.etl")
 	n := 0
 	c.EventCallback = func(e *consumer.Event) error {
 		if e.Name != "E" || len(e.Fields) != 3 || e.DecodeError != "" {

@@ -3,12 +3,19 @@
 // A GUID is kept as its four Windows fields. Bytes and FromBytes use the Windows memory
 // order (Data1, Data2 and Data3 little-endian, Data4 as is), which is the order in which a
 // GUID appears in trace buffers and ETL files.
+//
+// The package also has the whole API of go-winio's pkg/guid
+// (github.com/Microsoft/go-winio/pkg/guid): FromString, FromArray and ToArray (big-endian),
+// FromWindowsArray and ToWindowsArray, NewV4, NewV5, Variant and Version, and text
+// marshalling, so code written for it compiles with its import path changed.
 package guid
 
 import (
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 )
@@ -155,3 +162,138 @@ func FromName(name string) GUID {
 	// The hash bytes are taken in Windows memory order (little-endian fields).
 	return FromBytes(sum[:16])
 }
+
+// The rest of this file is go-winio's pkg/guid API (github.com/Microsoft/go-winio/pkg/guid),
+// so that code written against it compiles with its import path changed.
+
+// Variant is a GUID's variant (RFC 4122, section 4.1.1): how the rest of its bits read.
+type Variant uint8
+
+// The variants of RFC 4122, section 4.1.1.
+const (
+	VariantUnknown   Variant = iota // not one of the encodings RFC 4122 names
+	VariantNCS                      // reserved, NCS backward compatibility
+	VariantRFC4122                  // RFC 4122
+	VariantMicrosoft                // reserved, Microsoft backward compatibility
+	VariantFuture                   // reserved for future definition
+)
+
+var variantNames = [...]string{"Unknown", "NCS", "RFC 4122", "Microsoft", "Future"}
+
+// String names the variant as go-winio does ("RFC 4122", ...).
+func (v Variant) String() string {
+	if int(v) < len(variantNames) {
+		return variantNames[v]
+	}
+	return fmt.Sprintf("Variant(%d)", uint8(v))
+}
+
+// Version is a GUID's version (RFC 4122, section 4.1.3): 4 random, 5 from a SHA-1 name
+// hash, and so on.
+type Version uint8
+
+// String is the version in decimal.
+func (v Version) String() string { return strconv.FormatUint(uint64(v), 10) }
+
+// NewV4 returns a random (version 4, RFC 4122 variant) GUID, from crypto/rand.
+func NewV4() (GUID, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Null, fmt.Errorf("guid: NewV4: %w", err)
+	}
+	g := FromArray(b)
+	g.setVersion(4)
+	g.setVariant(VariantRFC4122)
+	return g, nil
+}
+
+// NewV5 returns the version 5 GUID of name in namespace (RFC 4122, section 4.3): SHA-1
+// over the namespace in big-endian order and the name's bytes as given. FromName is the
+// EventSource form, which hashes the upper-cased name in UTF-16 big-endian and reads the
+// hash in Windows order.
+func NewV5(namespace GUID, name []byte) (GUID, error) {
+	h := sha1.New()
+	ns := namespace.ToArray()
+	h.Write(ns[:])
+	h.Write(name)
+	var a [16]byte
+	copy(a[:], h.Sum(nil))
+	g := FromArray(a)
+	g.setVersion(5)
+	g.setVariant(VariantRFC4122)
+	return g, nil
+}
+
+// FromArray reads a GUID from its big-endian (RFC 4122) encoding.
+func FromArray(b [16]byte) GUID {
+	var g GUID
+	g.Data1 = binary.BigEndian.Uint32(b[0:4])
+	g.Data2 = binary.BigEndian.Uint16(b[4:6])
+	g.Data3 = binary.BigEndian.Uint16(b[6:8])
+	copy(g.Data4[:], b[8:16])
+	return g
+}
+
+// ToArray returns g's big-endian (RFC 4122) encoding.
+func (g GUID) ToArray() [16]byte {
+	var b [16]byte
+	binary.BigEndian.PutUint32(b[0:4], g.Data1)
+	binary.BigEndian.PutUint16(b[4:6], g.Data2)
+	binary.BigEndian.PutUint16(b[6:8], g.Data3)
+	copy(b[8:16], g.Data4[:])
+	return b
+}
+
+// FromWindowsArray reads a GUID from its Windows (memory order) encoding: FromBytes for
+// an array.
+func FromWindowsArray(b [16]byte) GUID { return FromBytes(b[:]) }
+
+// ToWindowsArray returns g's Windows (memory order) encoding: Bytes.
+func (g GUID) ToWindowsArray() [16]byte { return g.Bytes() }
+
+// FromString reads a GUID in the xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx form only, as
+// go-winio does (Parse also takes braces and surrounding space).
+func FromString(s string) (GUID, error) {
+	if len(s) != 36 {
+		return Null, fmt.Errorf("guid: invalid GUID %q: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+	}
+	return Parse(s)
+}
+
+// Variant returns g's variant, from the high bits of Data4[0].
+func (g GUID) Variant() Variant {
+	b := g.Data4[0]
+	switch {
+	case b&0x80 == 0:
+		return VariantNCS
+	case b&0xc0 == 0x80:
+		return VariantRFC4122
+	case b&0xe0 == 0xc0:
+		return VariantMicrosoft
+	case b&0xe0 == 0xe0:
+		return VariantFuture
+	}
+	return VariantUnknown
+}
+
+// setVariant writes v into the high bits of Data4[0]; VariantUnknown, which has no
+// encoding, leaves g as it is.
+func (g *GUID) setVariant(v Variant) {
+	d := g.Data4[0]
+	switch v {
+	case VariantNCS:
+		d &= 0x7f
+	case VariantRFC4122:
+		d = d&0x3f | 0x80
+	case VariantMicrosoft:
+		d = d&0x1f | 0xc0
+	case VariantFuture:
+		d = d&0x0f | 0xe0
+	}
+	g.Data4[0] = d
+}
+
+// Version returns g's version, the high nibble of Data3.
+func (g GUID) Version() Version { return Version(g.Data3 >> 12) }
+
+func (g *GUID) setVersion(v Version) { g.Data3 = g.Data3&0x0fff | uint16(v&0xf)<<12 }

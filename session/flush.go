@@ -1,6 +1,8 @@
 package session
 
 import (
+	"math"
+	"math/bits"
 	"runtime"
 	"time"
 
@@ -27,12 +29,14 @@ type request struct {
 // free list (the 5.2 logger thread's one-second semaphore timeout).
 const housekeeping = time.Second
 
-// run is the logger goroutine (WmipLogger / EtwpLogger).
+// run is the logger goroutine (WmipLogger / EtwpLogger). The timed flush is measured on
+// the session's clock, so that a manual clock decides it in tests; the wall-clock ticker
+// only wakes the goroutine to look.
 func (l *Logger) run() {
 	defer close(l.done)
 	tick := time.NewTicker(l.tickPeriod())
 	defer tick.Stop()
-	lastFlush := time.Now()
+	lastFlush := l.startPerf // the session clock at start, read before this goroutine began
 	for {
 		select {
 		case <-l.wake:
@@ -57,10 +61,10 @@ func (l *Logger) run() {
 				continue
 			}
 			l.flushAll()
-			lastFlush = time.Now()
+			lastFlush = l.clock.Now()
 			close(r.reply)
-		case now := <-tick.C:
-			if t := l.flushInterval(); t > 0 && now.Sub(lastFlush) >= t {
+		case <-tick.C:
+			if now := l.clock.Now(); l.flushDue(now - lastFlush) {
 				start := time.Now()
 				l.flushAll()
 				lastFlush = now
@@ -72,11 +76,26 @@ func (l *Logger) run() {
 	}
 }
 
-// flushInterval is FlushTimer as a duration (ms with EVENT_TRACE_USE_MS_FLUSH_TIMER,
-// recognised from 6.1), or 0 for no timed flush.
+// defaultFlush is the flush period of a real-time session whose FlushTimer is 0, by
+// Windows version. EVENT_TRACE_PROPERTIES (Microsoft Learn), FlushTimer: "For the case of
+// a realtime logger, a value of zero (the default value) means that the flush time will
+// be set to 1 second. A realtime logger is when LogFileMode is set to
+// EVENT_TRACE_REAL_TIME_MODE." For every other session a FlushTimer of 0 means "ETW
+// flushes buffers as soon as they become full": no timed flush. A BUFFERING session never
+// flushes, whatever its other flags.
+// [UNCERTAIN] the page names no version: the rule is taken to hold since Windows 2000,
+// the oldest version its requirements list.
+var defaultFlush = winver.Steps[time.Duration]{{Since: winver.V5_0, Value: time.Second}}
+
+// flushInterval is how often the timer flushes the session's buffers, or 0 for never:
+// FlushTimer in seconds (in ms with EVENT_TRACE_USE_MS_FLUSH_TIMER, recognised from
+// 6.1), or, when FlushTimer is 0, defaultFlush for a real-time session.
 func (l *Logger) flushInterval() time.Duration {
 	t := time.Duration(l.flushTimer.Load())
 	if t == 0 {
+		if l.mode&logmode.RealTime != 0 && !l.buffering {
+			return defaultFlush.At(l.version)
+		}
 		return 0
 	}
 	if l.mode&logmode.MSFlushTimer != 0 {
@@ -85,9 +104,38 @@ func (l *Logger) flushInterval() time.Duration {
 	return t * time.Second
 }
 
+// FlushInterval reports how often the timer flushes the session's buffers (0: only when
+// full, on Flush and at stop): FlushTimer, or Windows' one second for a real-time session
+// whose FlushTimer is 0. A synchronous session reports it but runs no timer.
+func (l *Logger) FlushInterval() time.Duration { return l.flushInterval() }
+
+// flushDue reports whether elapsed ticks of the session clock reach the flush interval.
+func (l *Logger) flushDue(elapsed int64) bool {
+	t := l.flushInterval()
+	return t > 0 && elapsed >= ticksIn(t, l.clock.Frequency())
+}
+
+// ticksIn converts d to ticks of a clock of frequency freq, saturating at MaxInt64.
+func ticksIn(d time.Duration, freq int64) int64 {
+	if d <= 0 || freq <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(d), uint64(freq))
+	if hi >= uint64(time.Second) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(time.Second))
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(q)
+}
+
+// tickPeriod is how often the goroutine wakes: a quarter of the flush interval, so that a
+// timed flush comes at most a quarter of it late, and at least every housekeeping period.
 func (l *Logger) tickPeriod() time.Duration {
-	if t := l.flushInterval(); t > 0 && t < housekeeping {
-		return t
+	if t := l.flushInterval() / 4; t > 0 && t < housekeeping {
+		return max(t, time.Millisecond)
 	}
 	return housekeeping
 }

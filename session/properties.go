@@ -18,7 +18,7 @@ type Properties struct {
 	MaximumBuffers  uint32     // upper bound on buffers
 	MaximumFileSize uint32     // MB (KB with EVENT_TRACE_USE_KBYTES_FOR_SIZE)
 	LogFileMode     uint32     // EVENT_TRACE_* mode bits
-	FlushTimer      uint32     // seconds (ms with EVENT_TRACE_USE_MS_FLUSH_TIMER); 0: no timed flush
+	FlushTimer      uint32     // seconds (ms with EVENT_TRACE_USE_MS_FLUSH_TIMER); 0: one second for a real-time session, else no timed flush (Logger.FlushInterval)
 	EnableFlags     uint32     // kernel (system provider) flags; recorded only
 	FlushThreshold  uint32     // recorded; EVENT_TRACE_BUFFERING_MODE overrides it from 6.3
 	ClockType       clock.Type // Wnode.ClientContext; 0 means QPC

@@ -420,7 +420,7 @@ func TestDumpTraceLogging(t *testing.T) {
 	cases := tltest.EveryField()
 	tltest.WriteFile(t, k, path, cases)
 	var read *consumer.Event
-	c := consumer.NewConsumer(context.Background(), k).FromFiles(path)
+	c := consumer.NewConsumerOn(context.Background(), k).FromFiles(path)
 	c.EventCallback = func(e *consumer.Event) error { read = e; return nil }
 	if err := c.Start(); err != nil {
 		t.Fatal(err)

@@ -157,7 +157,7 @@ func run(path string, w io.Writer) error {
 		path = abs
 	}
 	fmt.Fprintf(w, "wrote %s; its events, read back:\n", path)
-	c := consumer.NewConsumer(context.Background(), k).FromFiles(path)
+	c := consumer.NewConsumerOn(context.Background(), k).FromFiles(path)
 	c.EventCallback = func(e *consumer.Event) error {
 		fmt.Fprintf(w, "%s %s: %s\n", e.System.Provider.Name, e.Name, tracelogging.Text(e.Fields))
 		return nil

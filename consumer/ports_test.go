@@ -1,0 +1,273 @@
+package consumer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/consumer"
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/winerr"
+)
+
+// TestFlushDefaultDelivers: on a kernel whose clock moves only when told, an event in a
+// real-time session with FlushTimer 0 reaches the consumer once one second of the session
+// clock has passed, with no flush and no full buffer: Windows' one-second default for a
+// real-time logger. Without the default it would wait for the session's stop. The wait
+// is on the event, bounded far beyond the logger's quarter-second look.
+func TestFlushDefaultDelivers(t *testing.T) {
+	manual := clock.NewManualSource(1000, 0)
+	k, err := emu.New(emu.Config{Processors: 1, Clock: manual}) // 10 MHz
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	p := newProvider(t, k, "Etwemu.Test.FlushDefault")
+	s := liveSession(t, k, "FlushDefault", "Etwemu.Test.FlushDefault:5")
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := p.WriteEvent("One", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	manual.Advance(10_000_000)
+	select {
+	case e := <-c.Events:
+		if e.Name != "One" {
+			t.Fatalf("event %q", e.Name)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("no event a minute after one second of the session clock passed")
+	}
+	if q, err := s.QueryTrace(); err != nil || q.FlushTimer != 0 {
+		t.Fatalf("QueryTrace: FlushTimer %v, %v; want 0 as given", q, err)
+	}
+}
+
+// TestDefaultKernel: golang-etw's constructors take no kernel and meet the etw package's
+// providers on the default kernel.
+func TestDefaultKernel(t *testing.T) {
+	k, _ := syncKernel(t)
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	p, err := etw.NewProvider("Etwemu.Test.Default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	s := consumer.NewRealTimeSession("Default")
+	if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Test.Default")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*consumer.Consumer{consumer.NewConsumer(context.Background()), consumer.NewRealTimeConsumer(context.Background())} {
+		c.FromSessions(s)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.WriteEvent("Hello", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if e := <-c.Events; e.Name != "Hello" {
+			t.Fatalf("event %q", e.Name)
+		}
+		c.Close()
+	}
+	s.Stop()
+	if err := s.Flush(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("Flush of a stopped session: %v", err)
+	}
+}
+
+// filterSession is a Session of the caller's own, as code written for golang-etw may
+// pass to FromSessions.
+type filterSession struct{ name string }
+
+func (f filterSession) TraceName() string { return f.name }
+func (f filterSession) Providers() []consumer.Provider {
+	return []consumer.Provider{consumer.MustParseProvider("Etwemu.Test.Forks:5:0")}
+}
+
+// TestForkCalls: 0xrawsec's callbacks, helpers and Session interface, and tekert's
+// ProcessEvents, LastError, StopWithTimeout and QueryTrace, on one consumer.
+func TestForkCalls(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Forks")
+	liveSession(t, k, "Forks", "Etwemu.Test.Forks:5")
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(filterSession{"Forks"})
+	var order []string
+	c.EventRecordCallback = func(r *consumer.EventRecord) bool {
+		order = append(order, "record")
+		return r.EventHeader.Descriptor.Level != 1 // drops the Critical event
+	}
+	c.EventRecordHelperCallback = func(h *consumer.EventRecordHelper) error {
+		order = append(order, "helper")
+		if n, err := h.GetPropertyInt("N"); err != nil || n == 3 {
+			h.Skip()
+		}
+		if _, err := h.GetPropertyString("none"); !errors.Is(err, consumer.ErrUnknownProperty) {
+			t.Errorf("GetPropertyString of a missing property: %v", err)
+		}
+		h.SelectFields("N", "Extra")
+		return nil
+	}
+	c.PreparedCallback = func(h *consumer.EventRecordHelper) error {
+		order = append(order, "prepared")
+		h.SetProperty("Extra", h.Provider()+"/"+h.Channel())
+		return nil
+	}
+	c.EventPreparedCallback = func(h *consumer.EventRecordHelper) error {
+		order = append(order, "eventprepared")
+		return errors.New("recorded, not fatal")
+	}
+	for n, level := range []etw.Level{etw.LevelInfo, etw.LevelCritical, etw.LevelInfo, etw.LevelInfo} {
+		if err := p.WriteEvent("E", etw.WithEventOpts(etw.WithLevel(level)), etw.WithFields(etw.IntField("N", n), etw.StringField("Dropped", "x"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ProcessEvents(42); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("ProcessEvents(42): %v", err)
+	}
+	if err := k.FlushTrace(0, "Forks", &emu.Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.QueryTrace("Forks"); err != nil {
+		t.Errorf("QueryTrace: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.StopWithTimeout(time.Hour) }()
+	var got []string
+	stop := errors.New("enough")
+	err := c.ProcessEvents(func(e *consumer.Event) error {
+		b, _ := json.Marshal(e.EventData)
+		got = append(got, string(b))
+		if len(got) == 1 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		t.Errorf("ProcessEvents returned %v, want the function's error", err)
+	}
+	if err := c.ProcessEvents(func(e *consumer.Event) {
+		b, _ := json.Marshal(e.EventData)
+		got = append(got, string(b))
+	}); err != nil {
+		t.Error(err)
+	}
+	if err := <-done; err == nil || err.Error() != "recorded, not fatal" || c.LastError() != err {
+		t.Errorf("StopWithTimeout %v, LastError %v; want the callback's error", err, c.LastError())
+	}
+	want := []string{`{"Extra":"Etwemu.Test.Forks/TraceLogging","N":"0"}`, `{"Extra":"Etwemu.Test.Forks/TraceLogging","N":"2"}`}
+	if !slices.Equal(got, want) || c.Skipped.Load() != 2 {
+		t.Errorf("events %v, Skipped %d; want %v, 2", got, c.Skipped.Load(), want)
+	}
+	// N=0 passes every step, N=1 (Critical) is dropped by the record callback, N=2
+	// passes, N=3 is skipped by the helper callback.
+	if s := strings.Join(order, " "); s != "record helper prepared eventprepared record record helper prepared eventprepared record helper" {
+		t.Errorf("callback order %s", s)
+	}
+}
+
+// TestJSONShape: an event marshals to golang-etw's field names and nothing of etwemu's.
+func TestJSONShape(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.JSON")
+	s := liveSession(t, k, "JSON", "Etwemu.Test.JSON:5")
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EventWriteEx(p.Registration(), &emu.EventDescriptor{ID: 7, Level: 4, Opcode: 1, Channel: 11, Keyword: 0x20000000000000}, &emu.WriteOptions{ThreadID: 77}); err != nil {
+		t.Fatal(err)
+	}
+	s.Stop()
+	e := <-c.Events
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range top {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var sys map[string]any
+	if err := json.Unmarshal(top["System"], &sys); err != nil {
+		t.Fatal(err)
+	}
+	var sysKeys []string
+	for k := range sys {
+		sysKeys = append(sysKeys, k)
+	}
+	slices.Sort(sysKeys)
+	if strings.Join(keys, ",") != "System" ||
+		strings.Join(sysKeys, ",") != "Channel,Computer,Correlation,EventID,Execution,Keywords,Level,Opcode,Provider,Task,TimeCreated" {
+		t.Errorf("keys %v, System keys %v", keys, sysKeys)
+	}
+	if e.System.Channel != "TraceLogging" || e.System.Opcode.Name != "Start" || e.System.Keywords.Name != "Audit Success" ||
+		e.System.Execution.ThreadID != 77 || e.System.EventID != 7 || e.System.Correlation.ActivityID != "{00000000-0000-0000-0000-000000000000}" {
+		t.Errorf("System %s", top["System"])
+	}
+	if len(b) > 700 {
+		t.Errorf("%d bytes of JSON for an event without data: %s", len(b), b)
+	}
+}
+
+// TestNilCallbacksAndSessions: nil functions and nil sessions are errors, never panics.
+func TestNilCallbacksAndSessions(t *testing.T) {
+	k, _ := syncKernel(t)
+	c := consumer.NewConsumerOn(context.Background(), k)
+	var f func(*consumer.Event)
+	if err := c.ProcessEvents(f); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("ProcessEvents(nil func): %v", err)
+	}
+	if err := c.ProcessEvents(nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("ProcessEvents(nil): %v", err)
+	}
+	if err := c.DefaultEventCallback(nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("DefaultEventCallback(nil): %v", err)
+	}
+	var rs *consumer.RealTimeSession
+	c.FromSessions(rs)
+	if err := c.Start(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("a nil *RealTimeSession: %v", err)
+	}
+	if _, err := consumer.NewRealTimeSessionOn(k, "never").QueryTrace(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("QueryTrace before Start: %v", err)
+	}
+}
+
+// TestNilSessionMethods: a nil *RealTimeSession answers ERROR_INVALID_PARAMETER.
+func TestNilSessionMethods(t *testing.T) {
+	var s *consumer.RealTimeSession
+	for name, err := range map[string]error{"Start": s.Start(), "Stop": s.Stop(), "Flush": s.Flush(),
+		"EnableProvider": s.EnableProvider(consumer.Provider{}), "DisableProvider": s.DisableProvider(consumer.Provider{})} {
+		if !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := s.QueryTrace(); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("QueryTrace: %v", err)
+	}
+	if s.TraceName() != "" || s.IsStarted() || s.IsKernelSession() || s.Providers() != nil {
+		t.Error("a nil session reports a name, a start or providers")
+	}
+}

@@ -1,0 +1,167 @@
+package consumer
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/guid"
+)
+
+// EventRecord is EVENT_RECORD as golang-etw's EventRecordCallback receives it, with Go
+// names: the header (EventHeader), the buffer context, and the extended items and user
+// data as slices in memory of the record's own (EVENT_RECORD's counts and pointers).
+// Leaves out UserContext.
+type EventRecord struct {
+	EventHeader   abi.EventHeader
+	BufferContext BufferContext
+	ExtendedData  []etl.ExtItem
+	UserData      []byte
+
+	time time.Time // TimeCreated, from the buffer's clock
+}
+
+// BufferContext is ETW_BUFFER_CONTEXT: the processor index (ProcessorNumber and
+// Alignment read as one USHORT where ETW_BUFFER_FLAG_PROC_INDEX says so) and the
+// LoggerId of the buffer the event came in.
+type BufferContext struct {
+	ProcessorIndex uint16
+	LoggerID       uint16
+}
+
+// RelatedActivityID returns the event's related activity id as {XXXXXXXX-...}, or
+// GUID_NULL's text when it has none (golang-etw's RelatedActivityID).
+func (r *EventRecord) RelatedActivityID() string {
+	for _, x := range r.ExtendedData {
+		if x.Type == abi.ExtTypeRelatedActivityID && len(x.Data) == 16 {
+			return bracedGUID(guid.FromBytes(x.Data))
+		}
+	}
+	return nullGUID
+}
+
+// The errors of EventRecordHelper's property calls, golang-etw's names.
+var (
+	ErrPropertyParsing = errors.New("consumer: error parsing property")
+	ErrUnknownProperty = errors.New("consumer: unknown property")
+)
+
+// EventRecordHelper is the event between its record and its delivery, as golang-etw's
+// EventRecordHelperCallback and PreparedCallback see it: they may skip it (Skip), let the
+// Events channel drop it when full (Skippable), keep only some properties (SelectFields)
+// or read and change properties. Here the event is decoded before the first helper
+// callback (TraceLogging decoding is cheap), so every property is at hand in both; it
+// leaves out golang-etw's TraceInfo (TRACE_EVENT_INFO) and its raw property list.
+type EventRecordHelper struct {
+	EventRec *EventRecord
+	Flags    struct {
+		Skip      bool
+		Skippable bool
+	}
+
+	event    *Event
+	selected map[string]bool // SelectFields' names; nil: all
+}
+
+// Skip drops the event: it is counted in Consumer.Skipped and not delivered.
+func (h *EventRecordHelper) Skip() { h.Flags.Skip = true }
+
+// Skippable lets the Events channel drop the event, counted in Consumer.Skipped, rather
+// than wait when the channel is full.
+func (h *EventRecordHelper) Skippable() { h.Flags.Skippable = true }
+
+// SelectFields keeps only the named properties in the event's EventData (and
+// "Structures" only when named); without a call every property is kept.
+func (h *EventRecordHelper) SelectFields(names ...string) {
+	if h.selected == nil {
+		h.selected = map[string]bool{}
+	}
+	for _, n := range names {
+		h.selected[n] = true
+	}
+}
+
+// ProviderGUID returns the provider's GUID as {XXXXXXXX-...}.
+func (h *EventRecordHelper) ProviderGUID() string { return h.event.System.Provider.Guid }
+
+// Provider returns the provider's name (from its traits), "" when unknown.
+func (h *EventRecordHelper) Provider() string { return h.event.System.Provider.Name }
+
+// Channel returns the channel's name, as Event.System.Channel.
+func (h *EventRecordHelper) Channel() string { return h.event.System.Channel }
+
+// EventID returns the event descriptor's id.
+func (h *EventRecordHelper) EventID() uint16 { return h.event.System.EventID }
+
+// GetPropertyString returns a property as its string, ErrUnknownProperty when the event
+// has no such scalar property.
+func (h *EventRecordHelper) GetPropertyString(name string) (string, error) {
+	if s, ok := h.event.EventData[name].(string); ok {
+		return s, nil
+	}
+	return "", fmt.Errorf("%w %s", ErrUnknownProperty, name)
+}
+
+// GetPropertyInt returns a property parsed as a signed integer (decimal or 0x hex).
+func (h *EventRecordHelper) GetPropertyInt(name string) (int64, error) {
+	s, err := h.GetPropertyString(name)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w %s: %v", ErrPropertyParsing, name, err)
+	}
+	return v, nil
+}
+
+// GetPropertyUint returns a property parsed as an unsigned integer (decimal or 0x hex).
+func (h *EventRecordHelper) GetPropertyUint(name string) (uint64, error) {
+	s, err := h.GetPropertyString(name)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w %s: %v", ErrPropertyParsing, name, err)
+	}
+	return v, nil
+}
+
+// SetProperty sets a property of the event to be delivered, adding it if new.
+func (h *EventRecordHelper) SetProperty(name, value string) { h.event.EventData[name] = value }
+
+// ParseProperties checks that each named property exists (golang-etw parses them here;
+// the emulator decoded them already). It returns ErrUnknownProperty for the first that
+// does not.
+func (h *EventRecordHelper) ParseProperties(names ...string) error {
+	for _, n := range names {
+		if err := h.ParseProperty(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ParseProperty is ParseProperties for one name.
+func (h *EventRecordHelper) ParseProperty(name string) error {
+	if _, ok := h.event.EventData[name]; !ok {
+		return fmt.Errorf("%w %s", ErrUnknownProperty, name)
+	}
+	return nil
+}
+
+// applySelection drops the properties SelectFields did not name.
+func (h *EventRecordHelper) applySelection() {
+	if h.selected == nil {
+		return
+	}
+	for k := range h.event.EventData {
+		if !h.selected[k] {
+			delete(h.event.EventData, k)
+		}
+	}
+}
