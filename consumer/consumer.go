@@ -612,6 +612,12 @@ func (c *Consumer) open(path string) (run func() error, detach func(), err error
 			}
 			if err == nil {
 				err = c.buffer(b, dec, nil)
+				var bad *etl.RecordError
+				if errors.As(err, &bad) {
+					// A bad record costs the rest of its buffer, not the file: the reader
+					// has counted it, and its last Next reports the damage.
+					continue
+				}
 			}
 			if err != nil {
 				if c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) {

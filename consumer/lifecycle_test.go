@@ -449,3 +449,66 @@ func TestNilArguments(t *testing.T) {
 		t.Errorf("a nil session: %v, want ERROR_INVALID_PARAMETER", err)
 	}
 }
+
+// TestBadRecordCostsItsBuffer: a record whose size runs past its buffer costs that
+// buffer's events, not the file's: the consumer delivers every other buffer's events,
+// then Wait returns the reader's damage report.
+func TestBadRecordCostsItsBuffer(t *testing.T) {
+	k, fs := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.Bad")
+	const n = 2000
+	cutFile(t, k, fs, p, n, "unused.etl")
+	data, _ := fs.ReadFile("whole.etl")
+	rd, err := etl.NewReader(strings.NewReader(string(data)), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in2 int
+	var at int64
+	for i := 0; ; i++ {
+		b, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if i == 2 { // the third buffer: the header buffer, then two of events before it
+			at = b.FileOffset + 0x48
+			b.Records(func(r etl.Record) error {
+				if r.Kind == etl.KindEventHeader {
+					in2++
+				}
+				return nil
+			})
+		}
+	}
+	if in2 == 0 {
+		t.Fatal("the third buffer holds no event")
+	}
+	data[at], data[at+1] = 0xFF, 0xFF // the first record's Size, past the buffer's end
+	f, err := fs.OpenFile("bad.etl", os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions().FromFiles("bad.etl")
+	got := 0
+	c.EventCallback = func(e *consumer.Event) error {
+		if e.Name == "E" {
+			got++
+		}
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait()
+	var damage *etl.DamageError
+	if !errors.As(err, &damage) {
+		t.Fatalf("Wait: %v, want the reader's *etl.DamageError", err)
+	}
+	if got != n-in2 {
+		t.Errorf("got %d events, want %d: all but the %d of the buffer with the bad record", got, n-in2, in2)
+	}
+}
