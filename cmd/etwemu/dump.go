@@ -814,8 +814,12 @@ func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHea
 	fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
 	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %d processors, buffers of %d bytes, mode %s\n",
 		dh.OS, dh.Build, dh.TraceFormat, dh.Processors, dh.BufferSize, dh.LogFileMode)
+	end := dh.End
+	if h.EndTime == 0 {
+		end = "none (the header was never finalized: the session had not stopped, or was killed)"
+	}
 	fmt.Fprintf(out, "buffers written %d, events lost %d, buffers lost %d, clock %s (%d Hz), start %s, end %s\n\n",
-		dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, dh.End)
+		dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, end)
 	return nil
 }
 

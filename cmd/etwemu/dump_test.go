@@ -227,6 +227,9 @@ func TestDumpNoteUnfinalized(t *testing.T) {
 	if !strings.Contains(out.String(), "BuffersWritten 0: the header was never finalized (EndTime 0)") {
 		t.Errorf("no note on the unfinalized header:\n%s", tail(out.String()))
 	}
+	if !strings.Contains(out.String(), ", end none (the header was never finalized") {
+		t.Errorf("the header line leaves the end time blank instead of saying it was never set:\n%s", out.String())
+	}
 }
 
 func TestDumpErrors(t *testing.T) {
