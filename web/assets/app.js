@@ -84,7 +84,10 @@ function drawLogger(row, lv, nproc) {
     if (!b) {
       line.append(el("span", { class: "off" }, "no current buffer"), el("span"));
     } else {
-      line.append(fillBar(b.CurrentOffset, size, loggerColor(id), `processor ${p}'s current buffer ${b.ID}: ${b.CurrentOffset} of ${size} bytes`),
+      const bar = fillBar(b.CurrentOffset, size, loggerColor(id), `processor ${p}'s current buffer ${b.ID} (${b.stateName}): ${b.CurrentOffset} of ${size} bytes`);
+      bar.setAttribute("data-k", `buf.${id}.${b.ID}.state`);
+      bar.setAttribute("data-v", b.stateName);
+      line.append(bar,
         el("span", { class: "off" }, "buffer ", val(`cur.${id}.${p}`, b.ID), " @ ", val(`buf.${id}.${b.ID}.offset`, hex(b.CurrentOffset)), ` / ${hex(size)}`));
     }
     card.append(line);
