@@ -97,11 +97,11 @@ function drawLogger(row, lv, nproc) {
   const other = bufs.filter((b) => !b.current && b.stateName !== "Free" && b.stateName !== "Flush");
   const lists = el("div", { class: "lists" });
   const list = (label, items, cls, empty) => {
-    lists.append(el("span", { class: "label" }, label, " (", val(`${k}.${cls}list`, items.length), ")"),
+    lists.append(el("span", { class: "label", title: cls === "free" ? "buffers in state Free: the free list, and the spares the emulator keeps per processor" : cls === "flush" ? "buffers in state Flush: full, waiting for the logger to hand them on" : "buffers writers hold that are not current" }, label, " (", val(`${k}.${cls}list`, items.length), ")"),
       el("div", { class: "bufs" }, items.length ? items.map((b) => bufCell(b, size, cls, id)) : el("span", { class: "empty" }, empty)));
   };
-  list("Free list", free, "free", "empty: a writer that needs a buffer now loses its event");
-  list("Flush list", flush, "flush", "empty");
+  list("Free", free, "free", "none: a writer that needs a buffer now loses its event");
+  list("Flush", flush, "flush", "none");
   if (other.length) list("In use", other, "inuse", "");
   card.append(lists);
   const dest = el("div", { class: "dest" }, el("span", { class: "label" }, "Full buffers go"), el("span", { class: "arrow" }, "→"));
@@ -137,7 +137,8 @@ function fillBar(used, size, color, label) {
 }
 
 function bufCell(b, size, cls, id) {
-  const frac = size > 0 ? Math.min(1, b.CurrentOffset / size) : 0;
+  // A free buffer holds nothing, whatever offset its last use left in its header.
+  const frac = size > 0 && cls !== "free" ? Math.min(1, b.CurrentOffset / size) : 0;
   return el("div", { class: `buf ${cls}`, title: `buffer ${b.ID}, ${b.stateName}, processor ${b.Stream}, CurrentOffset ${hex(b.CurrentOffset)}, ${b.records} records`, "data-k": `buf.${id}.${b.ID}.state`, "data-v": b.stateName },
     el("div", { class: "lvl", style: `height:${Math.round(frac * 100)}%` }), el("span", {}, b.ID));
 }
