@@ -94,6 +94,7 @@ type Machine struct {
 	provs    map[string]*provider       // by lower-cased name
 	handles  map[string]emu.TraceHandle // the last handle StartTrace gave each session name, lower-cased, kept after stop as a program keeps it
 	order    []*provider                // in registration order, for views
+	attached bool                       // k is a program's (Attach): Close leaves it, kernel and advance are refused
 }
 
 // provider is a name the scenario used for a provider or a registration: its GUID and,
@@ -118,9 +119,9 @@ func NewLimited(out io.Writer, lim Limits) *Machine {
 		provs: map[string]*provider{}, handles: map[string]emu.TraceHandle{}}
 }
 
-// Close stops the machine's kernel.
+// Close stops the machine's kernel (not an attached one: its program owns it).
 func (m *Machine) Close() {
-	if m.k != nil {
+	if m.k != nil && !m.attached {
 		m.k.Close()
 	}
 }
@@ -357,7 +358,12 @@ func init() {
 		"guids":   {"guids [-json]", "each GUID entry: its eight enable slots and its registrations", 0, 0, "", false, viewGuids},
 		"regs":    {"regs [-json]", "the scenario's providers: registration index and enable masks", 0, 0, "", false, viewRegs},
 		"files":   {"files", "the log files the sessions wrote (in memory), with their sizes", 0, 0, "", false, viewFiles},
-		"pmc":     {"pmc NAME|ID [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
+		"guid":    {"guid P [group=1] [-json]", "provider P's ETW_GUID_ENTRY as dt prints it: RefCount, ProviderEnableInfo and the eight EnableInfo slots", 1, 1, "group", false, viewGuid},
+		"reg":     {"reg R [-json]", "registration R's ETW_REG_ENTRY as dt prints it: Index, Flags, EnableMask, GroupEnableMask", 1, 1, "", false, viewReg},
+		"poke": {"poke reg R mask=0xNN [group=0xNN] | poke guid P slot=N [group=1]", "TAMPERING: write registration R's EnableMask (GroupEnableMask), or zero EnableInfo[N] of P's GUID entry, behind the kernel's back, as a driver writing kernel memory would; printed as TAMPERED",
+			2, 2, "mask group slot", false, cmdPoke},
+		"check": {"check", "compare the kernel's structures with each other (each registration's EnableMask with its GUID entry's used slots, slots with running loggers) and print each disagreement", 0, 0, "", false, cmdCheck},
+		"pmc":   {"pmc NAME|ID [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
 	}
 }
 
@@ -388,6 +394,9 @@ func cmdHelp(m *Machine, a args) error {
 }
 
 func cmdKernel(m *Machine, a args) error {
+	if m.attached {
+		return errAttached
+	}
 	version, procs := m.version, m.procs
 	if v, ok := a.opts["version"]; ok {
 		ver, err := winver.Parse(v)
@@ -738,6 +747,9 @@ func cmdWrite(m *Machine, a args) error {
 	}
 	if len(parts) == 0 {
 		parts = []string{"no session enabled it: every write returned at the EnableMask check"}
+		if p.reg != nil && p.reg.EnableMask()|p.reg.GroupEnableMask() != 0 {
+			parts = []string{"no session took it: the slots its EnableMask names hold no session that wants it"}
+		}
 	}
 	count := fmt.Sprint(n)
 	if stopped != nil {
@@ -881,6 +893,9 @@ func cmdSysWrite(m *Machine, a args) error {
 }
 
 func cmdAdvance(m *Machine, a args) error {
+	if m.attached {
+		return errAttached
+	}
 	if _, err := m.kernel(); err != nil {
 		return err
 	}

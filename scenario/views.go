@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // The views read the kernel through its read-only accessors (statistics, properties,
@@ -51,13 +54,33 @@ type loggerRow struct {
 	BuffersWritten      uint64 `json:"buffersWritten"`
 	LogBuffersLost      uint64 `json:"logBuffersLost"`
 	RealTimeBuffersLost uint64 `json:"realTimeBuffersLost"`
+	// Destinations say where the logger hands its full buffers: "file NAME" (a log
+	// file), "real time" (EVENT_TRACE_REAL_TIME_MODE: to consumers) and "ring in memory"
+	// (EVENT_TRACE_BUFFERING_MODE: kept until saved). The text view leaves them out.
+	Destinations []string `json:"destinations"`
 }
 
 func rowOf(l *emu.Session) loggerRow {
 	s := l.Stats()
 	return loggerRow{LoggerID: l.ID(), Name: l.Name(), Kind: l.Kind().String(), LoggerMode: logmode.Mode(l.Mode()).Short(),
 		BufferSize: l.BufferSize(), NumberOfBuffers: s.NumberOfBuffers, FreeBuffers: s.FreeBuffers, PeakBuffers: s.PeakBuffers,
-		EventsLost: s.EventsLost, BuffersWritten: s.BuffersWritten, LogBuffersLost: s.LogBuffersLost, RealTimeBuffersLost: s.RealTimeBuffersLost}
+		EventsLost: s.EventsLost, BuffersWritten: s.BuffersWritten, LogBuffersLost: s.LogBuffersLost, RealTimeBuffersLost: s.RealTimeBuffersLost,
+		Destinations: destinations(l)}
+}
+
+// destinations says where session l's full buffers go (loggerRow.Destinations).
+func destinations(l *emu.Session) []string {
+	out := []string{}
+	if f := l.LogFileName(); f != "" {
+		out = append(out, "file "+f)
+	}
+	if l.Mode()&logmode.RealTime != 0 {
+		out = append(out, "real time")
+	}
+	if l.Mode()&logmode.Buffering != 0 {
+		out = append(out, "ring in memory")
+	}
+	return out
 }
 
 func viewStrdump(m *Machine, a args) error {
@@ -133,6 +156,14 @@ func viewLogger(m *Machine, a args) error {
 	if in, out := l.CompressionRatio(); in > 0 {
 		fields = append(fields, field{-1, "(compression)", fmt.Sprintf("%d bytes of buffers stored in %d (%.1f%%)", in, out, 100*float64(out)/float64(in))})
 	}
+	return m.showStruct(a, s, fmt.Sprintf("of logger %d %q", l.ID(), l.Name()), fields)
+}
+
+// showStruct prints fields of structure s as WinDbg's dt does, sorted by offset (the
+// ones without an offset last), titled with what the structure is of; with -json, the
+// structure's name, whether its layout is known and the fields.
+func (m *Machine) showStruct(a args, s *layout.Struct, of string, fields []field) error {
+	view := s.At(m.version, layout.X64)
 	sort.SliceStable(fields, func(i, j int) bool {
 		if (fields[i].Offset < 0) != (fields[j].Offset < 0) {
 			return fields[j].Offset < 0
@@ -149,7 +180,7 @@ func viewLogger(m *Machine, a args) error {
 		if !view.Exists {
 			where = fmt.Sprintf("the catalogue has no %s layout for %s: offsets unknown", s.Name, m.version)
 		}
-		fmt.Fprintf(w, "_%s of logger %d %q (Windows %s; %s)\n", s.Name, l.ID(), l.Name(), m.version, where)
+		fmt.Fprintf(w, "_%s %s (Windows %s; %s)\n", s.Name, of, m.version, where)
 		for _, f := range fields {
 			off := "+?"
 			if f.Offset >= 0 {
@@ -164,8 +195,11 @@ func viewLogger(m *Machine, a args) error {
 type bufferRow struct {
 	session.BufferView
 	StateName string `json:"stateName"`
-	Records   int    `json:"records"`
-	Hex       string `json:"hex,omitempty"` // the first bytes after the buffer header
+	// Current says the buffer is its processor's current buffer, the one writers
+	// reserve space in (the text view prints these ids in its first line).
+	Current bool   `json:"current"`
+	Records int    `json:"records"`
+	Hex     string `json:"hex,omitempty"` // the first bytes after the buffer header
 }
 
 func viewBufdump(m *Machine, a args) error {
@@ -177,9 +211,14 @@ func viewBufdump(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
+	cur := l.CurrentBuffers()
+	current := map[int]bool{}
+	for _, id := range cur {
+		current[id] = true
+	}
 	rows := []bufferRow{}
 	err = l.Peek(func(v session.BufferView, data []byte) {
-		r := bufferRow{BufferView: v, StateName: v.State.String()}
+		r := bufferRow{BufferView: v, StateName: v.State.String(), Current: current[v.ID]}
 		if len(data) > headerSize {
 			b := &etl.Buffer{Data: data}
 			_ = b.Records(func(etl.Record) error { r.Records++; return nil })
@@ -187,12 +226,19 @@ func viewBufdump(m *Machine, a args) error {
 		}
 		rows = append(rows, r)
 	})
-	if err != nil {
+	live := errors.Is(err, winerr.ErrNotSupported) // a logger goroutine owns the buffers: their headers only
+	if live {
+		for _, v := range l.Buffers() {
+			rows = append(rows, bufferRow{BufferView: v, StateName: v.State.String(), Current: current[v.ID]})
+		}
+	} else if err != nil {
 		return err
 	}
-	cur := l.CurrentBuffers()
 	return m.show(a, rows, func(w io.Writer) {
 		fmt.Fprintf(w, "logger %d %q: %d buffers of %d bytes; current buffer by processor %v\n", l.ID(), l.Name(), len(rows), l.BufferSize(), cur)
+		if live {
+			fmt.Fprintln(w, "(the session has a logger goroutine: records are not counted)")
+		}
 		fmt.Fprintln(w, "Buffer\tProcessor\tState\tCurrentOffset\tSavedOffset\tReferenceCount\tRecords\tFirst bytes after the header")
 		for _, r := range rows {
 			fmt.Fprintf(w, "%d\t%d\t%s\t0x%x\t0x%x\t%d\t%d\t%s\n", r.ID, r.Stream, r.StateName, r.CurrentOffset, r.SavedOffset, r.ReferenceCount, r.Records, r.Hex)
@@ -413,18 +459,86 @@ func viewPMC(m *Machine, a args) error {
 	})
 }
 
+// fileRow is one in-memory log file in files.
+type fileRow struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
+	// Buffers are the file's buffers in file order, the header buffer first (at most
+	// maxFileBuffers of them; More counts the rest). The text view leaves them out.
+	Buffers []fileBuffer `json:"buffers"`
+	More    int          `json:"moreBuffers,omitempty"`
+	// WrapAt is the index in Buffers of the oldest buffer after the header when it is
+	// not the first: a circular file wrapped there, and the buffers before it are newer.
+	// -1 when the file is in order.
+	WrapAt int `json:"wrapAt"`
+	// Err is why the buffers could not all be read, if they could not.
+	Err string `json:"error,omitempty"`
+}
+
+// fileBuffer is one buffer of a log file, as its WMI_BUFFER_HEADER says.
+type fileBuffer struct {
+	FileOffset     int64  `json:"fileOffset"`
+	Processor      uint8  `json:"processor"`
+	SequenceNumber int64  `json:"sequenceNumber"`
+	Filled         uint32 `json:"filled"` // WMI_BUFFER_HEADER.Offset: the bytes in use
+	BufferSize     uint32 `json:"bufferSize"`
+	Compressed     bool   `json:"compressed,omitempty"`
+}
+
+// maxFileBuffers bounds the buffers the files view lists per file.
+const maxFileBuffers = 256
+
+// fileRowOf reads the buffers of file name, whose bytes are data.
+func fileRowOf(name string, data []byte) fileRow {
+	f := fileRow{Name: name, Size: len(data), Buffers: []fileBuffer{}, WrapAt: -1}
+	rd, err := etl.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		f.Err = err.Error()
+		return f
+	}
+	for {
+		b, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			f.Err = err.Error()
+			break
+		}
+		if len(f.Buffers) == maxFileBuffers {
+			f.More++
+			continue
+		}
+		f.Buffers = append(f.Buffers, fileBuffer{FileOffset: b.FileOffset, Processor: b.Header.ProcessorNumber, SequenceNumber: b.Header.SequenceNumber,
+			Filled: b.Header.Offset, BufferSize: b.Header.BufferSize, Compressed: b.Compressed})
+	}
+	oldest := -1
+	for i := 1; i < len(f.Buffers); i++ {
+		if oldest < 0 || f.Buffers[i].SequenceNumber < f.Buffers[oldest].SequenceNumber {
+			oldest = i
+		}
+	}
+	if oldest > 1 {
+		f.WrapAt = oldest
+	}
+	return f
+}
+
 func viewFiles(m *Machine, a args) error {
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
-	type file struct {
-		Name string `json:"name"`
-		Size int    `json:"size"`
-	}
-	files := []file{}
-	for _, n := range m.fs.Names() {
-		size, _ := m.fs.Size(n)
-		files = append(files, file{n, int(size)})
+	files := []fileRow{}
+	if m.fs != nil {
+		for _, n := range m.fs.Names() {
+			if !a.json() {
+				size, _ := m.fs.Size(n)
+				files = append(files, fileRow{Name: n, Size: int(size)})
+				continue
+			}
+			data, _ := m.fs.ReadFile(n)
+			files = append(files, fileRowOf(n, data))
+		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return m.show(a, files, func(w io.Writer) {

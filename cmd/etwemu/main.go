@@ -30,6 +30,7 @@ func init() {
 		"shell":   {"type scenario commands one line at a time and see the emulated kernel answer", runShell},
 		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC},
 		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
+		"web":     {"serve a page that draws the emulated kernel: the lessons stepped forward and back, a command box, a live mode", runWeb},
 		"version": {"print etwemu's version, the Go toolchain it was built with and the Windows versions it emulates", runVersion},
 	}
 }

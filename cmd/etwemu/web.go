@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/etwemu/etwemu/examples"
+	"github.com/etwemu/etwemu/web"
+)
+
+const webAbout = `Usage: etwemu web [-addr HOST:PORT] [-live] [SCENARIO]
+
+Serves one page that draws the emulated kernel: GUID entries with their eight
+EnableInfo slots, registrations with the bits of EnableMask, each logger context with
+its counters, each processor's current buffer, the free and flush lists and where its
+buffers go, and the in-memory log files buffer by buffer; clicking a structure shows it
+as dt does. The lessons of examples/ are in a menu (and SCENARIO, a scenario file, opens
+first); Step and Back re-run the scenario on a fresh deterministic kernel to that step,
+so each step draws the same picture every time, and what changed is highlighted. The
+command box takes the scenario language (etwemu help run lists it), including poke, which
+tampers with the modelled fields and says so.
+
+With -live the menu also offers a live kernel: one writer goroutine per processor
+writes as etwemu demo does, to a real-time session and a circular file in memory, and
+the page redraws four times a second. With -duration the live writers stop after that
+long and the rate they wrote at is printed.
+
+The page and its scripts are in the binary; it loads nothing from elsewhere, and the
+server writes no file (log files are in memory). It listens on 127.0.0.1 unless -addr
+names another interface. SIGINT or SIGTERM stops it.
+
+  etwemu web examples/01-first-session.scenario     # then open http://127.0.0.1:8077/`
+
+// webListening, when set, is called with the address the server listens on, and the
+// context the first signal cancels, before it serves. Tests set it.
+var webListening func(ctx context.Context, addr net.Addr)
+
+// webStop, when set, replaces the signal context's parent, so that a test can stop the
+// server. Tests set it.
+var webStop context.Context
+
+func runWeb(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("web", flag.ContinueOnError)
+	addr := fs.String("addr", web.DefaultAddr, "the `HOST:PORT` to listen on; the default is the loopback interface only, and another host makes the page reachable from the network")
+	live := fs.Bool("live", false, "also run writers on a live kernel (logger goroutines, real clocks) and offer its picture in the menu")
+	procs := fs.Int("processors", min(runtime.NumCPU(), 4), "with -live: emulated processors, one writer goroutine each (1 to 64)")
+	payload := fs.Int("payload", 64, "with -live: payload bytes per event (0 to 4096)")
+	duration := fs.Duration("duration", 0, "with -live: stop the writers and the server after this long and print their write rate (0: run until a signal; at most 24h)")
+	fs.SetOutput(stderr)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, webAbout, stdout)
+			return 0
+		}
+		fmt.Fprintln(stderr, "Run 'etwemu help web' for its flags.")
+		return 2
+	}
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "etwemu web: name at most one SCENARIO (got %d arguments)\n", fs.NArg())
+		return 2
+	}
+	b := bounds{fs: fs}
+	b.int("processors", int64(*procs), 1, 64, "")
+	b.int("payload", int64(*payload), 0, 4096, "")
+	b.duration("duration", *duration, 0, 24*time.Hour, "")
+	b.needs("processors", "live", *live)
+	b.needs("payload", "live", *live)
+	b.needs("duration", "live", *live)
+	if code := b.done(stderr); code >= 0 {
+		return code
+	}
+	lessons, err := web.LoadLessons(examples.Lessons)
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu web: the embedded lessons: %v\n", err)
+		return 1
+	}
+	first := ""
+	if fs.NArg() == 1 {
+		name := fs.Arg(0)
+		text, err := readScenario(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+			return 1
+		}
+		l, err := web.ParseLesson(strings.TrimSuffix(filepath.Base(name), ".scenario"), text)
+		if err != nil {
+			fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+			return 1
+		}
+		lessons = addLesson(lessons, l)
+		first = l.Name
+	}
+	var lv *web.Live
+	if *live {
+		if lv, err = web.StartLive(web.LiveConfig{Processors: *procs, Payload: *payload}); err != nil {
+			fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+			return 1
+		}
+		defer lv.Stop()
+	}
+	ln, err := web.Listen(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+		return 1
+	}
+	parent := context.Background()
+	if webStop != nil {
+		parent = webStop
+	}
+	ctx, stop := interruptible(parent, stderr, "the web server")
+	defer stop()
+	if *duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *duration)
+		defer cancel()
+	}
+	srv := &http.Server{Handler: web.NewHandler(lessons, first, lv), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "etwemu web: serving http://%s/ (%d lessons%s)\n", ln.Addr(), len(lessons), map[bool]string{true: ", live kernel", false: ""}[lv != nil])
+	if webListening != nil {
+		webListening(ctx, ln.Addr())
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = srv.Shutdown(shut)
+		cancel()
+	}
+	if lv != nil {
+		n, d := lv.Stop()
+		fmt.Fprintf(stdout, "live: %d events accepted in %.2f s: %.0f events/s\n", n, d.Seconds(), float64(n)/d.Seconds())
+	}
+	if err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+		return 1
+	}
+	return interruptedCode(ctx)
+}
+
+// maxScenarioFile bounds the scenario file web reads: MaxSteps lines of the longest kind.
+const maxScenarioFile = 8 << 20
+
+// readScenario reads a scenario file of at most maxScenarioFile bytes.
+func readScenario(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxScenarioFile+1))
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxScenarioFile {
+		return "", fmt.Errorf("%s: larger than %d bytes", name, maxScenarioFile)
+	}
+	return string(b), nil
+}
+
+// addLesson puts l among lessons, replacing the lesson of the same name.
+func addLesson(lessons []web.Lesson, l web.Lesson) []web.Lesson {
+	for i := range lessons {
+		if lessons[i].Name == l.Name {
+			lessons[i] = l
+			return lessons
+		}
+	}
+	return append([]web.Lesson{l}, lessons...)
+}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/etwemu/etwemu/web"
+)
+
+// Without -addr, etwemu web listens on the loopback interface only.
+func TestWebListensOnLoopbackByDefault(t *testing.T) {
+	if h, _, err := net.SplitHostPort(web.DefaultAddr); err != nil || !net.ParseIP(h).IsLoopback() {
+		t.Fatalf("web.DefaultAddr %q is not a loopback address", web.DefaultAddr)
+	}
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got net.Addr
+	webStop, webListening = stop, func(_ context.Context, a net.Addr) { got = a; cancel() }
+	defer func() { webStop, webListening = nil, nil }()
+	var out, errb bytes.Buffer
+	code := runWeb(nil, &out, &errb)
+	if code != 0 {
+		if strings.Contains(errb.String(), syscall.EADDRINUSE.Error()) {
+			t.Skipf("the default port is taken on this machine: %s", errb.String())
+		}
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	tcp, ok := got.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		t.Fatalf("listened on %v, want a loopback address", got)
+	}
+}
+
+// Bad flags and arguments are refused with a message, not a panic.
+func TestWebBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-processors", "9"}, {"-live", "-processors", "0"}, {"-live", "-payload", "99999"}, {"a", "b"}, {"/no/such/file.scenario"}, {"-addr", "256.0.0.1:1"}} {
+		var out, errb bytes.Buffer
+		if code := runWeb(args, &out, &errb); code == 0 || errb.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := runWeb([]string{"-h"}, &out, &out); code != 0 || !strings.Contains(out.String(), "-addr") {
+		t.Errorf("-h: exit %d:\n%s", code, out.String())
+	}
+}

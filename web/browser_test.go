@@ -1,0 +1,283 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/etwemu/etwemu/examples"
+	"github.com/etwemu/etwemu/scenario"
+)
+
+// chromium returns the headless browser the test drives, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("ETWEMU_CHROMIUM"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (apt-get install -y chromium; .ci/run installs it): the page is not tested in a browser")
+	}
+	return p
+}
+
+// browse loads url in headless Chromium, with virtual time so that the page's scripts
+// and its requests finish before the DOM is taken, and returns the DOM; with shot it
+// also saves a screenshot there.
+func browse(t *testing.T, bin, url, shot string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=30000", "--window-size=1500,1000"}
+	out, err := exec.CommandContext(ctx, bin, append(args, "--dump-dom", url)...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom %s: %v", url, err)
+	}
+	if shot != "" {
+		cmd := exec.CommandContext(ctx, bin, append(args, "--screenshot="+shot, url)...)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("chromium --screenshot: %v\n%s", err, b)
+		}
+		if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+			t.Fatalf("screenshot %s: %v (%v)", shot, err, st)
+		}
+		t.Logf("screenshot: %s", shot)
+	}
+	return string(out)
+}
+
+var (
+	tagRe  = regexp.MustCompile(`<[a-zA-Z]+((?:\s+[a-zA-Z-]+(?:="[^"]*")?)*)\s*>([^<]*)`)
+	attrRe = regexp.MustCompile(`([a-zA-Z-]+)="([^"]*)"`)
+)
+
+// drawn returns every keyed value of the DOM (data-k), as the page's highlighting reads
+// it: the element's data-v, or its text.
+func drawn(dom string) map[string]string {
+	out := map[string]string{}
+	for _, m := range tagRe.FindAllStringSubmatch(dom, -1) {
+		attrs := map[string]string{}
+		for _, a := range attrRe.FindAllStringSubmatch(m[1], -1) {
+			attrs[a[1]] = html.UnescapeString(a[2])
+		}
+		k, ok := attrs["data-k"]
+		if !ok {
+			continue
+		}
+		if v, ok := attrs["data-v"]; ok {
+			out[k] = v
+		} else {
+			out[k] = html.UnescapeString(m[2])
+		}
+	}
+	return out
+}
+
+// shellViews runs a lesson's first n commands on a scenario machine, as `etwemu run` does,
+// and returns the JSON its views print.
+func shellViews(t *testing.T, lesson string, n int) (strdump, guids, regs, files []map[string]any, bufdump map[string][]map[string]any) {
+	t.Helper()
+	src, err := examples.Lessons.ReadFile(lesson + ".scenario")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ParseLesson(lesson, string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := scenario.New(&out)
+	defer m.Close()
+	for _, s := range l.Steps[:n] {
+		if s.Command != "" {
+			if err := m.Exec(s.Command); err != nil {
+				t.Fatalf("%s: %v", s.Command, err)
+			}
+		}
+	}
+	get := func(cmd string, v any) {
+		out.Reset()
+		if err := m.Exec(cmd); err != nil {
+			t.Fatalf("%s: %v", cmd, err)
+		}
+		if err := json.Unmarshal(out.Bytes(), v); err != nil {
+			t.Fatalf("%s: %v\n%s", cmd, err, out.Bytes())
+		}
+	}
+	get("strdump -json", &strdump)
+	get("guids -json", &guids)
+	get("regs -json", &regs)
+	get("files -json", &files)
+	bufdump = map[string][]map[string]any{}
+	for _, r := range strdump {
+		id := fmt.Sprint(r["loggerId"])
+		var rows []map[string]any
+		get("bufdump "+id+" -json", &rows)
+		bufdump[id] = rows
+	}
+	return
+}
+
+// num formats a JSON number as the page draws it.
+func num(v any) string { return fmt.Sprint(int64(v.(float64))) }
+
+// checkDrawn compares the drawn values with the views' JSON: the sessions and their
+// counters, each processor's current buffer and its offset, the GUID entries' slots,
+// the registrations' EnableMask bits, the files. It returns how many values it compared.
+func checkDrawn(t *testing.T, got map[string]string, lesson string, n int) int {
+	t.Helper()
+	strdump, guids, regs, files, bufdump := shellViews(t, lesson, n)
+	checked := 0
+	want := func(k, v string) {
+		t.Helper()
+		checked++
+		if g, ok := got[k]; !ok {
+			t.Errorf("the page draws no %s (want %q)", k, v)
+		} else if g != v {
+			t.Errorf("the page draws %s = %q, the view's JSON says %q", k, g, v)
+		}
+	}
+	for _, r := range strdump {
+		id := num(r["loggerId"])
+		k := "logger." + id
+		want(k+".name", r["name"].(string))
+		want(k+".mode", r["loggerMode"].(string))
+		for _, f := range []string{"eventsLost", "buffersWritten", "logBuffersLost", "realTimeBuffersLost", "numberOfBuffers", "freeBuffers", "peakBuffers"} {
+			want(k+"."+f, num(r[f]))
+		}
+		free, flush := 0, 0
+		for _, b := range bufdump[id] {
+			bid := num(b["ID"])
+			want("buf."+id+"."+bid+".state", b["stateName"].(string))
+			if b["current"].(bool) {
+				want("cur."+id+"."+num(b["Stream"]), bid)
+				want("buf."+id+"."+bid+".offset", fmt.Sprintf("0x%x", int64(b["CurrentOffset"].(float64))))
+			}
+			switch b["stateName"] {
+			case "Free":
+				free++
+			case "Flush":
+				flush++
+			}
+		}
+		want(k+".freelist", fmt.Sprint(free))
+		want(k+".flushlist", fmt.Sprint(flush))
+	}
+	for _, g := range guids {
+		id := g["guid"].(string)
+		want("guid."+id+".refCount", num(g["refCount"]))
+		used := map[string]bool{}
+		for _, s := range g["slots"].([]any) {
+			s := s.(map[string]any)
+			i := num(s["slot"])
+			used[i] = true
+			want("guid."+id+".slot."+i, "L"+num(s["loggerId"]))
+			want("guid."+id+".slot."+i+".logger", num(s["loggerId"]))
+			want("guid."+id+".slot."+i+".level", num(s["level"]))
+		}
+		for i := range 8 {
+			if !used[fmt.Sprint(i)] {
+				want(fmt.Sprintf("guid.%s.slot.%d", id, i), "free")
+			}
+		}
+	}
+	for _, r := range regs {
+		if !r["registered"].(bool) {
+			continue
+		}
+		p := r["provider"].(string)
+		mask := int64(r["enableMask"].(float64))
+		want("reg."+p+".enableMask", fmt.Sprintf("0b%08b", mask))
+		want("reg."+p+".groupEnableMask", fmt.Sprintf("0b%08b", int64(r["groupEnableMask"].(float64))))
+		for i := range 8 {
+			want(fmt.Sprintf("reg.%s.bit.%d", p, i), fmt.Sprint(mask>>i&1))
+		}
+	}
+	for _, f := range files {
+		name := f["name"].(string)
+		want("file."+name+".size", num(f["size"]))
+		bufs := f["buffers"].([]any)
+		want("file."+name+".buffers", fmt.Sprint(len(bufs)))
+		for i, b := range bufs {
+			want(fmt.Sprintf("file.%s.buf.%d", name, i), num(b.(map[string]any)["sequenceNumber"]))
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "logger.") && strings.HasSuffix(k, ".name") {
+			found := false
+			for _, r := range strdump {
+				found = found || k == "logger."+num(r["loggerId"])+".name"
+			}
+			if !found {
+				t.Errorf("the page draws %s, which strdump does not list", k)
+			}
+		}
+	}
+	return checked
+}
+
+// TestBrowserLesson01 drives headless Chromium through lesson 01 as a reader does, one
+// Step at a time, and checks that the page draws what the shell's views print: at the
+// step before the session stops (the session, its counters, each processor's current
+// buffer, the provider's slot and its EnableMask bit), and at the end (the log file's
+// buffers, no logger). The screenshots go to $ETWEMU_SCREENSHOTS, or the test's
+// temporary folder.
+func TestBrowserLesson01(t *testing.T) {
+	bin := chromium(t)
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewHandler(lessons, "", nil))
+	defer srv.Close()
+	dir := os.Getenv("ETWEMU_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	const lesson = "01-first-session"
+	l, _ := ParseLesson(lesson, mustRead(t, lesson+".scenario"))
+	last := len(l.Steps)
+	for _, c := range []struct {
+		name string
+		hash string
+		step int
+	}{
+		{"before-stop", fmt.Sprintf("#lesson=%s&play=%d&select=reg:Demo", lesson, last-1), last - 1},
+		{"end", fmt.Sprintf("#lesson=%s&play=end", lesson), last},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dom := browse(t, bin, srv.URL+"/"+c.hash, filepath.Join(dir, "lesson01-"+c.name+".png"))
+			if !strings.Contains(dom, `data-state="ready"`) || !strings.Contains(dom, fmt.Sprintf(`data-step="%d"`, c.step)) {
+				t.Fatalf("the page did not reach step %d:\n%.2000s", c.step, dom)
+			}
+			got := drawn(dom)
+			n := checkDrawn(t, got, lesson, c.step)
+			if c.step == last-1 && (got["logger.2.name"] != "lesson" || got["reg.Demo.bit.0"] != "1") {
+				t.Errorf("before the stop the page must draw the session and the mask bit: %v", got)
+			}
+			t.Logf("%d drawn values agree with the views' JSON", n)
+		})
+	}
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	b, err := examples.Lessons.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,148 @@
+package web
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// DefaultAddr is where `etwemu web` listens unless told: the loopback interface only.
+const DefaultAddr = "127.0.0.1:8077"
+
+//go:embed assets
+var assets embed.FS
+
+// ReplayTimeout bounds one replay (a step, a typed command).
+const ReplayTimeout = 10 * time.Second
+
+// maxRequest bounds a request body: the typed commands and their lesson's name.
+const maxRequest = 1 << 20
+
+// Handler serves the page, the lessons and their frames, and with live set the live
+// picture. first names the lesson the page opens with ("" for the first).
+type Handler struct {
+	lessons []Lesson // immutable
+	first   string   // immutable
+	live    *Live    // nil without live mode; immutable
+	mux     *http.ServeMux
+}
+
+// NewHandler returns a handler for lessons; first is the lesson the page opens, live the
+// live kernel (nil for none).
+func NewHandler(lessons []Lesson, first string, live *Live) *Handler {
+	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux()}
+	static, _ := fs.Sub(assets, "assets")
+	h.mux.Handle("GET /", http.FileServerFS(static))
+	h.mux.HandleFunc("GET /api/lessons", h.serveLessons)
+	h.mux.HandleFunc("POST /api/frame", h.serveFrame)
+	h.mux.HandleFunc("GET /api/live", h.serveLive)
+	return h
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+	h.mux.ServeHTTP(w, r)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (h *Handler) serveLessons(w http.ResponseWriter, r *http.Request) {
+	first := h.first
+	if first == "" && len(h.lessons) > 0 {
+		first = h.lessons[0].Name
+	}
+	writeJSON(w, struct {
+		Lessons []Lesson `json:"lessons"`
+		First   string   `json:"first"`
+		Live    bool     `json:"live"`
+	}{h.lessons, first, h.live != nil})
+}
+
+// FrameRequest asks for the picture after Step steps of a lesson followed by the typed
+// commands.
+type FrameRequest struct {
+	Lesson string   `json:"lesson"`
+	Typed  []string `json:"typed"`
+	Step   int      `json:"step"` // -1: the last
+}
+
+func (h *Handler) lesson(name string) (Lesson, bool) {
+	for _, l := range h.lessons {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Lesson{}, false
+}
+
+func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
+	var req FrameRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, maxRequest)).Decode(&req); err != nil {
+		http.Error(w, "the request is not a frame request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	l, ok := h.lesson(req.Lesson)
+	if !ok && req.Lesson != "" {
+		http.Error(w, "no lesson named "+req.Lesson, http.StatusNotFound)
+		return
+	}
+	steps := append([]Step(nil), l.Steps...)
+	for _, t := range req.Typed {
+		if len(t) > 4096 || strings.ContainsAny(t, "\r\n") {
+			http.Error(w, "a typed command is one line of at most 4096 bytes", http.StatusBadRequest)
+			return
+		}
+		steps = append(steps, Step{Command: strings.TrimSpace(t)})
+	}
+	if len(steps) > MaxSteps {
+		http.Error(w, "more steps than a frame replays", http.StatusBadRequest)
+		return
+	}
+	if req.Step < 0 || req.Step > len(steps) {
+		req.Step = len(steps)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), ReplayTimeout)
+	defer cancel()
+	f, err := Replay(ctx, l, steps, req.Step)
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, context.DeadlineExceeded) {
+			code = http.StatusRequestTimeout
+		}
+		http.Error(w, err.Error(), code)
+		return
+	}
+	writeJSON(w, f)
+}
+
+func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request) {
+	if h.live == nil {
+		http.Error(w, "not in live mode (etwemu web -live)", http.StatusNotFound)
+		return
+	}
+	f, err := h.live.Frame(r.Context())
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, f)
+}
+
+// Listen listens on addr, DefaultAddr when empty.
+func Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	return net.Listen("tcp", addr)
+}

@@ -1,0 +1,135 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/examples"
+)
+
+func handler(t *testing.T, live *Live) *Handler {
+	t.Helper()
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil || len(lessons) < 10 {
+		t.Fatalf("lessons: %d, %v", len(lessons), err)
+	}
+	return NewHandler(lessons, "", live)
+}
+
+func post(t *testing.T, h http.Handler, body string) (*httptest.ResponseRecorder, *Frame) {
+	t.Helper()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("POST", "/api/frame", strings.NewReader(body)))
+	if w.Code != http.StatusOK {
+		return w, nil
+	}
+	var f Frame
+	if err := json.Unmarshal(w.Body.Bytes(), &f); err != nil {
+		t.Fatal(err)
+	}
+	return w, &f
+}
+
+// A step draws the same picture every time: the replay is deterministic.
+func TestReplayIsDeterministic(t *testing.T) {
+	h := handler(t, nil)
+	a, _ := post(t, h, `{"lesson":"04-circular","step":5}`)
+	b, _ := post(t, h, `{"lesson":"04-circular","step":5}`)
+	if a.Code != 200 || !bytes.Equal(a.Body.Bytes(), b.Body.Bytes()) {
+		t.Fatalf("two replays of one step differ (%d):\n%s\n%s", a.Code, a.Body, b.Body)
+	}
+	_, f := post(t, h, `{"lesson":"04-circular","step":5}`)
+	if f.Step != 5 || len(f.Ran) != 5 || f.Views.Loggers["2"].Bufdump == nil || !strings.Contains(string(f.Views.Files), "ring.etl") {
+		t.Fatalf("frame: step %d, %d ran, views %+v", f.Step, len(f.Ran), f.Views)
+	}
+}
+
+// Typed commands run after the lesson's steps, failures are recorded and the replay
+// goes on; a poke shows as tampering and the GUID entry and registration disagree.
+func TestTypedCommands(t *testing.T) {
+	h := handler(t, nil)
+	_, f := post(t, h, `{"lesson":"01-first-session","typed":["bogus","start t mode=REAL_TIME","register P","enable t P","poke reg P mask=0"],"step":-1}`)
+	if f == nil {
+		t.Fatal("no frame")
+	}
+	ran := f.Ran[len(f.Ran)-5:]
+	if ran[0].Error == "" || !strings.HasPrefix(ran[4].Output, "TAMPERED") {
+		t.Fatalf("typed steps: %+v", ran)
+	}
+	var regs []struct {
+		Provider   string `json:"provider"`
+		EnableMask uint8  `json:"enableMask"`
+	}
+	if err := json.Unmarshal(f.Views.Regs, &regs); err != nil {
+		t.Fatal(err)
+	}
+	if regs[len(regs)-1].Provider != "P" || regs[len(regs)-1].EnableMask != 0 || !strings.Contains(string(f.Views.Guids), `"provider":"P"`) {
+		t.Fatalf("regs %+v guids %s", regs, f.Views.Guids)
+	}
+}
+
+// Requests are bounded and checked.
+func TestFrameRequestsAreBounded(t *testing.T) {
+	h := handler(t, nil)
+	for body, code := range map[string]int{
+		`{"lesson":"nope"}`: http.StatusNotFound,
+		`not json`:          http.StatusBadRequest,
+		`{"typed":["` + strings.Repeat("x", 5000) + `"]}`:            http.StatusBadRequest,
+		`{"typed":["a\nb"]}`:                                         http.StatusBadRequest,
+		`{"typed":[` + strings.Repeat(`"help",`, MaxSteps) + `"x"]}`: http.StatusBadRequest,
+	} {
+		if w, _ := post(t, h, body); w.Code != code {
+			t.Errorf("%.60s: %d, want %d", body, w.Code, code)
+		}
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/live", nil))
+	if w.Code != http.StatusNotFound {
+		t.Errorf("/api/live without live mode: %d", w.Code)
+	}
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	if w.Code != 200 || !strings.Contains(w.Body.String(), "app.js") || !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'self'") {
+		t.Errorf("/: %d %s", w.Code, w.Header())
+	}
+}
+
+// A replay that runs past its context stops with the context's error.
+func TestReplayStopsWithItsContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Replay(ctx, Lesson{}, []Step{{Command: "write X 1"}}, 1); err == nil {
+		t.Fatal("a cancelled replay succeeded")
+	}
+}
+
+// The live picture reads the same views while the writers run, and Stop stops them.
+func TestLiveFrame(t *testing.T) {
+	l, err := StartLive(LiveConfig{Processors: 2, Payload: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	h := handler(t, l)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/live", nil))
+	var f LiveFrame
+	if err := json.Unmarshal(w.Body.Bytes(), &f); err != nil || !f.Live {
+		t.Fatalf("%d %v %s", w.Code, err, w.Body)
+	}
+	if len(f.Views.Loggers) != 2 || !strings.Contains(string(f.Views.Strdump), `"real time"`) || !strings.Contains(string(f.Views.Regs), "Demo.Storage") {
+		t.Fatalf("live views: %+v", f.Views)
+	}
+	n, _ := l.Stop()
+	if m, _ := l.Written(); m != n {
+		t.Fatalf("writers went on after Stop: %d then %d", n, m)
+	}
+	if _, err := StartLive(LiveConfig{Processors: 0}); err == nil {
+		t.Error("0 processors accepted")
+	}
+}
