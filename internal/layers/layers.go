@@ -2,11 +2,11 @@
 // imports to them. Dependencies flow one way, down:
 //
 //	programs     cmd/etwemu, examples/...
-//	on the kernel etw, consumer, scenario, fuzz, bench, bench/benchsuite, internal/tltest
+//	on the kernel etw, consumer, scenario, web, fuzz, bench, bench/benchsuite, internal/tltest
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
-//	             internal/hw, internal/fault, bench/benchbase
+//	             internal/hw, internal/fault, bench/benchbase, examples (the lessons' files)
 //
 // A package imports packages of its own layer or of the layers below it, never above:
 // nothing below emu imports it, and no leaf imports a part of the kernel. The folders say
@@ -47,6 +47,7 @@ var Of = map[string]Layer{
 	"internal/fault":          Leaf,
 	"internal/layers":         Leaf,
 	"bench/benchbase":         Leaf,
+	"examples":                Leaf, // the lessons' files, embedded
 
 	"session":   KernelPart,
 	"regentry":  KernelPart,
@@ -62,6 +63,7 @@ var Of = map[string]Layer{
 	"bench":            OnKernel,
 	"bench/benchsuite": OnKernel,
 	"internal/tltest":  OnKernel,
+	"web":              OnKernel,
 
 	"cmd/etwemu":            Program,
 	"examples/tracelogging": Program,
