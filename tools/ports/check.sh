@@ -155,10 +155,7 @@ port() {
 		rewrite "$kind" <"$w/orig" >"$mod/main.go"
 		diff "$w/orig" "$mod/main.go" >"$w/diff" || true
 		changes="import lines only"
-		importsonly "$w/diff" || {
-			changes="NOT import lines only"
-			why="a line other than an import or a build constraint changed"
-		}
+		importsonly "$w/diff" || changes="NOT import lines only"
 		if [ "$kind" = golangetw ]; then
 			cp "$here/provider.go.txt" "$mod/etwemu_provider.go"
 		else
@@ -205,9 +202,12 @@ port() {
 			fi
 		fi
 	fi
-	printf '%-18s %-20s builds: %-3s  events: %-4s changed: %s%s\n' "$name" "$c" "$builds" "$events" "$changes" \
+	printf '%-18s %-21s builds: %-3s  events: %-4s changed: %s%s\n' "$name" "$c" "$builds" "$events" "$changes" \
 		"${others:+; modules from the proxy: $(echo "$others" | tr '\n' ' ')}"
 	[ -f "$w/diff" ] && sed 's/^/    /' "$w/diff"
+	if [ "$changes" = "NOT import lines only" ]; then
+		why="a line other than an import or a build constraint changed${why:+$'\n'$why}"
+	fi
 	if [ -n "$why" ]; then
 		echo "$why" | sed 's/^/    FAIL: /'
 		failed=1
