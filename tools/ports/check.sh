@@ -27,7 +27,8 @@
 # and through the observer. The golang-etw programs run for their own five seconds; they
 # stop their consumer before their session, so every event they print was delivered by
 # the session's one-second flushes within that window. events.go.txt counts the events
-# and refuses a line that is not golang-etw's event JSON.
+# and refuses a line that is not golang-etw's event JSON. The three .go.txt files must be
+# as gofmt prints them.
 #
 # Output: one line per program (its name, the outside commit, "builds: yes/no",
 # "events: N", whether the changes are import lines only), then that program's changed
@@ -126,6 +127,14 @@ run() {
 	shift 2
 	timeout "$limit" "$@" <"$in" 2>"$out.stderr" | head -c "$maxout" >"$out"
 }
+
+# etwemu's own files here are Go that no CI step formats: hold them to gofmt.
+for f in "$here"/*.go.txt; do
+	if ! gofmt <"$f" | cmp -s - "$f"; then
+		echo "$f: not as gofmt prints it" >&2
+		exit 1
+	fi
+done
 
 # The event counter, a module of its own (standard library only).
 mkdir -p "$tmp/events"
