@@ -38,7 +38,7 @@
 # Not part of `go test`: the programs are outside code (go-winio is MIT, the golang-etw
 # forks GPL-3.0), run from their sources, never copied into this repository. Their own
 # imports beyond the standard library and the etw packages, if any, come from the Go
-# module proxy and are named on the program's line. Each run is bounded by $limit seconds
+# module proxy and are named on the program's line. Each run is bounded by 120 seconds
 # and 16 MiB of output.
 set -euo pipefail
 
