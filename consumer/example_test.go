@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/etwemu/etwemu/consumer"
@@ -106,5 +107,120 @@ func ExampleConsumer_ProcessEvents() {
 	// Output:
 	// Job 1
 	// Job 2
+	// <nil> <nil>
+}
+
+// printJSON prints what a golang-etw program reads from an event's JSON: the provider,
+// the task and opcode names and the properties, which golang-etw delivers as strings.
+func printJSON(b []byte) {
+	var v struct {
+		EventData map[string]string
+		System    struct {
+			Provider     struct{ Name string }
+			Task, Opcode struct{ Name string }
+		}
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(v.System.Provider.Name, v.System.Task.Name, v.System.Opcode.Name, v.EventData)
+}
+
+// The calls of 0xrawsec/golang-etw's README, in its order: a real-time session on the
+// default kernel with one provider enabled, a consumer whose Events channel a goroutine
+// drains, printing each event as JSON, and Err once the consumer is done. A program
+// would wait for the session's one-second flush; this one flushes at once.
+func ExampleNewRealTimeConsumer() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	p, _ := etw.NewProvider("MyCompany.Disk", nil)
+	defer p.Close()
+
+	s := consumer.NewRealTimeSession("DiskWatch")
+	defer s.Stop()
+	if err := s.EnableProvider(consumer.MustParseProvider("MyCompany.Disk")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := consumer.NewRealTimeConsumer(context.Background())
+	defer c.Stop()
+	c.FromSessions(s)
+	printed := make(chan struct{})
+	go func() {
+		for e := range c.Events {
+			b, err := json.Marshal(e)
+			if err != nil {
+				fmt.Println(err)
+			}
+			printJSON(b)
+			printed <- struct{}{}
+		}
+		close(printed)
+	}()
+	if err := c.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	p.WriteEvent("Create", etw.WithEventOpts(etw.WithOpcode(etw.OpcodeStart)),
+		etw.WithFields(etw.StringField("FileName", `C:\data\a.txt`), etw.Uint32Field("CreateOptions", 0x60)))
+	s.Flush()
+	<-printed
+	c.Stop() // the goroutine's range ends
+	<-printed
+	fmt.Println(c.Err())
+	// Output:
+	// MyCompany.Disk Create Start map[CreateOptions:96 FileName:C:\data\a.txt]
+	// <nil>
+}
+
+// The calls of tekert/golang-etw's examples/simple, in its order: the same session, a
+// consumer from NewConsumer, and ProcessEvents on a goroutine calling a function with
+// each event; LastError once the consumer is done.
+func ExampleNewConsumer() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	p, _ := etw.NewProvider("MyCompany.Disk", nil)
+	defer p.Close()
+
+	s := consumer.NewRealTimeSession("DiskWatch")
+	defer s.Stop()
+	if err := s.EnableProvider(consumer.MustParseProvider("MyCompany.Disk")); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := consumer.NewConsumer(context.Background())
+	defer c.Stop()
+	c.FromSessions(s)
+	printed := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- c.ProcessEvents(func(e *consumer.Event) {
+			b, err := json.Marshal(e)
+			if err != nil {
+				fmt.Println(err)
+			}
+			printJSON(b)
+			printed <- struct{}{}
+		})
+	}()
+	if err := c.Start(); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	p.WriteEvent("Close", etw.WithEventOpts(etw.WithOpcode(etw.OpcodeStop)),
+		etw.WithFields(etw.StringField("FileName", `C:\data\a.txt`), etw.Uint64Field("Bytes", 4096)))
+	s.Flush()
+	<-printed
+	c.Stop() // ProcessEvents returns
+	fmt.Println(<-done, c.LastError())
+	// Output:
+	// MyCompany.Disk Close Stop map[Bytes:4096 FileName:C:\data\a.txt]
 	// <nil> <nil>
 }

@@ -85,3 +85,41 @@ func ExampleProvider_WriteEvent() {
 	// Output:
 	// <nil> false
 }
+
+// go-winio's sample in brief: a provider in a provider group with an enable callback,
+// and an event with a keyword, a struct and an array, read by a session that enabled
+// the provider first. golang-etw's EventData holds the struct under "Structures" and
+// every value as a string.
+func ExampleStruct() {
+	k, _ := emu.New(emu.Config{Processors: 1})
+	defer k.Close()
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	s := consumer.NewRealTimeSession("Inventory")
+	s.EnableProvider(consumer.MustParseProvider("MyCompany.Inventory"))
+	c := consumer.NewConsumer(context.Background()).FromSessions(s)
+	c.Start()
+
+	group, _ := guid.FromString("0f0e0d0c-0b0a-0908-0706-050403020100")
+	p, err := etw.NewProviderWithOptions("MyCompany.Inventory", etw.WithGroup(group),
+		etw.WithCallback(func(_ guid.GUID, state etw.ProviderState, level etw.Level, matchAny, _ uint64, _ uintptr) {
+			fmt.Printf("callback: state %d, level %d, any keyword %#x\n", state, level, matchAny)
+		}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Close()
+	p.WriteEvent("Counted", etw.WithEventOpts(etw.WithLevel(etw.LevelInfo), etw.WithKeyword(0x140)),
+		etw.WithFields(etw.StringField("Shelf", "B4"),
+			etw.Struct("Item", etw.StringField("Name", "bolt"), etw.Uint16Field("Size", 8)),
+			etw.StringArray("Bins", []string{"1", "2", "3"})))
+	s.Stop()
+	for e := range c.Events {
+		fmt.Println(e.System.Task.Name, e.System.Level.Value, fmt.Sprintf("%#x", e.System.Keywords.Value), e.EventData)
+	}
+	// Output:
+	// callback: state 1, level 255, any keyword 0xffffffffffffffff
+	// callback: state 0, level 0, any keyword 0x0
+	// Counted 4 0x140 map[Bins:[1 2 3] Shelf:B4 Structures:[map[Name:bolt Size:8]]]
+}

@@ -12,9 +12,9 @@
 // nothing below emu imports it, and no leaf imports a part of the kernel. The folders say
 // a package's kind: internal/ holds what only this module may import, bench/ the
 // benchmarks and what they share (bench/benchbase, the baselines, is a leaf: it touches
-// no kernel), tools/ the scripts that check etwemu's files with outside parsers, which
-// are never dependencies. bench/peers is a module of its own, so that zerolog and zap
-// never reach a user's build.
+// no kernel), tools/ the scripts that check etwemu's files with outside parsers and
+// build outside programs against etwemu, which are never dependencies. bench/peers is a
+// module of its own, so that zerolog and zap never reach a user's build.
 package layers
 
 // Layer is a package's place in the order above: the higher, the closer to the user.
