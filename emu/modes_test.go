@@ -154,7 +154,8 @@ func startSecure(t *testing.T, k *Kernel, g guid.GUID) (TraceHandle, *session.Me
 
 func TestPrivateLoggers(t *testing.T) {
 	prov := guid.FromName("private-provider")
-	// Before 1703 the provider must be registered, unless PRIVATE_IN_PROC; one per process.
+	// Before 1703 the provider must be registered, unless PRIVATE_IN_PROC; one per process,
+	// three with PRIVATE_IN_PROC.
 	k := newKernel(t, winver.V1607)
 	priv := func(name string, mode uint32) (TraceHandle, error) {
 		return k.StartTrace(name, &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | logmode.RealTime | mode, GUID: prov})
@@ -178,8 +179,17 @@ func TestPrivateLoggers(t *testing.T) {
 	if committed != uint64(q.NumberOfBuffers)*8192 || reserved != uint64(q.MaximumBuffers)*8192 || reserved <= committed {
 		t.Errorf("memory: reserved %d committed %d for %d of %d buffers", reserved, committed, q.NumberOfBuffers, q.MaximumBuffers)
 	}
-	if _, err := priv("p2", logmode.PrivateInProc); !errors.Is(err, winerr.ErrNoSystemResources) {
+	if _, err := priv("p2", 0); !errors.Is(err, winerr.ErrNoSystemResources) {
 		t.Fatalf("second private logger before 1703: %v", err)
+	}
+	// PRIVATE_IN_PROC allows three, whatever GUID names them.
+	for i, g := range []guid.GUID{prov, guid.FromName("never-registered")} {
+		if _, err := k.StartTrace("inproc"+itoa(i), &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime, GUID: g}); err != nil {
+			t.Fatalf("in-process private logger %d of 3 before 1703: %v", i+2, err)
+		}
+	}
+	if _, err := priv("p4", logmode.PrivateInProc); !errors.Is(err, winerr.ErrNoSystemResources) {
+		t.Fatalf("fourth private logger before 1703: %v", err)
 	}
 	if _, err := priv("p3", logmode.NewFile); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("private NEWFILE: %v", err)

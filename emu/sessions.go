@@ -9,7 +9,6 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
-	"github.com/etwemu/etwemu/winver"
 )
 
 // Properties is EVENT_TRACE_PROPERTIES; see session.Properties.
@@ -41,18 +40,6 @@ const (
 // MaxSystemLoggers is how many sessions may run with EVENT_TRACE_SYSTEM_LOGGER_MODE
 // (ETW_SYSTEM_LOGGER_SETTINGS.EtwpSystemLogger[8]).
 const MaxSystemLoggers = 8
-
-// privateLimit is how many private loggers one process may run: one (MS-PLA: "only one
-// private session per process") until 1703, which documents "a limit of 8 ... private
-// loggers to an individual process". [UNCERTAIN: which release between them raised it
-// is not public; the emulator keeps one until 1703.]
-var privateLimit = winver.Steps[int]{{Since: winver.V5_0, Value: 1}, {Since: winver.V1703, Value: session.MaxPrivateLoggers}}
-
-// privateNeedsProvider: until 1703 a private logger's Wnode.Guid must be the GUID of a
-// provider already registered in the process, unless EVENT_TRACE_PRIVATE_IN_PROC is set;
-// from 1703 "the provider no longer needs to be registered prior to ... starting the
-// private session" (MSDOC configuring-and-starting-a-private-logger-session).
-var privateNeedsProvider = winver.Steps[bool]{{Since: winver.V5_0, Value: true}, {Since: winver.V1703, Value: false}}
 
 // The LogFileMode flags most sessions start with, so that a program needs no other
 // package for them; package logmode has every flag and the rules StartTrace applies.
@@ -87,8 +74,11 @@ const (
 //
 // With EVENT_TRACE_PRIVATE_LOGGER_MODE the session is a private logger: a user-mode
 // logger in the emulated process, with an id after the kernel's 64 that does not count
-// against them, page-rounded buffer memory, and p.GUID naming a registered provider
-// (before 1703, unless EVENT_TRACE_PRIVATE_IN_PROC).
+// against them ([emulator choice]: how Windows numbers private loggers is not public),
+// page-rounded buffer memory, and the version's private-logger start rule
+// (logmode.PrivateStartFor): before 1703 p.GUID names a registered provider and the
+// process runs one private logger, or up to three with EVENT_TRACE_PRIVATE_IN_PROC, which
+// needs no registered GUID; from 1703 eight, none registered first.
 //
 // Errors: ERROR_INVALID_PARAMETER for a bad name, a nil p, a bad clock type or a
 // LogFileMode the version refuses (the message names the flags and the version rule);
@@ -174,18 +164,20 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 }
 
 // privateLoggerIDLocked picks a private logger's id, after the kernel's table, once the
-// process's limit and the provider rule allow it.
+// version's private-logger start rule (logmode.PrivateStartFor: the provider's
+// registration, the process's limit) allows it.
 // Preconditions: k.mu is held.
 func (k *Kernel) privateLoggerIDLocked(name string, provider guid.GUID, mode uint32) (uint16, error) {
-	if privateNeedsProvider.At(k.version) && mode&logmode.PrivateInProc == 0 {
+	rule := logmode.PrivateStartFor(k.version, logmode.Mode(mode))
+	if rule.Registered {
 		e := k.guids.Lookup(provider, guidtable.TraceGuid)
 		if e == nil || len(e.Registrations()) == 0 {
 			// [UNCERTAIN] the documentation says the provider "must have already registered
 			// the GUID" without naming the error; the emulator answers as for an unknown GUID.
-			return 0, winerr.New(winerr.ErrWMIGuidNotFound, "private logger %q: Wnode.Guid %s is not a registered provider (required before 1703 without EVENT_TRACE_PRIVATE_IN_PROC)", name, provider)
+			return 0, winerr.New(winerr.ErrWMIGuidNotFound, "private logger %q: Wnode.Guid %s is not a registered provider (Windows %s, %s)", name, provider, k.version, rule)
 		}
 	}
-	limit, used := privateLimit.At(k.version), 0
+	limit, used := rule.PerProcess, 0
 	free := -1
 	for id := session.MaxLoggers; id < session.LoggerIDs; id++ {
 		if k.loggers[id].Load() != nil || k.stopping[uint16(id)] {
@@ -195,7 +187,7 @@ func (k *Kernel) privateLoggerIDLocked(name string, provider guid.GUID, mode uin
 		}
 	}
 	if used >= limit || free < 0 {
-		return 0, winerr.New(winerr.ErrNoSystemResources, "the process already runs %d private logger(s), the most Windows %s allows", used, k.version)
+		return 0, winerr.New(winerr.ErrNoSystemResources, "the process already runs %d private logger(s) (Windows %s, %s)", used, k.version, rule)
 	}
 	return uint16(free), nil
 }

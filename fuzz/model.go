@@ -230,15 +230,13 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 	}
 	id := uint16(2)
 	if d.Kind == logmode.Private {
-		// Wnode.Guid is GUID_NULL, which no provider can register: before 1703 only
-		// PRIVATE_IN_PROC lets the start through; one private logger until 1703, 8 after.
-		if m.version < winver.V1703 && mode&logmode.PrivateInProc == 0 {
+		// Wnode.Guid is GUID_NULL, which no provider can register: the version's
+		// private-logger start rule decides whether that matters and how many run.
+		rule := logmode.PrivateStartFor(m.version, logmode.Mode(mode))
+		if rule.Registered {
 			return nil, winerr.ErrWMIGuidNotFound
 		}
-		limit := 1
-		if m.version >= winver.V1703 {
-			limit = 8
-		}
+		limit := rule.PerProcess
 		id = 64
 		for m.byID[id] != nil {
 			id++

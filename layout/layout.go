@@ -43,8 +43,12 @@ type Member struct {
 
 // Struct is one structure's catalogue entry.
 type Struct struct {
-	Name    string // as in the symbol files: ETW_REG_ENTRY
-	Source  string // where the rows and sizes come from
+	Name   string // as in the symbol files: ETW_REG_ENTRY
+	Source string // where the rows and sizes come from
+	// Build names the one build whose symbols gave the offsets, where the catalogue shows
+	// that build's layout for a version it is not ("ntoskrnl.exe build 19569"); "" where
+	// the rows are the versions' own.
+	Build   string
 	Sizes   winver.Steps[[2]int]
 	Members []Member
 }

@@ -2,6 +2,9 @@ package layout
 
 import "github.com/etwemu/etwemu/winver"
 
+// loggerContextBuild is the build whose symbols give LoggerContext's offsets.
+const loggerContextBuild = "ntoskrnl.exe build 19569"
+
 // LoggerContext is WMI_LOGGER_CONTEXT, the kernel's object for one tracing session, x64
 // only, from a header generated from Microsoft's public symbols of ntoskrnl.exe build
 // 19569 (ntdiff's _WMI_LOGGER_CONTEXT.h), a 20H2-era build, with the sizes of other
@@ -12,7 +15,8 @@ import "github.com/etwemu/etwemu/winver"
 // not their bytes.
 var LoggerContext = Struct{
 	Name:   "WMI_LOGGER_CONTEXT",
-	Source: "Microsoft's public symbols of ntoskrnl.exe build 19569, x64; Geoff Chappell, \"WMI_LOGGER_CONTEXT\" for the sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398",
+	Source: "Microsoft's public symbols of " + loggerContextBuild + ", x64; Geoff Chappell, \"WMI_LOGGER_CONTEXT\" for the sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398",
+	Build:  loggerContextBuild,
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},
 		{Since: winver.V2004, Value: [2]int{0, 0x550}},

@@ -433,3 +433,96 @@ func RulesFor(v winver.Version, k LoggerKind) []Rule {
 	}
 	return out
 }
+
+// PrivateStart is one row of the private-logger start table: what a version asks of a
+// private logger's start beyond its LogFileMode rules, for starts with or without
+// EVENT_TRACE_PRIVATE_IN_PROC. A private logger never reaches the kernel's checks
+// (Geoff Chappell, "LogFileMode": the flag is "not known to the kernel"), so Microsoft's
+// documentation is the only public source.
+type PrivateStart struct {
+	Versions winver.Range
+	InProc   bool // the row is for starts whose effective mode has EVENT_TRACE_PRIVATE_IN_PROC
+	// Registered: Wnode.Guid must be the GUID of a provider already registered.
+	Registered bool
+	// PerProcess is how many private loggers one process may run, this one included.
+	PerProcess int
+	Source     string // public works, by author and title, "; " between them
+}
+
+// Sources of the private-logger start table.
+const (
+	srcPrivateSession = `Microsoft Learn, "Configuring and Starting a Private Logger Session"`
+	srcPrivateBoth    = srcModeConstants + "; " + srcPrivateSession
+)
+
+// privateStarts is the private-logger start table, by version, from Microsoft Learn:
+//   - Registration. "Configuring and Starting a Private Logger Session": Wnode.Guid "must
+//     contain the GUID of the provider, not the session, and the provider must have already
+//     registered the GUID", but "if you also set the EVENT_TRACE_PRIVATE_IN_PROC logging
+//     mode, you can use a different GUID for the session and provider"; from 1703 the
+//     provider no longer needs to be registered before the private session starts. "Logging
+//     Mode Constants" adds, for PRIVATE_IN_PROC, that "only the process that registered the
+//     provider GUID can start the logger session with that GUID": a check between
+//     processes, which never refuses in the emulator's one process, where every
+//     registration is the starting process's own.
+//   - Count. "Logging Mode Constants", EVENT_TRACE_PRIVATE_LOGGER_MODE: "Prior to Windows
+//     10, version 1703 ... there can only be one private session per process (unless the
+//     EVENT_TRACE_PRIVATE_IN_PROC mode is also specified, in which case you can create up
+//     to three in-process private sessions)"; now "up to eight private session per
+//     process" ("Configuring and Starting a Private Logger Session": from 1703, "a limit of
+//     8"). [UNCERTAIN] Whether the one and the three are counted apart is not said: the
+//     emulator counts every private logger of the process against the limit of the row the
+//     new start falls in. PRIVATE_IN_PROC's own entry says "up to three" without a version;
+//     the emulator reads it as the rule before 1703, where PRIVATE_LOGGER_MODE's entry puts
+//     it, and allows eight of either kind from 1703.
+//
+// PRIVATE_IN_PROC is recognised from 6.0 (see recognition); before that every private
+// logger falls in the first row. Not modelled: before 1703 only administrators could start
+// a private logger without PRIVATE_IN_PROC ("Logging Mode Constants"); the emulator has no
+// users.
+var privateStarts = []PrivateStart{
+	{Versions: span(winver.V5_0, winver.V1607), InProc: false, Registered: true, PerProcess: 1, Source: srcPrivateBoth},
+	{Versions: span(winver.V6_0, winver.V1607), InProc: true, Registered: false, PerProcess: 3, Source: srcPrivateBoth},
+	{Versions: since(winver.V1703), InProc: false, Registered: false, PerProcess: 8, Source: srcPrivateBoth},
+	{Versions: since(winver.V1703), InProc: true, Registered: false, PerProcess: 8, Source: srcPrivateBoth},
+}
+
+// PrivateStartFor returns the row of the private-logger start table for a private logger
+// started at version v with effective LogFileMode m (after the version's mode rules, so
+// without flags v does not recognise).
+func PrivateStartFor(v winver.Version, m Mode) PrivateStart {
+	inProc := m&PrivateInProc != 0 && Recognises(v, Private, PrivateInProc)
+	for _, r := range privateStarts {
+		if r.InProc == inProc && r.Versions.Contains(v) {
+			return r
+		}
+	}
+	return PrivateStart{Versions: winver.Only(v), InProc: inProc} // unreachable: every version has both rows
+}
+
+// PrivateStarts returns the private-logger start table, in version order.
+func PrivateStarts() []PrivateStart { return append([]PrivateStart(nil), privateStarts...) }
+
+// String says what the row asks, as refusals quote it: "without
+// EVENT_TRACE_PRIVATE_IN_PROC, 5.0 to 1607: Wnode.Guid must be a registered provider's
+// GUID; at most 1 private logger per process".
+func (r PrivateStart) String() string {
+	s := "without "
+	if r.InProc {
+		s = "with "
+	}
+	s += Name(PrivateInProc) + ", " + r.Versions.String() + ": "
+	if r.Registered {
+		s += "Wnode.Guid must be a registered provider's GUID; "
+	} else {
+		s += "Wnode.Guid need not be registered; "
+	}
+	return s + fmt.Sprintf("at most %d private logger%s per process", r.PerProcess, plural(r.PerProcess))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -69,6 +69,40 @@ func TestViewsJSON(t *testing.T) {
 	}
 }
 
+// The logger view says where its offsets come from: WMI_LOGGER_CONTEXT's are those of
+// build 19569's symbols, which the catalogue shows as 2004; a private logger's
+// ETW_UM_LOGGER_CONTEXT has rows for each version.
+func TestLoggerViewNamesItsBuild(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	for _, line := range []string{"start k file=k.etl", "register P", "start p mode=PRIVATE_LOGGER file=p.etl guid=P"} {
+		if err := m.Exec(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]string{
+		"k": "x64 offsets of ntoskrnl.exe build 19569, which the catalogue shows as 2004",
+		"p": "x64 offsets from the layout catalogue",
+	} {
+		out.Reset()
+		if err := m.Exec("logger " + name + " -json"); err != nil {
+			t.Fatal(err)
+		}
+		var v struct{ Offsets string }
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Offsets != want {
+			t.Errorf("logger %s -json: offsets %q (%v), want %q", name, v.Offsets, err, want)
+		}
+		out.Reset()
+		if err := m.Exec("logger " + name); err != nil {
+			t.Fatal(err)
+		}
+		if title, _, _ := strings.Cut(out.String(), "\n"); !strings.HasSuffix(title, "(Windows 2004; "+want+")") {
+			t.Errorf("logger %s: title %q does not say %q", name, title, want)
+		}
+	}
+}
+
 // No line, however malformed, panics or leaves the machine unusable.
 func TestExecNeverPanics(t *testing.T) {
 	var out bytes.Buffer

@@ -171,16 +171,14 @@ func (m *Machine) showStruct(a args, s *layout.Struct, of string, fields []field
 		return fields[i].Offset < fields[j].Offset
 	})
 	out := struct {
-		Structure string  `json:"structure"`
-		Layout    bool    `json:"layoutKnown"`
-		Fields    []field `json:"fields"`
-	}{s.Name, view.Exists, fields}
+		Structure string `json:"structure"`
+		Layout    bool   `json:"layoutKnown"`
+		// Offsets says where the offsets come from, as the text view's title does.
+		Offsets string  `json:"offsets"`
+		Fields  []field `json:"fields"`
+	}{s.Name, view.Exists, offsetsFrom(s, view), fields}
 	return m.show(a, out, func(w io.Writer) {
-		where := "x64 offsets from the layout catalogue"
-		if !view.Exists {
-			where = fmt.Sprintf("the catalogue has no %s layout for %s: offsets unknown", s.Name, m.version)
-		}
-		fmt.Fprintf(w, "_%s %s (Windows %s; %s)\n", s.Name, of, m.version, where)
+		fmt.Fprintf(w, "_%s %s (Windows %s; %s)\n", s.Name, of, m.version, out.Offsets)
 		for _, f := range fields {
 			off := "+?"
 			if f.Offset >= 0 {
@@ -189,6 +187,19 @@ func (m *Machine) showStruct(a args, s *layout.Struct, of string, fields []field
 			fmt.Fprintf(w, "   %s\t%s\t: %s\n", off, f.Name, f.Value)
 		}
 	})
+}
+
+// offsetsFrom says where the offsets of view, structure s at the emulated version, come
+// from: the catalogue's rows for that version, or one build's symbols that the catalogue
+// shows for it (WMI_LOGGER_CONTEXT: build 19569, shown as 2004), or nowhere.
+func offsetsFrom(s *layout.Struct, view layout.View) string {
+	switch {
+	case !view.Exists:
+		return fmt.Sprintf("the catalogue has no %s layout for %s: offsets unknown", s.Name, view.Version)
+	case s.Build != "":
+		return fmt.Sprintf("x64 offsets of %s, which the catalogue shows as %s", s.Build, view.Version)
+	}
+	return "x64 offsets from the layout catalogue"
 }
 
 // bufferRow is one buffer in bufdump.

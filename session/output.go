@@ -18,6 +18,18 @@ import (
 
 // DefaultRealTimeBacklog is how many buffers a REAL_TIME session keeps for consumers
 // while none is attached, standing in for the real-time backing file.
+//
+// Windows keeps a consumer-less real-time session's full buffers in a backing
+// ("playback") file; once it is full, EventWrite fails with STATUS_LOG_FILE_FULL and
+// "events are not logged to the session until a real-time consumer consumes the events
+// from the playback file" (Microsoft Learn, "EventWrite function"), while a writer that
+// finds no free buffer gets ERROR_NOT_ENOUGH_MEMORY (same page). The emulator keeps the
+// two apart the same way (switchBuffer) but holds the backing file's buffers in memory:
+// what a session and its writers observe (the codes, EventsLost, RealTimeBuffersLost,
+// the backlog a late consumer receives) does not depend on where they wait.
+// [UNCERTAIN] The file's bound: WMI_LOGGER_CONTEXT has a RealtimeMaximumFileSize, in
+// bytes, whose value no public source gives; 64 buffers, whatever their size, is the
+// emulator's choice.
 const DefaultRealTimeBacklog = 64
 
 // DefaultConsumerBacklog is how many delivered buffers a consumer may have unprocessed
@@ -45,6 +57,12 @@ type consumer struct {
 // the session's backlog; once that is full, buffers are lost and writers are refused with
 // ERROR_LOG_FILE_FULL until a consumer attaches (MSDOC: a real-time session without
 // consumers buffers to a backing file, then refuses new events).
+//
+// [UNCERTAIN] Two things no public source settles: that a buffer the full backing file
+// cannot take is counted in RealTimeBuffersLost (the emulator's reading: the counter
+// counts the buffers real-time delivery lost), and that writers are refused only once they need a new buffer,
+// so that events reserved in a buffer already in hand are lost with it here, counted in
+// RealTimeBuffersLost but not in EventsLost.
 func (l *Logger) deliver(buf []byte) {
 	rt := l.rt
 	rt.mu.Lock()
