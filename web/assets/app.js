@@ -279,7 +279,7 @@ function drawDT() {
     host.append(el("p", { class: "hint" }, `${state.selected.replace(":", " ")} is gone at this step.`));
     return;
   }
-  host.append(el("p", {}, el("b", {}, "_" + s.structure), kind === "logger" ? ` of logger ${key}` : ` of ${key}`, s.layoutKnown ? " (x64 offsets from the layout catalogue)" : " (offsets unknown for this version)"));
+  host.append(el("p", {}, el("b", {}, "_" + s.structure), kind === "logger" ? ` of logger ${key}` : ` of ${key}`, s.layoutKnown ? ` (${s.offsets || "x64 offsets from the layout catalogue"})` : " (offsets unknown for this version)"));
   const t = el("table", { class: "dt" });
   for (const f of s.fields) {
     t.append(el("tr", {}, el("td", { class: "o" }, f.offset >= 0 ? "+" + hex(f.offset, 3) : "+?"), el("td", {}, f.name), el("td", { class: "v" }, val(`dt.${f.name}`, f.value))));
