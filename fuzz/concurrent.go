@@ -138,8 +138,8 @@ func runConcurrent(p Program, cov *Coverage) error {
 // a version allows one private logger), and stoppable, so that the books can be closed.
 func startable(v winver.Version, o Op) bool {
 	d := o.decide(v, "")
-	_, _, fileOK := o.logFile(uint32(d.Effective), o.BufferKB)
-	return d.Accepted() && fileOK && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
+	_, _, fileOK := o.logFile(d.Effective, o.BufferKB)
+	return d.Accepted && fileOK && !d.Private && d.Effective&logmode.NonStoppable == 0
 }
 
 // finals holds the properties a successful stop returned, by handle: the final counters
