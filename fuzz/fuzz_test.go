@@ -22,7 +22,7 @@ import (
 // testdata/fuzz/FuzzInterplay, written from seeds().
 func FuzzInterplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchdog(data)()
+		defer watchdog(data, 20*time.Second)()
 		if err := Run(data); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +134,7 @@ func FuzzConcurrent(f *testing.F) {
 		f.Add(s.data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		defer watchdog(data)()
+		defer watchdog(data, 2*Deadline)() // RunConcurrent names a stuck worker's operation first
 		if _, err := RunConcurrent(data); err != nil {
 			t.Fatal(err)
 		}
@@ -155,14 +155,14 @@ func TestConcurrentPrograms(t *testing.T) {
 	t.Logf("%d programs: %d events delivered, %d lost", n, total.Delivered, total.Lost)
 }
 
-// watchdog crashes the process with every goroutine's stack if one input runs for more
-// than 20 seconds (inputs take milliseconds), so a deadlock becomes a reported crasher
+// watchdog crashes the process with every goroutine's stack if one input runs for
+// longer than limit (inputs take milliseconds), so a deadlock becomes a reported crasher
 // with its input instead of a silent stall. Call the returned function when done.
-func watchdog(data []byte) (stop func()) {
-	t := time.AfterFunc(20*time.Second, func() {
+func watchdog(data []byte, limit time.Duration) (stop func()) {
+	t := time.AfterFunc(limit, func() {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
-		panic(fmt.Sprintf("input %x ran for 20 s; goroutines:\n%s", data, buf[:n]))
+		panic(fmt.Sprintf("input %x ran for %v; goroutines:\n%s", data, limit, buf[:n]))
 	})
 	return func() { t.Stop() }
 }

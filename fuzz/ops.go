@@ -91,6 +91,7 @@ var (
 		logmode.RealTime | logmode.SystemLogger, logmode.RealTime | logmode.Secure,
 		logmode.RealTime | logmode.BufferInterface | logmode.IndependentSession,
 		logmode.PrivateLogger | logmode.RealTime, logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime | logmode.PagedMemory,
+		logmode.Sequential | logmode.KBytesForSize, logmode.Circular | logmode.KBytesForSize, logmode.NewFile | logmode.KBytesForSize,
 	}
 	// PMC lists: an OpPMC takes the first Count entries. The hooks are CLASSIC_EVENT_IDs
 	// ADVAPI can express; hook 0x0001 is also the id every OpWrite event has.
@@ -119,7 +120,12 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 		p.LogFileName = "fuzz%d.etl"
 	}
 	if o.StartProp&startMaxSize != 0 {
+		// 1 MB, or with EVENT_TRACE_USE_KBYTES_FOR_SIZE 16 KB: a header buffer and three
+		// 4 KB buffers, a limit a few writes reach.
 		p.MaximumFileSize = 1
+		if o.Mode&logmode.KBytesForSize != 0 {
+			p.MaximumFileSize = 16
+		}
 	}
 	return p
 }
@@ -224,8 +230,8 @@ func (o Op) line(reg string) string {
 		if o.StartProp&startLogFile != 0 {
 			line += " file=fuzz%d.etl"
 		}
-		if o.StartProp&startMaxSize != 0 {
-			line += " maxfile=1"
+		if p := o.properties(nil); p.MaximumFileSize != 0 {
+			line += fmt.Sprintf(" maxfile=%d", p.MaximumFileSize)
 		}
 		if o.StartProp&startAutoLogger != 0 {
 			line += " autologger=1"
