@@ -136,7 +136,7 @@ type mSession struct {
 	written     uint64
 	delivered   uint64
 	streams     []mStream
-	// Log file: buffers per file (0: no limit), buffers in the current file (header
+	// Log file: buffers per file (-1: no limit), buffers in the current file (header
 	// included), and what happens at the limit.
 	file              bool
 	fileCap, filePos  int
@@ -356,7 +356,7 @@ func (s *mSession) writeBuffer(hasData, marker bool) {
 // writeOut counts one sealed buffer: written, unless a full SEQUENTIAL file refuses it; a
 // NEWFILE file at its limit moves on to a new file, whose header buffer counts too.
 func (s *mSession) writeOut() {
-	if !s.file || s.fileCap == 0 || s.circular || s.filePos+1 <= s.fileCap {
+	if !s.file || s.fileCap < 0 || s.circular || s.filePos+1 <= s.fileCap {
 		s.written++
 		s.filePos++
 		return

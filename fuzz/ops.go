@@ -131,16 +131,17 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 }
 
 // logFile reports whether a start with effective mode and buffers of bufKB KB writes a
-// log file, how many buffers the file holds (0: no limit), and whether the file accepts
+// log file, how many buffers the file holds (-1: no limit), and whether the file accepts
 // the settings: a circular file needs room for a trace buffer after its header buffer.
 func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
 	p := o.properties(nil)
 	if p.LogFileName == "" || mode&logmode.Buffering != 0 {
-		return false, 0, true
+		return false, -1, true
 	}
 	if bufKB == 0 {
 		bufKB = session.DefaultBufferSizeKB
 	}
+	capacity = -1
 	if p.MaximumFileSize > 0 {
 		unit := 1 << 20
 		if mode&logmode.KBytesForSize != 0 {
