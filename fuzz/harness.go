@@ -76,6 +76,7 @@ func runProgram(p Program) (Coverage, []error, error) {
 	defer k.Close()
 	h := &harness{k: k, m: newModel(p.Version, p.Processors), handles: map[string]emu.TraceHandle{},
 		sinks: map[emu.TraceHandle]*recSink{}, check: emu.NewChecker(k), cov: &cov}
+	defer h.release()
 	for i, op := range p.Ops {
 		lost := h.cov.Lost + h.cov.Denied
 		err := h.step(op)
@@ -137,6 +138,7 @@ type harness struct {
 	proc    int    // the processor the last OpWrite wrote on
 	serial  uint64 // events written so far: the last eight bytes of each payload (payload)
 	pay     []byte // the payloads' bytes (payload)
+	payN    int    // the length of the last payload
 	// results is the emulator's answer to each operation step has run, in order, for
 	// printing the program as a scenario.
 	results []error

@@ -73,7 +73,9 @@ var (
 		}
 		return out
 	}()
-	bufferKB = []uint32{4, 8, 64, 0}
+	// Buffer sizes: 4 KB (filled by a few events) most often; 0 is the default, 64 KB,
+	// which the largest events need.
+	bufferKB = []uint32{4, 8, 4, 0}
 	// Mode choices, each run through the version's mode table (package logmode) by
 	// StartTrace and the model alike: real time with the write-path flags; modes that
 	// some versions refuse, adjust or ignore (no destination at all, SEQUENTIAL|CIRCULAR,

@@ -80,10 +80,10 @@ func seeds() []seed {
 			append(append([]Op{start(0, 4, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0)}, fill...),
 				Op{Kind: OpFlush, Session: 0}, write(0, 1, 0, 0, 2), Op{Kind: OpStop, Session: 0})...),
 		enc("too-big-and-more-data", winver.V2004, 1,
-			start(0, 4, 0, 0, 0), start(2, 64, 0, 0, 0x08000000), reg(1), enable(0, 1, 0, 0, 0), enable(2, 1, 0, 0, 0),
+			start(0, 4, 0, 0, 0), start(2, 0, 0, 0, 0x08000000), reg(1), enable(0, 1, 0, 0, 0), enable(2, 1, 0, 0, 0),
 			write(0, 1, 0, 9000, 0), write(0, 1, 0, 0xFFFF-0x50, 0), write(0, 1, 0, 0xFFFF-0x50+1, 0)),
 		enc("dependent-sessions-after-failure", winver.V2004, 1,
-			start(0, 4, 0, 0, 0), start(1, 64, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
+			start(0, 4, 0, 0, 0), start(1, 0, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
 			write(0, 1, 0, 9000, 0), Op{Kind: OpQuery, Session: 1}),
 		enc("groups", winver.V10_0, 2,
 			start(0, 4, 0, 0, 0), reg(0), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 3},
@@ -108,7 +108,7 @@ func seeds() []seed {
 		// callback but returned without delivering it (found by TestModelCatchesInjectedFaults'
 		// random programs).
 		enc("regression-traits-join-enabled-group-calls-back", winver.V10_0, 1,
-			start(0, 64, 0, 0, 0), Op{Kind: OpEnable, Session: 0, Provider: 1, Group: true, Level: 2, Any: 3},
+			start(0, 0, 0, 0, 0), Op{Kind: OpEnable, Session: 0, Provider: 1, Group: true, Level: 2, Any: 3},
 			reg(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 1}),
 		// Regression: EnableTraceEx2 on 5.2 failed with a GUID-type error instead of
 		// ERROR_NOT_SUPPORTED (found by TestRandomPrograms).

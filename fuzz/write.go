@@ -3,6 +3,7 @@ package fuzz
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
@@ -17,18 +18,34 @@ const processID = 4242
 // sink tells which write made it. The bytes are valid until the next call.
 func (h *harness) payload(n int) []byte {
 	if cap(h.pay) < n {
-		h.pay = make([]byte, n)
+		if h.pay == nil {
+			h.pay = payloadPool.Get().([]byte)
+		}
+		if cap(h.pay) < n {
+			h.pay = make([]byte, n)
+		}
+	}
+	if h.payN >= 8 {
+		clear(h.pay[h.payN-8 : h.payN]) // the previous serial
 	}
 	p := h.pay[:n]
-	if n >= 16 {
-		clear(p[n-16 : n-8]) // the previous serial, if it was there
-	} else {
-		clear(p)
-	}
-	if n >= 8 {
+	if h.payN = n; n >= 8 {
 		binary.LittleEndian.PutUint64(p[n-8:], h.serial)
 	}
 	return p
+}
+
+// payloadPool keeps the payload buffers of finished runs: most runs write a large payload
+// somewhere, and a fresh 64 KB each run was a tenth of what a run allocated.
+var payloadPool = sync.Pool{New: func() any { return make([]byte, 0, 0x10000) }}
+
+// release returns the run's payload buffer to the pool.
+func (h *harness) release() {
+	if h.pay != nil {
+		h.payload(0) // zeros again
+		payloadPool.Put(h.pay[:0])
+		h.pay = nil
+	}
 }
 
 // activity is the activity id of the serial-th write: distinct for every write.
