@@ -142,9 +142,9 @@ func seeds() []seed {
 		// disabling and stopping must each make it look again.
 		enc("eventwrite-route", winver.V2004, 2,
 			start(0, 4, 0, 0, 0), start(1, 4, 0, 0, 0), reg(1), enable(0, 1, 5, 0, 0),
-			plain(write(0, 4, 1, 16, 0)), plain(write(0, 4, 1, 16, 0)), Op{Kind: OpDisable, Session: 0, Provider: 1},
-			plain(write(0, 4, 1, 16, 0)), enable(1, 1, 3, 0, 0), plain(write(0, 3, 1, 16, 0)), transfer(write(0, 2, 1, 100, 0)),
-			Op{Kind: OpStop, Session: 1}, plain(write(0, 1, 1, 16, 0))),
+			plain(write(0, 4, 1, 16, 0)), plain(write(0, 4, 1, 16, 0)), enable(0, 1, 2, 0, 0), plain(write(0, 4, 1, 16, 0)),
+			enable(1, 1, 3, 0, 0), plain(write(0, 3, 1, 16, 0)), Op{Kind: OpDisable, Session: 0, Provider: 1},
+			plain(write(0, 3, 1, 16, 0)), transfer(write(0, 2, 1, 100, 0)), Op{Kind: OpStop, Session: 1}, plain(write(0, 1, 1, 16, 0))),
 		// A 16 KB SEQUENTIAL file: its header buffer and three more, then it is full.
 		enc("file-full", winver.V2004, 1,
 			append(append([]Op{startAs(0, logmode.Sequential|logmode.KBytesForSize, startLogFile|startMaxSize), reg(0), enable(0, 0, 0, 0, 0)},

@@ -133,9 +133,11 @@ func (h *harness) write(o Op) error {
 		return e
 	}
 	if !useTally {
-		for id, now := range h.stats() {
-			tally.Lost[id] = now.EventsLost - before[id].EventsLost
-			tally.Denied[id] = now.EventsDenied - before[id].EventsDenied
+		after := h.stats()
+		for _, ms := range m.sessions {
+			id := ms.id
+			tally.Lost[id] = after[id].lost - before[id].lost
+			tally.Denied[id] = after[id].denied - before[id].denied
 			// What it delivered is taken from the model: the Checker's conservation rule
 			// and the sink's records hold the emulator to it.
 			tally.Delivered[id] = want[id].delivered
@@ -165,12 +167,16 @@ func (h *harness) write(o Op) error {
 	return nil
 }
 
-// stats returns the counters of every session the model knows, by logger id.
-func (h *harness) stats() map[uint16]session.Stats {
-	out := map[uint16]session.Stats{}
+// counts is what stats reads of one session.
+type counts struct{ lost, denied uint64 }
+
+// stats returns the loss and denial counters of every session the model knows, by
+// logger id.
+func (h *harness) stats() (out [session.LoggerIDs]counts) {
 	for _, ms := range h.m.sessions {
 		if l := h.k.Session(emu.TraceHandle(ms.handle)); l != nil {
-			out[ms.id] = l.Stats()
+			st := l.Stats()
+			out[ms.id] = counts{st.EventsLost, st.EventsDenied}
 		}
 	}
 	return out
