@@ -18,7 +18,7 @@ import (
 )
 
 // FuzzInterplay runs decoded operation sequences on a deterministic kernel and the
-// reference model, comparing after every step. Its seed corpus is the committed
+// reference model, comparing after every step (see Run). Its seed corpus is the committed
 // testdata/fuzz/FuzzInterplay, written from seeds().
 func FuzzInterplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -17,10 +17,15 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Run decodes data and runs the program on a deterministic emulated kernel (synchronous
-// sessions, a manual clock, explicit processors) and on the reference model. After every
-// operation it compares the two and runs the invariant checker; it returns the first
-// difference or violation, naming the step, with the program's listing.
+// Run decodes data and runs the program on a synchronous emulated kernel (no logger
+// goroutines; EventWriteEx on explicit processors, EventWrite and EventWriteTransfer on
+// the processor the goroutine is pinned to) and on the reference model. After every
+// operation it compares the two: error codes, counters, and each record the sessions'
+// sinks received; after the control calls, every mask, callback and GUID entry; and
+// after any step that changed more than a buffer's fill, every sixteenth step and the
+// last, the invariant checker. It returns the first difference or violation, naming the
+// step, with the program's listing. The sessions' clock is the machine's: nothing
+// compared depends on a time stamp, and EventWrite's cached route is used only with it.
 func Run(data []byte) error {
 	_, err := RunProgram(Decode(data))
 	return err

@@ -13,10 +13,13 @@ import (
 // The reference model: the same operations as the emulator, done the plain way, one at
 // a time, with maps and slices. It knows the rules from the documents, not from the
 // emulator's code, and predicts every outcome the harness compares: error codes, which
-// sessions each event reaches or is lost in, every slot and mask bit, every callback, and
-// the counters a query returns. Nothing in it is concurrent and nothing is clever.
+// sessions each event reaches or is lost in, every record a session's sink receives, every
+// slot and mask bit, every callback, and the counters a query returns. Its LogFileMode
+// decisions come from package oracle, not from package logmode. Nothing in it is
+// concurrent and nothing is clever.
 
-// Rules the model applies, from the specification (seed 002, seed 004, the digest).
+// Rules the model applies, from Geoff Chappell's "ETW_REG_ENTRY" and "LogFileMode" and
+// the structures' sizes.
 const (
 	headerSize   = 0x48   // WMI_BUFFER_HEADER
 	eventHeader  = 0x50   // EVENT_HEADER
