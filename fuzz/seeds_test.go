@@ -135,7 +135,7 @@ func seeds() []seed {
 		// A logger held back: full buffers wait, the writers run out of free buffers and
 		// lose events, then the logger runs and the shortage grows the session.
 		enc("held-logger-runs-out", winver.V1809, 1,
-			append(append([]Op{start(0, 4, 2, 4, 0), reg(0), enable(0, 0, 0, 0, 0), {Kind: OpHold, Session: 0, Count: 1}},
+			append(append([]Op{start(0, 4, 2, 10, 0), reg(0), enable(0, 0, 0, 0, 0), {Kind: OpHold, Session: 0, Count: 1}},
 				repeat(6, write(0, 4, 0, 3944, 0))...),
 				Op{Kind: OpHold, Session: 0}, write(0, 4, 0, 3944, 0), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0})...),
 		// EventWrite caches the session a registration's events go to; enabling,
