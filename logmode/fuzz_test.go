@@ -116,8 +116,9 @@ func TestDecideAgreesWithOracle(t *testing.T) {
 					m |= 1 << j
 				}
 				for _, extra := range []Mode{0, RealTime, PrivateLogger, NonStoppable | Circular} {
-					for props := 0; props < 16; props++ {
-						q := Request{Version: v, Mode: m | extra, AutoLogger: props&4 != 0, FlushTimer: uint32(props >> 3), FlushThreshold: uint32(props >> 3)}
+					for props := 0; props < 8; props++ {
+						// FlushTimer and FlushThreshold ride on the LogFileName bit.
+						q := Request{Version: v, Mode: m | extra, AutoLogger: props&4 != 0, FlushTimer: uint32(props & 1), FlushThreshold: uint32(props & 1)}
 						if props&1 != 0 {
 							q.LogFileName = "t.etl"
 						}
