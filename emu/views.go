@@ -89,6 +89,11 @@ func (s *Session) Waiters() int { return s.l.Waiters() }
 // Consumers is the number of real-time consumers attached.
 func (s *Session) Consumers() int { return s.l.Consumers() }
 
+// SetHeld holds back or releases the logger of a session of a synchronous kernel (see
+// session.Logger.SetHeld), a test hook: held, full buffers wait for it and writers can
+// run out of buffers.
+func (s *Session) SetHeld(on bool) { s.l.SetHeld(on) }
+
 // Buffers returns a view of each of the session's buffers.
 func (s *Session) Buffers() []session.BufferView { return s.l.Buffers() }
 

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
@@ -28,10 +31,13 @@ const Workers = 3
 // always means one session. Each worker registers its own providers.
 //
 // Nothing can be predicted about the interleaving, so the checks are the ones that hold
-// for every interleaving: every error is a Windows error; afterwards the invariant
-// checker finds nothing; and for every session, the events its sink received and its
-// EventsLost equal what writers were told was delivered and lost. The coverage counts
-// the events delivered and lost.
+// for every interleaving: every error is a Windows error; every event that no control
+// call overlapped went to exactly the sessions whose enable slots (the provider's and
+// its group's, read before the write) pass its level and keyword by the harness's own
+// reading of the filter; afterwards the invariant checker finds nothing; and for every
+// session, the events its sink received and its EventsLost equal what writers were
+// told was delivered and lost. A run that does not finish within Deadline fails with the
+// operation each worker is stuck in. The coverage counts the events delivered and lost.
 func RunConcurrent(data []byte) (Coverage, error) {
 	var cov Coverage
 	err := runConcurrent(Decode(data), &cov)
@@ -74,6 +80,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 	var wg sync.WaitGroup
 	tallies := make([]emu.Tally, Workers)
 	errs := make([]error, Workers)
+	run := &flight{}
 	for w := 0; w < Workers; w++ {
 		var mine []Op
 		for i := w; i < len(p.Ops); i += Workers {
@@ -82,10 +89,17 @@ func runConcurrent(p Program, cov *Coverage) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			errs[w] = worker(k, handles, mine, &tallies[w], stopped)
+			errs[w] = worker(k, handles, mine, &tallies[w], stopped, run, &run.at[w])
 		}(w)
 	}
-	wg.Wait()
+	joined := make(chan struct{})
+	go func() { wg.Wait(); close(joined) }()
+	select {
+	case <-joined:
+	case <-time.After(Deadline):
+		// The workers are left where they are stuck: the process is failing anyway.
+		return fmt.Errorf("the workers did not finish within %v; stuck in:%s\nprogram:\n%v", Deadline, run.stuck(), p)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w\nprogram:\n%v", err, p)
 	}
@@ -138,8 +152,8 @@ func runConcurrent(p Program, cov *Coverage) error {
 // a version allows one private logger), and stoppable, so that the books can be closed.
 func startable(v winver.Version, o Op) bool {
 	d := o.decide(v, "")
-	_, _, fileOK := o.logFile(uint32(d.Effective), o.BufferKB)
-	return d.Accepted() && fileOK && d.Kind == logmode.Kernel && d.Effective&logmode.NonStoppable == 0
+	_, _, fileOK := o.logFile(d.Effective, o.BufferKB)
+	return d.Accepted && fileOK && !d.Private && d.Effective&logmode.NonStoppable == 0
 }
 
 // finals holds the properties a successful stop returned, by handle: the final counters
@@ -155,25 +169,95 @@ func (f *finals) put(h emu.TraceHandle, p emu.Properties) {
 	f.mu.Unlock()
 }
 
+// Deadline is how long RunConcurrent waits for its workers, whose programs take
+// milliseconds, before it reports them stuck.
+const Deadline = 20 * time.Second
+
+// flight is what a concurrent run's workers are doing, for the report of a run that
+// does not finish, and the control calls in progress, for the routing check.
+type flight struct {
+	at [Workers]atomic.Pointer[Op] // each worker's operation in progress; stored by the worker
+	// epoch is odd while a control call that may change where events go is in
+	// progress, and counts them: a write that sees the same even value before and after
+	// overlapped none. Atomic; added to by the workers around each control call.
+	epoch atomic.Uint64
+}
+
+func (f *flight) stuck() string {
+	var b strings.Builder
+	for w := range f.at {
+		if o := f.at[w].Load(); o != nil {
+			fmt.Fprintf(&b, "\n  worker %d: %v", w, o)
+		} else {
+			fmt.Fprintf(&b, "\n  worker %d: done", w)
+		}
+	}
+	return b.String()
+}
+
+// mine is a registration a worker made, and what it knows of it: the provider, the
+// group its traits joined, and whether it is closed.
+type mine struct {
+	r        *emu.Registration
+	provider guid.GUID
+	group    *guid.GUID
+	closed   bool
+}
+
+// routes reads the enable slots of r's provider and group entries and says which
+// logger ids an event of the level and keyword should reach, by the model's reading of
+// the filter (mSlot.passes), not the emulator's.
+func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.LoggerIDs]bool) {
+	look := func(g guid.GUID, group bool) {
+		e, ok := k.LookupGuidEntry(g, group)
+		if !ok {
+			return
+		}
+		for i := 0; i < guidtable.Slots; i++ {
+			if s, used := e.Slot(i); used && (&mSlot{level: s.Level, any: s.MatchAnyKeyword, all: s.MatchAllKeyword}).passes(level, kw) {
+				want[s.LoggerID] = true
+			}
+		}
+	}
+	look(r.provider, false)
+	if r.group != nil {
+		look(*r.group, true)
+	}
+	return want
+}
+
 // worker runs its share of a program. Every error must carry a Windows code.
-func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu.Tally, stopped *finals) error {
-	var regs []*emu.Registration
-	reg := func(i int) *emu.Registration {
+func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op]) error {
+	defer at.Store(nil)
+	var regs []*mine
+	pick := func(i int) *mine {
 		if len(regs) == 0 {
 			return nil
 		}
 		return regs[i%len(regs)]
 	}
+	reg := func(i int) *emu.Registration {
+		if m := pick(i); m != nil {
+			return m.r
+		}
+		return nil
+	}
+	control := func(call func() error) error {
+		f.epoch.Add(1)
+		defer f.epoch.Add(1)
+		return call()
+	}
 	cb := func(guid.GUID, regentry.ControlCode, uint8, uint64, uint64, []byte, any) {}
 	for _, o := range ops {
 		h := handles[o.Session%4]
+		at.Store(&o)
 		var err error
 		switch o.Kind {
 		case OpStart:
 			continue
 		case OpStop:
 			var q emu.Properties
-			if err = k.StopTrace(h, "", &q); err == nil {
+			if err = control(func() error { return k.StopTrace(h, "", &q) }); err == nil {
 				stopped.put(h, q)
 			}
 		case OpFlush:
@@ -185,22 +269,51 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpRegister:
 			var r *emu.Registration
 			if r, err = k.EventRegister(providers[o.Provider], cb, nil); err == nil {
-				regs = append(regs, r)
+				regs = append(regs, &mine{r: r, provider: providers[o.Provider]})
 			}
 		case OpUnregister:
-			err = k.EventUnregister(reg(o.Reg))
+			if err = control(func() error { return k.EventUnregister(reg(o.Reg)) }); err == nil && pick(o.Reg) != nil {
+				pick(o.Reg).closed = true
+			}
 		case OpEnable, OpDisable, OpCapture:
-			err = k.EnableTraceEx2(h, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
+			err = control(func() error {
+				return k.EnableTraceEx2(h, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
+			})
 		case OpWrite:
 			d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any} // 1: a hook id OpPMC selects
-			for i := 0; i < 8; i++ {                                         // a burst, so writers meet on buffers
-				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, Tally: tally}, make([]byte, o.Payload))
+			m := pick(o.Reg)
+			data := make([]byte, o.Payload)
+			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
+				var t emu.Tally
+				e1 := f.epoch.Load()
+				var want [session.LoggerIDs]bool
+				if m != nil && !m.closed && e1%2 == 0 {
+					want = routes(k, m, o.Level, o.Any)
+				}
+				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, Tally: &t}, data)
+				for id := range t.Delivered {
+					tally.Delivered[id] += t.Delivered[id]
+					tally.Lost[id] += t.Lost[id]
+					tally.Denied[id] += t.Denied[id]
+					got := t.Delivered[id]+t.Lost[id]+t.Denied[id] != 0
+					if m != nil && !m.closed && e1%2 == 0 && f.epoch.Load() == e1 && got != want[id] {
+						return fmt.Errorf("%v (event %d of the burst, provider %v): logger %d delivered %d lost %d denied %d, but its enable slots %s the event",
+							o, i, m.provider, id, t.Delivered[id], t.Lost[id], t.Denied[id], map[bool]string{true: "pass", false: "filter out"}[want[id]])
+					}
+				}
 				if err != nil {
 					break
 				}
 			}
 		case OpTraits:
-			err = k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob())
+			if err = control(func() error { return k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob()) }); err == nil {
+				if m := pick(o.Reg); m != nil && o.Group {
+					g := providers[o.Provider]
+					m.group = &g
+				} else if m != nil {
+					m.group = nil
+				}
+			}
 		case OpPMC:
 			err = o.setPMC(k, h)
 		case OpSysWrite:

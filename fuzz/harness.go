@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
@@ -14,15 +13,19 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
-	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Run decodes data and runs the program on a deterministic emulated kernel (synchronous
-// sessions, a manual clock, explicit processors) and on the reference model. After every
-// operation it compares the two and runs the invariant checker; it returns the first
-// difference or violation, naming the step, with the program's listing.
+// Run decodes data and runs the program on a synchronous emulated kernel (no logger
+// goroutines; EventWriteEx on explicit processors, EventWrite and EventWriteTransfer on
+// the processor the goroutine is pinned to) and on the reference model. After every
+// operation it compares the two: error codes, counters, and each record the sessions'
+// sinks received; after the control calls, every mask, callback and GUID entry; and
+// after any step that changed more than a buffer's fill, every sixteenth step and the
+// last, the invariant checker. It returns the first difference or violation, naming the
+// step, with the program's listing. The sessions' clock is the machine's: nothing
+// compared depends on a time stamp, and EventWrite's cached route is used only with it.
 func Run(data []byte) error {
 	_, err := RunProgram(Decode(data))
 	return err
@@ -70,18 +73,39 @@ func Scenario(p Program) (string, error) {
 
 func runProgram(p Program) (Coverage, []error, error) {
 	var cov Coverage
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
-		Clock: clock.NewManualSource(1000, 1), Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, FileSystem: &etl.MemFS{},
+		Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return cov, nil, err
 	}
 	defer k.Close()
 	h := &harness{k: k, m: newModel(p.Version, p.Processors), handles: map[string]emu.TraceHandle{},
-		sinks: map[emu.TraceHandle]*session.Counter{}, check: emu.NewChecker(k), cov: &cov}
+		sinks: map[emu.TraceHandle]*recSink{}, check: emu.NewChecker(k), cov: &cov}
+	defer h.release()
 	for i, op := range p.Ops {
+		lost := h.cov.Lost + h.cov.Denied
 		err := h.step(op)
+		if op.Kind == OpWrite {
+			// EventWrite and EventWriteTransfer write on the processor the goroutine
+			// is on: the program records it, so that its listing and scenario say
+			// where the event went.
+			p.Ops[i].Processor = h.proc
+		}
 		if err == nil {
-			err = h.compare()
+			// The invariant checker walks the whole kernel, which costs more than the
+			// rest of a step: it runs after a step that changed something other than a
+			// buffer's fill (a failed step must change nothing, and what it did change
+			// is there for the next check to see), after a write that lost events, every
+			// sixteenth step, and after the last.
+			last := h.results[len(h.results)-1]
+			full := i%16 == 15 || i == len(p.Ops)-1 || h.cov.Lost+h.cov.Denied != lost ||
+				last == nil && op.Kind != OpWrite && op.Kind != OpSysWrite && op.Kind != OpQuery
+			// Masks, callbacks and GUID entries change only by the control calls that
+			// enable, register or stop; after the others they are compared with the
+			// full checks.
+			enabling := op.Kind == OpStart || op.Kind == OpStop || op.Kind == OpRegister || op.Kind == OpUnregister ||
+				op.Kind == OpEnable || op.Kind == OpDisable || op.Kind == OpCapture || op.Kind == OpTraits
+			err = h.compare(full, full || enabling)
 		}
 		if err != nil {
 			return cov, h.results, fmt.Errorf("step %d (%v): %w\nprogram:\n%v\nas a scenario (etwemu run FILE replays it up to the step that failed):\n%s",
@@ -115,26 +139,19 @@ type harness struct {
 	k       *emu.Kernel
 	m       *model
 	handles map[string]emu.TraceHandle // last handle per lower-cased session name
-	sinks   map[emu.TraceHandle]*session.Counter
+	sinks   map[emu.TraceHandle]*recSink
 	regs    []*emu.Registration // parallel to m.regs
 	calls   [][]mCall           // callbacks each registration received, parallel to m.regs
 	check   *emu.Checker
 	cov     *Coverage
-	writes  int // OpWrite operations so far
+	writes  int    // OpWrite operations so far
+	proc    int    // the processor the last OpWrite wrote on
+	serial  uint64 // events written so far: the last eight bytes of each payload (payload)
+	pay     []byte // the payloads' bytes (payload)
+	payN    int    // the length of the last payload
 	// results is the emulator's answer to each operation step has run, in order, for
 	// printing the program as a scenario.
 	results []error
-}
-
-// stats returns the counters of every session the model knows, by logger id.
-func (h *harness) stats() map[uint16]session.Stats {
-	out := map[uint16]session.Stats{}
-	for _, ms := range h.m.sessions {
-		if l := h.k.Session(emu.TraceHandle(ms.handle)); l != nil {
-			out[ms.id] = l.Stats()
-		}
-	}
-	return out
 }
 
 // bogusHandle names no session: logger id 63 with an instance never handed out.
@@ -192,7 +209,7 @@ func (h *harness) step(o Op) error {
 	}
 	switch o.Kind {
 	case OpStart:
-		sink := &session.Counter{}
+		sink := &recSink{}
 		p := o.properties(sink)
 		got, err := k.StartTrace(name, p)
 		h.results = append(h.results, err)
@@ -231,6 +248,9 @@ func (h *harness) step(o Op) error {
 		}
 		if got := h.sinks[th].EventsWritten(); got+ms.overwritten != ms.delivered {
 			return fmt.Errorf("stopped session %s: sink holds %d events and the ring overwrote %d (model), writers were told %d were accepted", name, got, ms.overwritten, ms.delivered)
+		}
+		if err := h.sinks[th].compare(ms.want, true); err != nil {
+			return fmt.Errorf("stopped session %s: %w", name, err)
 		}
 		return h.sinks[th].Err()
 
@@ -307,55 +327,21 @@ func (h *harness) step(o Op) error {
 		return h.sameErr(o, err, werr)
 
 	case OpWrite:
-		r, mr := h.reg(o.Reg)
-		d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
-		// Every other write goes without a Tally, which takes the emulator's one-session
-		// path where it applies. Its losses and refusals per session are then read from
-		// the sessions' counters, and what it delivered is taken from the model: the
-		// Checker's conservation rule holds the emulator to it.
-		h.writes++
-		plain := h.writes%2 == 0
-		var tally emu.Tally
-		opts := &emu.WriteOptions{Processor: o.Processor, Tally: &tally}
-		var before map[uint16]session.Stats
-		if plain {
-			opts.Tally, before = nil, h.stats()
+		return h.write(o)
+
+	case OpHold:
+		var err error
+		if s := k.Session(th); s != nil && ms != nil {
+			s.SetHeld(o.Count == 1)
+			ms.held = o.Count == 1
+			if !ms.held && !ms.buffering {
+				ms.service()
+			}
+		} else {
+			err = winerr.ErrWMIInstanceNotFound
 		}
-		err := k.EventWriteEx(r, d, opts, make([]byte, o.Payload))
 		h.results = append(h.results, err)
-		want, werr := m.write(mr, o.Level, o.Any, o.Payload, o.Processor)
-		if e := h.sameErr(o, err, werr); e != nil {
-			return e
-		}
-		if plain {
-			for id, now := range h.stats() {
-				tally.Lost[id] = now.EventsLost - before[id].EventsLost
-				tally.Denied[id] = now.EventsDenied - before[id].EventsDenied
-				tally.Delivered[id] = want[id].delivered
-			}
-		}
-		for id := range tally.Delivered {
-			w := want[uint16(id)]
-			if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
-				return fmt.Errorf("logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
-					id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
-			}
-			h.cov.Denied += tally.Denied[id]
-			h.cov.Delivered += tally.Delivered[id]
-			h.cov.Lost += tally.Lost[id]
-			if ms := m.byID[uint16(id)]; ms != nil && ms.pmcExtra(1, false) > 0 {
-				h.cov.Counted += tally.Delivered[id]
-			}
-			if tally.Delivered[id] != 0 {
-				h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
-			}
-		}
-		for _, ms := range m.sessions {
-			if got := k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
-				return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
-			}
-		}
-		return nil
+		return h.sameErr(o, err, err)
 
 	case OpPMC:
 		err := o.setPMC(k, th)
@@ -367,9 +353,12 @@ func (h *harness) step(o Op) error {
 
 	case OpSysWrite:
 		var tally emu.Tally
-		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: &tally}, make([]byte, o.Payload))
+		h.serial++
+		tid := uint32(100 + o.Processor)
+		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, ThreadID: tid, Tally: &tally}, h.payload(o.Payload))
 		h.results = append(h.results, err)
-		want, werr := m.sysWrite(ms, pmcHooks[o.Count], o.Payload, o.Processor)
+		want, werr := m.sysWrite(ms, pmcHooks[o.Count], o.Payload, o.Processor,
+			rec{system: true, hook: uint16(pmcHooks[o.Count]), pid: processID, tid: tid, tail: h.serial})
 		if e := h.sameErr(o, err, werr); e != nil || ms == nil {
 			return e
 		}
@@ -427,9 +416,18 @@ func compareProps(p *emu.Properties, s *mSession) error {
 	return nil
 }
 
-// compare checks every registration's masks and callbacks, every GUID entry's slots and
-// references, and the checker's invariants.
-func (h *harness) compare() error {
+// compare checks what the sinks received since the last compare; with entries, every
+// registration's masks and callbacks and every GUID entry's slots and references; with
+// full, the checker's invariants besides.
+func (h *harness) compare(full, entries bool) error {
+	for _, ms := range h.m.sessions {
+		if err := h.sinks[emu.TraceHandle(ms.handle)].compare(ms.want, false); err != nil {
+			return fmt.Errorf("session %s: %w", ms.name, err)
+		}
+	}
+	if !entries {
+		return nil
+	}
 	for i, r := range h.regs {
 		mr := h.m.regs[i]
 		var wantMask, wantGroup uint8
@@ -458,6 +456,9 @@ func (h *harness) compare() error {
 				return fmt.Errorf("%v entry %s: %w", typ, g, err)
 			}
 		}
+	}
+	if !full {
+		return nil
 	}
 	if vs := h.check.Check(); len(vs) > 0 {
 		var b strings.Builder

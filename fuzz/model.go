@@ -13,10 +13,13 @@ import (
 // The reference model: the same operations as the emulator, done the plain way, one at
 // a time, with maps and slices. It knows the rules from the documents, not from the
 // emulator's code, and predicts every outcome the harness compares: error codes, which
-// sessions each event reaches or is lost in, every slot and mask bit, every callback, and
-// the counters a query returns. Nothing in it is concurrent and nothing is clever.
+// sessions each event reaches or is lost in, every record a session's sink receives, every
+// slot and mask bit, every callback, and the counters a query returns. Its LogFileMode
+// decisions come from package oracle, not from package logmode. Nothing in it is
+// concurrent and nothing is clever.
 
-// Rules the model applies, from the specification (seed 002, seed 004, the digest).
+// Rules the model applies, from Geoff Chappell's "ETW_REG_ENTRY" and "LogFileMode" and
+// the structures' sizes.
 const (
 	headerSize   = 0x48   // WMI_BUFFER_HEADER
 	eventHeader  = 0x50   // EVENT_HEADER
@@ -136,7 +139,7 @@ type mSession struct {
 	written     uint64
 	delivered   uint64
 	streams     []mStream
-	// Log file: buffers per file (0: no limit), buffers in the current file (header
+	// Log file: buffers per file (-1: no limit), buffers in the current file (header
 	// included), and what happens at the limit.
 	file              bool
 	fileCap, filePos  int
@@ -144,11 +147,21 @@ type mSession struct {
 	// BUFFERING: full buffers stay in the ring (their record counts, oldest first) until
 	// a writer short of buffers recycles them all.
 	buffering   bool
-	ring        []int
+	ring        []ringBuf
 	overwritten uint64
 	// PMC: the sources nominated (0: none) and the hook ids set.
 	pmcSources int
 	pmcHooks   []uint32
+	// The logger held back (OpHold): buffers that leave their streams wait in queue
+	// (whether each holds records) until it runs; shortage is the flag a writer that
+	// found no free buffer sets, which makes the logger's next top-up add a buffer per
+	// stream.
+	held     bool
+	queue    []bool
+	shortage bool
+	// want is the records the session accepted, per stream, in order: what its sink
+	// must receive (a BUFFERING session's, less those the ring overwrote).
+	want [][]rec
 }
 
 // pmcExtra is what the session's PMC configuration adds to an event with id (or hook
@@ -221,28 +234,41 @@ func notify(e *mEntry, code uint32) {
 func (m *model) start(name string, o Op) (*mSession, error) {
 	bufKB, minB, maxB := o.BufferKB, o.MinBufs, o.MaxBufs
 	d := o.decide(m.version, name)
-	if !d.Accepted() {
+	if !d.Accepted {
 		return nil, winerr.ErrInvalidParameter
 	}
-	mode := uint32(d.Effective)
+	mode := d.Effective
 	if m.session(name) != nil {
 		return nil, winerr.ErrAlreadyExists
 	}
 	id := uint16(2)
-	if d.Kind == logmode.Private {
-		// Wnode.Guid is GUID_NULL, which no provider can register: the version's
-		// private-logger start rule decides whether that matters and how many run.
-		rule := logmode.PrivateStartFor(m.version, logmode.Mode(mode))
-		if rule.Registered {
+	if d.Private {
+		// Wnode.Guid is GUID_NULL, which no provider can register: before 1703 only
+		// PRIVATE_IN_PROC lets the start through. How many run at once (Microsoft Learn,
+		// "Logging Mode Constants"): before 1703 one a process, or three in-process
+		// ones with PRIVATE_IN_PROC; from 1703 eight.
+		if m.version < winver.V1703 && mode&logmode.PrivateInProc == 0 {
 			return nil, winerr.ErrWMIGuidNotFound
 		}
-		limit := rule.PerProcess
+		limit := 8
+		if m.version < winver.V1703 {
+			limit = 1
+			if mode&logmode.PrivateInProc != 0 {
+				limit = 3
+			}
+		}
+		running := 0 // every private logger of the process counts, whatever its mode
+		for i, s := range m.byID {
+			if i >= 64 && s != nil {
+				running++
+			}
+		}
+		if running >= limit {
+			return nil, winerr.ErrNoSystemResources
+		}
 		id = 64
 		for m.byID[id] != nil {
 			id++
-		}
-		if int(id-64) >= limit {
-			return nil, winerr.ErrNoSystemResources
 		}
 	}
 	for m.byID[id] != nil {
@@ -289,12 +315,45 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 // grow is the logger's top-up, done before each buffer it writes and after each batch:
 // keep MinimumBuffers free, within MaximumBuffers, while collecting.
 func (s *mSession) grow() {
+	n := int(s.min) - s.free
+	if s.shortage {
+		n, s.shortage = max(n, 0)+len(s.streams), false
+	}
 	if s.stopping {
 		return
 	}
-	if n := min(int(s.min)-s.free, int(s.max)-s.total); n > 0 {
+	if n = min(n, int(s.max)-s.total); n > 0 {
 		s.total += n
 		s.free += n
+	}
+}
+
+// service is the logger's work when it runs: write the queued buffers, then top up.
+func (s *mSession) service() {
+	for _, hasData := range s.queue {
+		s.writeBuffer(hasData, false)
+	}
+	s.queue = s.queue[:0]
+	s.grow()
+}
+
+// queueBuffer sends a buffer that left its stream to the logger, which writes it at
+// once unless it is held back.
+func (s *mSession) queueBuffer(hasData bool) {
+	s.queue = append(s.queue, hasData)
+	if !s.held {
+		s.service()
+	}
+}
+
+// short is a writer finding no free buffer: the first since the logger last topped up
+// wakes it.
+func (s *mSession) short() {
+	if !s.shortage {
+		s.shortage = true
+		if !s.held {
+			s.service()
+		}
 	}
 }
 
@@ -311,7 +370,7 @@ func (s *mSession) writeBuffer(hasData, marker bool) {
 // writeOut counts one sealed buffer: written, unless a full SEQUENTIAL file refuses it; a
 // NEWFILE file at its limit moves on to a new file, whose header buffer counts too.
 func (s *mSession) writeOut() {
-	if !s.file || s.fileCap == 0 || s.circular || s.filePos+1 <= s.fileCap {
+	if !s.file || s.fileCap < 0 || s.circular || s.filePos+1 <= s.fileCap {
 		s.written++
 		s.filePos++
 		return
@@ -328,7 +387,7 @@ func (s *mSession) flush() {
 	if s.buffering {
 		return // an in-memory session flushes only to a snapshot
 	}
-	var batch []bool
+	batch := s.queue
 	for i := range s.streams {
 		if s.streams[i].present {
 			batch = append(batch, s.streams[i].off > headerSize)
@@ -338,6 +397,7 @@ func (s *mSession) flush() {
 	for i, hasData := range batch {
 		s.writeBuffer(hasData, i == len(batch)-1)
 	}
+	s.queue = batch[:0]
 	s.grow()
 }
 
@@ -515,7 +575,10 @@ type outcome struct {
 // write predicts EventWriteEx: the sessions of the provider's slots in slot order, then
 // those of its group's slots not yet written; without INDEPENDENT_SESSION_MODE a
 // session after a failure loses the event.
-func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[uint16]outcome, error) {
+//
+// ev is the record the write makes, less its size; extra is the bytes of the extended
+// items it carries besides the PMC counters.
+func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int, ev rec) (map[uint16]outcome, error) {
 	out := map[uint16]outcome{}
 	if r == nil || r.closed {
 		return out, winerr.ErrInvalidHandle
@@ -523,8 +586,9 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 	if r.provider.mask() == 0 && (r.group == nil || r.group.mask() == 0) {
 		return out, nil // the disabled case: nothing happens
 	}
-	size := eventHeader + payload
+	size := eventHeader + extra + payload
 	tooBig := size > maxEvent
+	ev.hasTail = payload >= 8
 	need := uint32(size+7) &^ 7
 	var failed error
 	anyDenied := false
@@ -549,6 +613,8 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 		default:
 			if s.reserve(proc, need+uint32(s.pmcExtra(1, false))) {
 				o.delivered++
+				ev.size = uint16(size + s.pmcExtra(1, false))
+				s.accept(proc, ev)
 			} else {
 				o.lost++
 				if failed == nil {
@@ -577,27 +643,45 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, proc int) (map[u
 	return out, failed
 }
 
-// reserve puts a record of need bytes in processor proc's buffer. A stream without a
-// buffer (after a flush) takes one from the free list; a record that does not fit sends
-// the buffer to the logger, which writes it at once in a synchronous session.
+// reserve puts a record of need bytes in processor proc's buffer, and reports whether
+// it fit. A stream without a buffer (after a flush, or a shortage) takes one from the
+// free list; a record that does not fit sends the buffer to the logger and takes the
+// next. With no free buffer the event is lost (ERROR_NOT_ENOUGH_MEMORY) and the full
+// buffer still goes to the logger.
 func (s *mSession) reserve(proc int, need uint32) bool {
 	if s.buffering {
 		return s.reserveRing(proc, need)
 	}
 	st := &s.streams[proc%len(s.streams)]
-	if !st.present {
+	if st.present && st.off+need > s.bufSize {
+		if s.free == 0 {
+			*st = mStream{}
+			s.queueBuffer(true)
+			s.lost++
+			s.short()
+			return false
+		}
+		s.free--
 		*st = mStream{present: true, off: headerSize}
-		s.free--
+		s.queueBuffer(true)
 	}
-	if st.off+need > s.bufSize {
+	if !st.present {
+		if s.free == 0 {
+			s.lost++
+			s.short()
+			return false
+		}
 		s.free--
-		s.writeBuffer(true, false)
-		s.grow()
-		st.off = headerSize
+		*st = mStream{present: true, off: headerSize}
 	}
 	st.off += need
 	s.delivered++
 	return true
+}
+
+// ringBuf is a full buffer in a BUFFERING session's ring: its stream and records.
+type ringBuf struct {
+	stream, n int
 }
 
 // reserveRing is reserve in a BUFFERING session: a full buffer joins the ring; with no
@@ -605,7 +689,7 @@ func (s *mSession) reserve(proc int, need uint32) bool {
 func (s *mSession) reserveRing(proc int, need uint32) bool {
 	st := &s.streams[proc%len(s.streams)]
 	if st.present && st.off+need > s.bufSize {
-		s.ring = append(s.ring, st.n)
+		s.ring = append(s.ring, ringBuf{proc % len(s.streams), st.n})
 		*st = mStream{}
 	}
 	if !st.present {
@@ -614,7 +698,9 @@ func (s *mSession) reserveRing(proc int, need uint32) bool {
 				s.lost++ // every buffer is some stream's current one
 				return false
 			}
-			s.overwritten += uint64(s.ring[0])
+			old := s.ring[0]
+			s.overwritten += uint64(old.n)
+			s.want[old.stream] = s.want[old.stream][old.n:] // the oldest of that stream's
 			s.ring = s.ring[1:]
 			s.free++
 		}
@@ -680,7 +766,7 @@ func (m *model) pmc(s *mSession, o Op) error {
 
 // sysWrite predicts a kernel event (OpSysWrite) written to session s (nil: no such
 // session).
-func (m *model) sysWrite(s *mSession, hook uint32, payload, proc int) (outcome, error) {
+func (m *model) sysWrite(s *mSession, hook uint32, payload, proc int, ev rec) (outcome, error) {
 	var o outcome
 	if s == nil {
 		return o, winerr.ErrInvalidHandle
@@ -703,5 +789,17 @@ func (m *model) sysWrite(s *mSession, hook uint32, payload, proc int) (outcome, 
 		return o, winerr.ErrNotEnoughMemory
 	}
 	o.delivered++
+	ev.size, ev.hasTail = uint16(size), payload >= 8
+	s.accept(proc, ev)
 	return o, nil
+}
+
+// accept notes a record the session took on processor proc: its sink receives it after
+// those taken before on the same stream.
+func (s *mSession) accept(proc int, ev rec) {
+	i := proc % len(s.streams)
+	for len(s.want) <= i {
+		s.want = append(s.want, nil)
+	}
+	s.want[i] = append(s.want[i], ev)
 }

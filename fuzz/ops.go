@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/fuzz/oracle"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
@@ -39,11 +40,12 @@ const (
 	OpTraits                 // EventSetInformation(EventProviderSetTraits)
 	OpPMC                    // TraceSetInformation or NtSetSystemInformation: a PMC counter or event list
 	OpSysWrite               // WriteSystemEvent: a kernel event with a SYSTEM_TRACE_HEADER
+	OpHold                   // hold back a session's logger, or release it (a test hook: session.Logger.SetHeld)
 	numKinds
 )
 
 var kindNames = [numKinds]string{"start", "stop", "flush", "update", "query", "register", "unregister",
-	"enable", "disable", "capture", "write", "traits", "pmc", "syswrite"}
+	"enable", "disable", "capture", "write", "traits", "pmc", "syswrite", "hold"}
 
 func (k Kind) String() string {
 	if k < numKinds {
@@ -55,11 +57,12 @@ func (k Kind) String() string {
 // The choices operations pick from. Indexes into these tables are what the bytes encode,
 // so every byte string decodes to valid operations.
 var (
-	// Versions: 5.2 (no EventRegister), 6.x without and with the later mode bits, 10.0
-	// (groups), and the default.
-	versions = []winver.Version{winver.V5_2, winver.V6_0, winver.V6_1, winver.V6_3, winver.V10_0, winver.V1607, winver.V2004, winver.V1809}
-	// Session names; "S0" is "s0" in another case, which Windows treats as the same name.
-	sessionNames = []string{"s0", "s1", "s2", "s3", "S0"}
+	// Versions: every emulated one.
+	versions = winver.All()
+	// Session names: ten, so that one provider can be enabled by eight sessions and a
+	// ninth be refused; "S0" is "s0" in another case, which Windows treats as the same
+	// name.
+	sessionNames = []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "S0"}
 	// Providers, by name and GUID (the EventSource hash of the name, as the scenario
 	// language derives it); the last two also serve as provider groups.
 	providerNames = []string{"fuzz-a", "fuzz-b", "fuzz-c", "fuzz-group-1", "fuzz-group-2"}
@@ -70,7 +73,9 @@ var (
 		}
 		return out
 	}()
-	bufferKB = []uint32{4, 8, 64, 0}
+	// Buffer sizes: 4 KB (filled by a few events) most often; 0 is the default, 64 KB,
+	// which the largest events need.
+	bufferKB = []uint32{4, 8, 4, 0}
 	// Mode choices, each run through the version's mode table (package logmode) by
 	// StartTrace and the model alike: real time with the write-path flags; modes that
 	// some versions refuse, adjust or ignore (no destination at all, SEQUENTIAL|CIRCULAR,
@@ -88,6 +93,7 @@ var (
 		logmode.RealTime | logmode.SystemLogger, logmode.RealTime | logmode.Secure,
 		logmode.RealTime | logmode.BufferInterface | logmode.IndependentSession,
 		logmode.PrivateLogger | logmode.RealTime, logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime | logmode.PagedMemory,
+		logmode.Sequential | logmode.KBytesForSize, logmode.Circular | logmode.KBytesForSize, logmode.NewFile | logmode.KBytesForSize,
 	}
 	// PMC lists: an OpPMC takes the first Count entries. The hooks are CLASSIC_EVENT_IDs
 	// ADVAPI can express; hook 0x0001 is also the id every OpWrite event has.
@@ -116,22 +122,28 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 		p.LogFileName = "fuzz%d.etl"
 	}
 	if o.StartProp&startMaxSize != 0 {
+		// 1 MB, or with EVENT_TRACE_USE_KBYTES_FOR_SIZE 16 KB: a header buffer and three
+		// 4 KB buffers, a limit a few writes reach.
 		p.MaximumFileSize = 1
+		if o.Mode&logmode.KBytesForSize != 0 {
+			p.MaximumFileSize = 16
+		}
 	}
 	return p
 }
 
 // logFile reports whether a start with effective mode and buffers of bufKB KB writes a
-// log file, how many buffers the file holds (0: no limit), and whether the file accepts
+// log file, how many buffers the file holds (-1: no limit), and whether the file accepts
 // the settings: a circular file needs room for a trace buffer after its header buffer.
 func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
 	p := o.properties(nil)
 	if p.LogFileName == "" || mode&logmode.Buffering != 0 {
-		return false, 0, true
+		return false, -1, true
 	}
 	if bufKB == 0 {
 		bufKB = session.DefaultBufferSizeKB
 	}
+	capacity = -1
 	if p.MaximumFileSize > 0 {
 		unit := 1 << 20
 		if mode&logmode.KBytesForSize != 0 {
@@ -142,11 +154,12 @@ func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
 	return true, capacity, mode&logmode.Circular == 0 || capacity >= 2
 }
 
-// decide is the version's mode-table decision on an OpStart of session name.
-func (o Op) decide(v winver.Version, name string) logmode.Decision {
+// decide is the published rules' answer to an OpStart of session name at version v,
+// from package oracle (not from package logmode, whose table the emulator uses).
+func (o Op) decide(v winver.Version, name string) oracle.Answer {
 	p := o.properties(nil)
-	return logmode.Decide(logmode.Request{Version: v, Mode: logmode.Mode(p.LogFileMode), Name: name,
-		LogFileName: p.LogFileName, MaximumFileSize: p.MaximumFileSize, AutoLogger: p.AutoLogger})
+	return oracle.Decide(oracle.Request{Version: v, Mode: p.LogFileMode, Name: name,
+		LogFileName: p.LogFileName != "", MaximumFileSize: p.MaximumFileSize != 0, AutoLogger: p.AutoLogger})
 }
 
 // Op is one decoded operation. Which fields matter depends on Kind.
@@ -165,9 +178,23 @@ type Op struct {
 	StartProp uint8 // start: startLogFile, startMaxSize, startAutoLogger bits
 	Payload   int
 	Processor int
-	Count     int   // pmc: entries of the list; syswrite: index into pmcHooks
+	Count     int   // pmc: entries of the list; syswrite: index into pmcHooks; hold: 1 hold, 0 release
 	PMCFlags  uint8 // pmc: pmcEvents, pmcNative
+	API       API   // write: which call writes the event
 }
+
+// API is the call an OpWrite writes its event with.
+type API uint8
+
+// The write calls.
+const (
+	APIEx       API = iota // EventWriteEx, on the processor the operation names, with a thread id
+	APIPlain               // EventWrite, on the processor the goroutine runs on (pinned; see onProcessor)
+	APITransfer            // EventWriteTransfer, with an activity id and a related activity id
+	numAPIs
+)
+
+var apiNames = [numAPIs]string{"ex", "plain", "transfer"}
 
 // hooks is the hook-id list an OpPMC of the event list sets: Count ids from pmcHooks,
 // wrapping round (so a list can be longer than the four Windows accepts).
@@ -206,8 +233,8 @@ func (o Op) line(reg string) string {
 		if o.StartProp&startLogFile != 0 {
 			line += " file=fuzz%d.etl"
 		}
-		if o.StartProp&startMaxSize != 0 {
-			line += " maxfile=1"
+		if p := o.properties(nil); p.MaximumFileSize != 0 {
+			line += fmt.Sprintf(" maxfile=%d", p.MaximumFileSize)
 		}
 		if o.StartProp&startAutoLogger != 0 {
 			line += " autologger=1"
@@ -231,7 +258,15 @@ func (o Op) line(reg string) string {
 		}
 		return line
 	case OpWrite:
+		// The scenario language writes with EventWriteEx: an EventWrite or
+		// EventWriteTransfer is written as that, on the processor the operation names.
 		return fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg, o.Payload, o.Processor, o.Level, o.Any)
+	case OpHold:
+		// Not in the scenario language: replayed there, the logger is never held.
+		if o.Count == 1 {
+			return "# hold " + name
+		}
+		return "# release " + name
 	case OpTraits:
 		if o.Group {
 			return fmt.Sprintf("traits %s group=%s", reg, providerNames[o.Provider])
@@ -315,7 +350,7 @@ func (p Program) String() string {
 // up more often than stops, so random bytes reach the write path with sessions enabled.
 var kindTable = []Kind{OpStart, OpStart, OpStop, OpFlush, OpUpdate, OpQuery, OpRegister, OpRegister,
 	OpUnregister, OpEnable, OpEnable, OpEnable, OpDisable, OpCapture, OpWrite, OpWrite, OpWrite, OpWrite,
-	OpWrite, OpWrite, OpTraits, OpPMC, OpPMC, OpSysWrite, OpSysWrite}
+	OpWrite, OpWrite, OpTraits, OpPMC, OpPMC, OpSysWrite, OpSysWrite, OpHold, OpHold}
 
 // kindIndex is the first index of each kind in kindTable, for Encode.
 func kindIndex(k Kind) int {
@@ -328,7 +363,7 @@ func kindIndex(k Kind) int {
 }
 
 // MaxOps bounds the operations one input runs, so each fuzz execution stays short.
-const MaxOps = 200
+const MaxOps = 128
 
 // reader hands out bytes, then zeros once the input runs out.
 type reader struct {
@@ -391,6 +426,7 @@ func Decode(data []byte) Program {
 			o.Any = keywords[r.pick(len(keywords))]
 			o.Payload = payloads[r.pick(len(payloads))]
 			o.Processor = r.pick(8)
+			o.API = API(r.pick(int(numAPIs)))
 		case OpTraits:
 			o.Reg = int(r.byte())
 			c := r.pick(len(providers) + 1)
@@ -404,6 +440,9 @@ func Decode(data []byte) Program {
 			o.Count = r.pick(len(pmcHooks))
 			o.Payload = payloads[r.pick(len(payloads))]
 			o.Processor = r.pick(8)
+		case OpHold:
+			o.Session = r.pick(len(sessionNames))
+			o.Count = r.pick(2)
 		}
 		p.Ops = append(p.Ops, o)
 	}
@@ -473,7 +512,7 @@ func Encode(p Program) ([]byte, error) {
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256), level,
 				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
 				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
-				idx(o.Processor, o.Processor >= 0 && o.Processor < 8))
+				idx(o.Processor, o.Processor >= 0 && o.Processor < 8), idx(int(o.API), o.API < numAPIs))
 		case OpTraits:
 			c := len(providers)
 			if o.Group {
@@ -486,6 +525,8 @@ func Encode(p Program) ([]byte, error) {
 			out = append(out, sess, idx(o.Count, o.Count >= 0 && o.Count < len(pmcHooks)),
 				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
 				idx(o.Processor, o.Processor >= 0 && o.Processor < 8))
+		case OpHold:
+			out = append(out, sess, idx(o.Count, o.Count == 0 || o.Count == 1))
 		}
 	}
 	return out, bad

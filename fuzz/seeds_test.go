@@ -38,6 +38,15 @@ func seeds() []seed {
 	write := func(r int, level uint8, kw uint64, payload, cpu int) Op {
 		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu}
 	}
+	plain := func(o Op) Op { o.API = APIPlain; return o }
+	transfer := func(o Op) Op { o.API = APITransfer; return o }
+	repeat := func(n int, o Op) []Op {
+		out := make([]Op, n)
+		for i := range out {
+			out[i] = o
+		}
+		return out
+	}
 	var fill []Op
 	for i := 0; i < 60; i++ {
 		fill = append(fill, write(0, 4, 0, 100, i%3))
@@ -71,10 +80,10 @@ func seeds() []seed {
 			append(append([]Op{start(0, 4, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0)}, fill...),
 				Op{Kind: OpFlush, Session: 0}, write(0, 1, 0, 0, 2), Op{Kind: OpStop, Session: 0})...),
 		enc("too-big-and-more-data", winver.V2004, 1,
-			start(0, 4, 0, 0, 0), start(2, 64, 0, 0, 0x08000000), reg(1), enable(0, 1, 0, 0, 0), enable(2, 1, 0, 0, 0),
+			start(0, 4, 0, 0, 0), start(2, 0, 0, 0, 0x08000000), reg(1), enable(0, 1, 0, 0, 0), enable(2, 1, 0, 0, 0),
 			write(0, 1, 0, 9000, 0), write(0, 1, 0, 0xFFFF-0x50, 0), write(0, 1, 0, 0xFFFF-0x50+1, 0)),
 		enc("dependent-sessions-after-failure", winver.V2004, 1,
-			start(0, 4, 0, 0, 0), start(1, 64, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
+			start(0, 4, 0, 0, 0), start(1, 0, 0, 0, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
 			write(0, 1, 0, 9000, 0), Op{Kind: OpQuery, Session: 1}),
 		enc("groups", winver.V10_0, 2,
 			start(0, 4, 0, 0, 0), reg(0), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 3},
@@ -99,7 +108,7 @@ func seeds() []seed {
 		// callback but returned without delivering it (found by TestModelCatchesInjectedFaults'
 		// random programs).
 		enc("regression-traits-join-enabled-group-calls-back", winver.V10_0, 1,
-			start(0, 64, 0, 0, 0), Op{Kind: OpEnable, Session: 0, Provider: 1, Group: true, Level: 2, Any: 3},
+			start(0, 0, 0, 0, 0), Op{Kind: OpEnable, Session: 0, Provider: 1, Group: true, Level: 2, Any: 3},
 			reg(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 1}),
 		// Regression: EnableTraceEx2 on 5.2 failed with a GUID-type error instead of
 		// ERROR_NOT_SUPPORTED (found by TestRandomPrograms).
@@ -123,6 +132,23 @@ func seeds() []seed {
 			startAs(1, logmode.RealTime|logmode.SystemLogger, 0), startAs(2, logmode.Buffering|logmode.Compressed, 0),
 			startAs(3, logmode.PrivateLogger|logmode.RealTime, 0), startAs(4, logmode.PrivateLogger|logmode.RealTime, 0),
 			reg(1), enable(3, 1, 0, 0, 0), enable(1, 1, 0, 0, 0), write(0, 4, 0, 100, 0), Op{Kind: OpStop, Session: 3}),
+		// A logger held back: full buffers wait, the writers run out of free buffers and
+		// lose events, then the logger runs and the shortage grows the session.
+		enc("held-logger-runs-out", winver.V1809, 1,
+			append(append([]Op{start(0, 4, 2, 10, 0), reg(0), enable(0, 0, 0, 0, 0), {Kind: OpHold, Session: 0, Count: 1}},
+				repeat(6, write(0, 4, 0, 3944, 0))...),
+				Op{Kind: OpHold, Session: 0}, write(0, 4, 0, 3944, 0), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0})...),
+		// EventWrite caches the session a registration's events go to; enabling,
+		// disabling and stopping must each make it look again.
+		enc("eventwrite-route", winver.V2004, 2,
+			start(0, 4, 0, 0, 0), start(1, 4, 0, 0, 0), reg(1), enable(0, 1, 5, 0, 0),
+			plain(write(0, 4, 1, 16, 0)), plain(write(0, 4, 1, 16, 0)), enable(0, 1, 2, 0, 0), plain(write(0, 4, 1, 16, 0)),
+			enable(1, 1, 3, 0, 0), plain(write(0, 3, 1, 16, 0)), Op{Kind: OpDisable, Session: 0, Provider: 1},
+			plain(write(0, 3, 1, 16, 0)), transfer(write(0, 2, 1, 100, 0)), Op{Kind: OpStop, Session: 1}, plain(write(0, 1, 1, 16, 0))),
+		// A 16 KB SEQUENTIAL file: its header buffer and three more, then it is full.
+		enc("file-full", winver.V2004, 1,
+			append(append([]Op{startAs(0, logmode.Sequential|logmode.KBytesForSize, startLogFile|startMaxSize), reg(0), enable(0, 0, 0, 0, 0)},
+				repeat(5, write(0, 4, 0, 3944, 0))...), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0})...),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),
@@ -130,13 +156,12 @@ func seeds() []seed {
 }
 
 // nineSessions enables one provider from more sessions than a GUID entry has slots:
-// five names, each started, enabled, stopped and started again under the same name.
+// nine sessions, the ninth refused, then a write that every one of the eight takes.
 func nineSessions() []Op {
 	var ops []Op
-	for round := 0; round < 2; round++ {
-		for s := 0; s < 4; s++ {
-			ops = append(ops, Op{Kind: OpStart, Session: s, BufferKB: 4}, Op{Kind: OpEnable, Session: s, Provider: 0, Level: uint8(s + 1)})
-		}
+	for s := 0; s < 9; s++ {
+		ops = append(ops, Op{Kind: OpStart, Session: s, BufferKB: 4, Mode: logmode.RealTime},
+			Op{Kind: OpEnable, Session: s, Provider: 0, Level: uint8(s%5 + 1)})
 	}
-	return append(ops, Op{Kind: OpRegister}, Op{Kind: OpWrite, Level: 1, Payload: 1})
+	return append(ops, Op{Kind: OpRegister}, Op{Kind: OpWrite, Level: 1, Payload: 16})
 }

@@ -204,6 +204,9 @@ type Logger struct {
 	// goroutine: whoever does the logger's work holds it.
 	synchronous bool
 	syncMu      sync.Mutex
+	// held is the test hook SetHeld: a synchronous session's logger work is put off.
+	// Atomic; set by the caller driving the session.
+	held atomic.Bool
 
 	wake chan struct{} // capacity 1; writers signal full buffers and shortages
 	reqs chan request
@@ -476,4 +479,20 @@ func (l *Logger) CurrentBuffers() []int {
 		}
 	}
 	return out
+}
+
+// SetHeld holds back (on) or releases the logger of a synchronous session, a test hook
+// for the fuzz harness: while held, buffers that leave their streams wait on the flush
+// queue and the free list is not topped up, as when the logger thread is not scheduled,
+// so writers can run out of buffers. Releasing does the logger's pending work at once.
+// ControlTrace flush and stop still do their work on the caller. No effect on a session
+// with a logger goroutine.
+func (l *Logger) SetHeld(on bool) {
+	if !l.synchronous {
+		return
+	}
+	l.held.Store(on)
+	if !on {
+		l.service()
+	}
 }

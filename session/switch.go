@@ -168,7 +168,9 @@ func (l *Logger) queueFlush(b *Buffer) {
 	}
 	if l.synchronous {
 		l.freeMu.Unlock()
-		l.service()
+		if !l.held.Load() {
+			l.service()
+		}
 		return
 	}
 	wake := queued >= l.wakeAt || len(l.free) <= len(l.streams)
@@ -208,8 +210,10 @@ func (l *Logger) noteShortage() {
 // does the logger's work itself.
 func (l *Logger) signal() {
 	if l.synchronous {
-		l.loggerWakeups.Add(1)
-		l.service()
+		if !l.held.Load() {
+			l.loggerWakeups.Add(1)
+			l.service()
+		}
 		return
 	}
 	select {

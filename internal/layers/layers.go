@@ -48,6 +48,7 @@ var Of = map[string]Layer{
 	"internal/layers":         Leaf,
 	"bench/benchbase":         Leaf,
 	"examples":                Leaf, // the lessons' files, embedded
+	"fuzz/oracle":             Leaf, // imports no part of the emulator: the fuzz model's independent rules
 
 	"session":   KernelPart,
 	"regentry":  KernelPart,
@@ -67,6 +68,7 @@ var Of = map[string]Layer{
 
 	"cmd/etwemu":            Program,
 	"examples/tracelogging": Program,
+	"fuzz/mutate":           Program,
 }
 
 // String names the layer as the package doc does.

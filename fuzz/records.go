@@ -1,0 +1,121 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/session"
+)
+
+// rec is what the harness compares of one record a session wrote: the header fields
+// the writer chose and the record's size. tail is the record's last eight bytes, which
+// for a payload of eight bytes or more is the write's serial number (see payloadFor):
+// it tells one event from another, so a record lost, doubled or moved is seen.
+type rec struct {
+	system   bool
+	provider guid.GUID // EVENT_HEADER.ProviderId
+	hook     uint16    // SYSTEM_TRACE_HEADER's hook id, or EVENT_DESCRIPTOR.Id
+	level    uint8
+	keyword  uint64
+	pid, tid uint32
+	activity guid.GUID
+	size     uint16
+	tail     uint64
+	hasTail  bool // the model's prediction: the payload ends the record with the serial
+}
+
+func (r rec) String() string {
+	if r.system {
+		return fmt.Sprintf("{system hook %#04x pid %d tid %d size %d tail %#x}", r.hook, r.pid, r.tid, r.size, r.tail)
+	}
+	return fmt.Sprintf("{provider %v id %d level %d keyword %#x pid %d tid %d activity %v size %d tail %#x}",
+		r.provider, r.hook, r.level, r.keyword, r.pid, r.tid, r.activity, r.size, r.tail)
+}
+
+// matches compares a record the sink received (r) with the model's (w).
+func (r rec) matches(w rec) bool {
+	if !w.hasTail {
+		r.tail, w.tail = 0, 0
+	}
+	r.hasTail = w.hasTail
+	return r == w
+}
+
+// recSink is a session's sink in a fuzz run: it counts and walks the buffers as
+// session.Counter does, and keeps each record's rec by the stream (ProcessorNumber) of
+// the buffer it came in. The synchronous kernel calls it on the harness's goroutine.
+type recSink struct {
+	session.Counter
+	got  [][]rec // per stream
+	seen []int   // per stream: the records already compared with the model's
+	bad  error   // the first record that did not decode
+}
+
+// WriteBuffer implements session.Sink.
+func (s *recSink) WriteBuffer(buf []byte) error {
+	if err := s.Counter.WriteBuffer(buf); err != nil {
+		return err
+	}
+	h, _ := abi.DecodeBufferHeader(buf)
+	stream := int(h.ProcessorNumber)
+	for len(s.got) <= stream {
+		s.got, s.seen = append(s.got, nil), append(s.seen, 0)
+	}
+	return abi.Records(buf, func(r abi.Record) error {
+		var x rec
+		b := r.Bytes
+		x.size = uint16(r.Size)
+		x.tail = binary.LittleEndian.Uint64(b[len(b)-8:])
+		if r.Type == abi.EventHeaderEvent64 {
+			e, ok := abi.DecodeEventHeader(b)
+			if !ok && s.bad == nil {
+				s.bad = fmt.Errorf("a record of type %#x and %d bytes does not decode", r.Type, r.Size)
+			}
+			x.provider, x.hook, x.level, x.keyword = e.ProviderID, e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword
+			x.pid, x.tid, x.activity = e.ProcessID, e.ThreadID, e.ActivityID
+		} else {
+			x.system = true
+			x.hook = binary.LittleEndian.Uint16(b[abi.OffSystemHookID:])
+			x.tid = binary.LittleEndian.Uint32(b[abi.OffSystemThreadID:])
+			x.pid = binary.LittleEndian.Uint32(b[abi.OffSystemProcessID:])
+		}
+		s.got[stream] = append(s.got[stream], x)
+		return nil
+	})
+}
+
+// compare checks the records the sink received since the last compare against the
+// session's accepted records, stream by stream: each must be the next one the model
+// has. With final (the session stopped), every accepted record must have arrived.
+func (s *recSink) compare(want [][]rec, final bool) error {
+	if s.bad != nil {
+		return s.bad
+	}
+	for i := range max(len(want), len(s.got)) {
+		var got, w []rec
+		seen := 0
+		if i < len(s.got) {
+			got, seen = s.got[i], s.seen[i]
+		}
+		if i < len(want) {
+			w = want[i]
+		}
+		for j := seen; j < len(got); j++ {
+			if j >= len(w) {
+				return fmt.Errorf("stream %d: record %d %v arrived, but the session accepted only %d", i, j, got[j], len(w))
+			}
+			if !got[j].matches(w[j]) {
+				return fmt.Errorf("stream %d record %d:\n  sink  %v\n  model %v", i, j, got[j], w[j])
+			}
+		}
+		if i < len(s.got) {
+			s.seen[i] = len(got)
+		}
+		if final && len(got) != len(w) {
+			return fmt.Errorf("stream %d: the session stopped with %d records in its sink, the model has %d accepted", i, len(got), len(w))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package fuzz
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/session"
+)
+
+// processID is the emulated process every fuzz run registers its providers in.
+const processID = 4242
+
+// payload returns n bytes to write as an event's payload: zeros, the last eight of them
+// (when there are eight) the write's serial number h.serial, so that the record in the
+// sink tells which write made it. The bytes are valid until the next call.
+func (h *harness) payload(n int) []byte {
+	if cap(h.pay) < n {
+		if h.pay == nil {
+			h.pay = payloadPool.Get().([]byte)
+		}
+		if cap(h.pay) < n {
+			h.pay = make([]byte, n)
+		}
+	}
+	if h.payN >= 8 {
+		clear(h.pay[h.payN-8 : h.payN]) // the previous serial
+	}
+	p := h.pay[:n]
+	if h.payN = n; n >= 8 {
+		binary.LittleEndian.PutUint64(p[n-8:], h.serial)
+	}
+	return p
+}
+
+// payloadPool keeps the payload buffers of finished runs: most runs write a large payload
+// somewhere, and a fresh 64 KB each run was a tenth of what a run allocated.
+var payloadPool = sync.Pool{New: func() any { return make([]byte, 0, 0x10000) }}
+
+// release returns the run's payload buffer to the pool.
+func (h *harness) release() {
+	if h.pay != nil {
+		h.payload(0) // zeros again
+		payloadPool.Put(h.pay[:0])
+		h.pay = nil
+	}
+}
+
+// activity is the activity id of the serial-th write: distinct for every write.
+func activity(serial uint64) guid.GUID {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], serial)
+	b[15] = 0xA5
+	return guid.FromBytes(b[:])
+}
+
+// write does an OpWrite on both sides, with the call o.API names, and compares what each
+// session did with the event.
+func (h *harness) write(o Op) error {
+	k, m := h.k, h.m
+	r, mr := h.reg(o.Reg)
+	d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
+	h.writes++
+	h.serial++
+	data := h.payload(o.Payload)
+	ev := rec{hook: 1, level: o.Level, keyword: o.Any, pid: processID, tail: h.serial}
+	if mr != nil {
+		ev.provider = mr.provider.g
+	}
+	var tally emu.Tally
+	useTally := false
+	before := h.stats()
+	proc, extra := o.Processor, 0
+	var err error
+	api := o.API
+	if api != APIEx && h.m.nproc > 1 {
+		var ok bool
+		call := func() {
+			if api == APIPlain {
+				err = k.EventWrite(r, d, data)
+				return
+			}
+			act := activity(h.serial)
+			var related *guid.GUID
+			if h.serial%2 == 1 {
+				rel := activity(^h.serial)
+				related = &rel
+			}
+			err = k.EventWriteTransfer(r, d, &act, related, data)
+		}
+		if proc, ok = onProcessor(k.CurrentProcessor, call); !ok {
+			api = APIEx // the processor cannot be known: write as EventWriteEx on the one named
+			proc = o.Processor
+		}
+	} else if api != APIEx {
+		proc = 0
+		switch api {
+		case APIPlain:
+			err = k.EventWrite(r, d, data)
+		case APITransfer:
+			act := activity(h.serial)
+			var related *guid.GUID
+			if h.serial%2 == 1 {
+				rel := activity(^h.serial)
+				related = &rel
+			}
+			err = k.EventWriteTransfer(r, d, &act, related, data)
+		}
+	}
+	switch api {
+	case APIEx:
+		// Every other EventWriteEx goes without a Tally, which takes the emulator's
+		// one-session path where it applies; its outcome per session is then read from
+		// the sessions' counters, as for EventWrite.
+		ev.tid = uint32(200 + proc)
+		opts := &emu.WriteOptions{Processor: proc, ThreadID: ev.tid}
+		if useTally = h.writes%2 == 1; useTally {
+			opts.Tally = &tally
+		}
+		err = k.EventWriteEx(r, d, opts, data)
+	case APITransfer:
+		ev.activity = activity(h.serial)
+		if h.serial%2 == 1 {
+			extra = session.RelatedItemSize
+		}
+	}
+	h.results = append(h.results, err)
+	h.proc = proc
+	want, werr := m.write(mr, o.Level, o.Any, o.Payload, extra, proc, ev)
+	if e := h.sameErr(o, err, werr); e != nil {
+		return e
+	}
+	if !useTally {
+		after := h.stats()
+		for _, ms := range m.sessions {
+			id := ms.id
+			tally.Lost[id] = after[id].lost - before[id].lost
+			tally.Denied[id] = after[id].denied - before[id].denied
+			// What it delivered is taken from the model: the Checker's conservation rule
+			// and the sink's records hold the emulator to it.
+			tally.Delivered[id] = want[id].delivered
+		}
+	}
+	for id := range tally.Delivered {
+		w := want[uint16(id)]
+		if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
+			return fmt.Errorf("%s on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
+				apiNames[api], proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
+		}
+		h.cov.Denied += tally.Denied[id]
+		h.cov.Delivered += tally.Delivered[id]
+		h.cov.Lost += tally.Lost[id]
+		if ms := m.byID[uint16(id)]; ms != nil && ms.pmcExtra(1, false) > 0 {
+			h.cov.Counted += tally.Delivered[id]
+		}
+		if tally.Delivered[id] != 0 {
+			h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
+		}
+	}
+	for _, ms := range m.sessions {
+		if got := k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
+			return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
+		}
+	}
+	return nil
+}
+
+// counts is what stats reads of one session.
+type counts struct{ lost, denied uint64 }
+
+// stats returns the loss and denial counters of every session the model knows, by
+// logger id.
+func (h *harness) stats() (out [session.LoggerIDs]counts) {
+	for _, ms := range h.m.sessions {
+		if l := h.k.Session(emu.TraceHandle(ms.handle)); l != nil {
+			st := l.Stats()
+			out[ms.id] = counts{st.EventsLost, st.EventsDenied}
+		}
+	}
+	return out
+}
