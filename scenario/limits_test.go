@@ -279,3 +279,39 @@ func TestFirstCommandsHelp(t *testing.T) {
 		t.Errorf("the explained error lost its code: %v", err)
 	}
 }
+
+// The sessions' buffers together are held to Limits.BufferMemory: a start or an update
+// past it is refused with ERROR_NOT_ENOUGH_MEMORY before anything is allocated, and
+// what fits still starts.
+func TestBufferMemoryBound(t *testing.T) {
+	_, out, err := runLimited(t, Limits{BufferMemory: 64 << 20}, `start a mode=REAL_TIME buffer=1024 min=8 max=40
+expect ERROR_NOT_ENOUGH_MEMORY start b mode=REAL_TIME buffer=1024 min=8 max=40
+start c mode=REAL_TIME buffer=1024 min=8 max=20
+expect ERROR_NOT_ENOUGH_MEMORY update a max=50
+update a max=44
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"started a:", "started c:", "updated a: MaximumBuffers 44"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "started b:") {
+		t.Errorf("b started past the bound:\n%s", out)
+	}
+}
+
+// Without a bound given, the machine's sessions together may hold DefaultBufferMemory.
+func TestBufferMemoryDefault(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, `start a mode=REAL_TIME buffer=16384 min=4 max=60
+expect ERROR_NOT_ENOUGH_MEMORY start b mode=REAL_TIME buffer=16384 min=4 max=60
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "more than the 1024 MB this machine allows") {
+		t.Errorf("no refusal naming the default bound:\n%s", out)
+	}
+}

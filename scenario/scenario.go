@@ -55,7 +55,16 @@ type Limits struct {
 	// BufferSize to the version's range and refuses more than the emulator's buffer
 	// memory per session, session.MaxBufferMemory).
 	BufferKB, Buffers uint64
+	// BufferMemory is the most trace-buffer memory the machine's sessions may hold
+	// together, MaximumBuffers × BufferSize summed over the running sessions: a start or
+	// an update past it is refused with ERROR_NOT_ENOUGH_MEMORY. Default
+	// DefaultBufferMemory. (Each session alone is also held to session.MaxBufferMemory.)
+	BufferMemory uint64
 }
+
+// DefaultBufferMemory is Limits.BufferMemory's default: 1 GiB, what one session may
+// take, for all the machine's sessions together.
+const DefaultBufferMemory = 1 << 30
 
 // withDefaults returns l with every zero field set to its default.
 func (l Limits) withDefaults() Limits {
@@ -74,7 +83,31 @@ func (l Limits) withDefaults() Limits {
 	if l.Buffers == 0 {
 		l.Buffers = 1 << 31
 	}
+	if l.BufferMemory == 0 {
+		l.BufferMemory = DefaultBufferMemory
+	}
 	return l
+}
+
+// bufferMemory returns the trace-buffer memory the running sessions may hold,
+// MaximumBuffers × BufferSize summed, leaving out the session named skip ("" for none).
+func (m *Machine) bufferMemory(k *emu.Kernel, skip string) uint64 {
+	var n uint64
+	for _, s := range k.Sessions() {
+		if skip != "" && strings.EqualFold(s.Name(), skip) {
+			continue
+		}
+		p := s.Properties()
+		n += uint64(p.MaximumBuffers) * uint64(p.BufferSize) << 10
+	}
+	return n
+}
+
+// refuseMemory is the error for a start or update that would take the sessions'
+// buffers past Limits.BufferMemory.
+func (m *Machine) refuseMemory(what string, need uint64) error {
+	return winerr.New(winerr.ErrNotEnoughMemory, "%s: the sessions' buffers would take %d MB (MaximumBuffers × BufferSize over every session), more than the %d MB this machine allows",
+		what, need>>20, m.limits.BufferMemory>>20)
 }
 
 // Machine is one scenario's emulated kernel and the names the scenario gave its
@@ -461,12 +494,21 @@ func cmdStart(m *Machine, a args) error {
 		}
 		*o.dst = uint32(n)
 	}
+	// Before StartTrace allocates: at least the buffers asked for, or two a processor.
+	asked := uint64(max(p.MinimumBuffers, p.MaximumBuffers, 2*uint32(m.procs))) * uint64(p.BufferSize) << 10
+	if need := m.bufferMemory(k, "") + asked; need > lim.BufferMemory {
+		return m.refuseMemory("start "+a.pos[0], need)
+	}
 	h, err := k.StartTrace(a.pos[0], p)
 	if err != nil {
 		if _, ok := a.opts["file"]; !ok && mode&(logmode.RealTime|logmode.Buffering) == 0 && errors.Is(err, winerr.ErrInvalidParameter) {
 			return fmt.Errorf("%w (start %s file=%s.etl writes a log file; mode=REAL_TIME delivers to a consumer; mode=BUFFERING keeps a ring in memory)", err, a.pos[0], a.pos[0])
 		}
 		return err
+	}
+	if need := m.bufferMemory(k, ""); need > lim.BufferMemory { // as StartTrace adjusted it
+		k.StopTrace(h, "", &emu.Properties{})
+		return m.refuseMemory("start "+a.pos[0], need)
 	}
 	m.handles[strings.ToLower(a.pos[0])] = h
 	fmt.Fprintf(m.out, "started %s: LoggerId %d, LoggerMode %s, BufferSize %d KB, %d buffers (MinimumBuffers %d, MaximumBuffers %d)\n",
@@ -544,6 +586,13 @@ func cmdUpdate(m *Machine, a args) error {
 	flush, err := a.num("flush", 0, 1<<31)
 	if err != nil {
 		return err
+	}
+	for _, s := range k.Sessions() {
+		if maxBuf != 0 && strings.EqualFold(s.Name(), a.pos[0]) {
+			if need := m.bufferMemory(k, a.pos[0]) + maxBuf*uint64(s.BufferSize()); need > m.limits.BufferMemory {
+				return m.refuseMemory("update "+a.pos[0], need)
+			}
+		}
 	}
 	p := emu.Properties{MaximumBuffers: uint32(maxBuf), FlushTimer: uint32(flush)}
 	if err := k.ControlTrace(0, a.pos[0], &p, emu.ControlUpdate); err != nil {

@@ -121,9 +121,10 @@ type Frame struct {
 	Views  *Views `json:"views"`
 }
 
-// Limits bound a replay: the machine's (the scenario language's limits, smaller than
-// the shell's by default) and the longest a replay may take.
-var Limits = scenario.Limits{Disk: 64 << 20, Events: 1_000_000, BufferKB: 16 << 10, Buffers: 4096, Processors: 64}
+// Limits bound a replay's machine, below the shell's defaults: its disk, the events of
+// one write, buffer sizes and counts, processors, and the trace-buffer memory of all its
+// sessions together (ReplayTimeout bounds its time, maxReplays how many run at once).
+var Limits = scenario.Limits{Disk: 64 << 20, Events: 1_000_000, BufferKB: 16 << 10, Buffers: 4096, Processors: 64, BufferMemory: 256 << 20}
 
 // Replay runs steps[:n] on a fresh machine and returns the frame. A step that fails is
 // recorded with its error and the replay goes on, as the shell goes on; ctx bounds it.

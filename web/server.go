@@ -5,10 +5,13 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -32,12 +35,19 @@ type Handler struct {
 	first   string   // immutable
 	live    *Live    // nil without live mode; immutable
 	mux     *http.ServeMux
+	// replays holds a token for each replay running (a buffered channel used as a
+	// semaphore, sent to and received from by the handlers): a machine a replay builds
+	// holds up to Limits.BufferMemory, and so at most maxReplays run at once.
+	replays chan struct{}
 }
+
+// maxReplays is how many replays may run at once; a request past it gets 503.
+const maxReplays = 2
 
 // NewHandler returns a handler for lessons; first is the lesson the page opens, live the
 // live kernel (nil for none).
 func NewHandler(lessons []Lesson, first string, live *Live) *Handler {
-	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux()}
+	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux(), replays: make(chan struct{}, maxReplays)}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /", http.FileServerFS(static))
 	h.mux.HandleFunc("GET /api/lessons", h.serveLessons)
@@ -48,7 +58,35 @@ func NewHandler(lessons []Lesson, first string, live *Live) *Handler {
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+	if err := sameSite(r); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// sameSite refuses a request that another site's page may have sent: a Host that is a
+// name other than localhost (a DNS name rebound to this address), an Origin that is not
+// this server, or a POST whose body is not declared JSON (which a cross-site page can
+// send only after a CORS preflight that this server never answers).
+func sameSite(r *http.Request) error {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	host = strings.Trim(host, "[]")
+	if _, err := netip.ParseAddr(host); err != nil && !strings.EqualFold(host, "localhost") {
+		return fmt.Errorf("host %q: this server answers to an address or localhost only", r.Host)
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		return fmt.Errorf("origin %q is not this server's", o)
+	}
+	if r.Method == http.MethodPost {
+		if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+			return fmt.Errorf("a POST takes application/json, not %q", r.Header.Get("Content-Type"))
+		}
+	}
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -111,6 +149,13 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Step < 0 || req.Step > len(steps) {
 		req.Step = len(steps)
+	}
+	select {
+	case h.replays <- struct{}{}:
+		defer func() { <-h.replays }()
+	default:
+		http.Error(w, "busy: other replays are running; try again", http.StatusServiceUnavailable)
+		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), ReplayTimeout)
 	defer cancel()

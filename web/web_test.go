@@ -24,7 +24,7 @@ func handler(t *testing.T, live *Live) *Handler {
 func post(t *testing.T, h http.Handler, body string) (*httptest.ResponseRecorder, *Frame) {
 	t.Helper()
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("POST", "/api/frame", strings.NewReader(body)))
+	h.ServeHTTP(w, request("POST", "/api/frame", body))
 	if w.Code != http.StatusOK {
 		return w, nil
 	}
@@ -88,12 +88,12 @@ func TestFrameRequestsAreBounded(t *testing.T) {
 		}
 	}
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/live", nil))
+	h.ServeHTTP(w, request("GET", "/api/live", ""))
 	if w.Code != http.StatusNotFound {
 		t.Errorf("/api/live without live mode: %d", w.Code)
 	}
 	w = httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
+	h.ServeHTTP(w, request("GET", "/", ""))
 	if w.Code != 200 || !strings.Contains(w.Body.String(), "app.js") || !strings.Contains(w.Header().Get("Content-Security-Policy"), "default-src 'self'") {
 		t.Errorf("/: %d %s", w.Code, w.Header())
 	}
@@ -117,7 +117,7 @@ func TestLiveFrame(t *testing.T) {
 	defer l.Stop()
 	h := handler(t, l)
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest("GET", "/api/live", nil))
+	h.ServeHTTP(w, request("GET", "/api/live", ""))
 	var f LiveFrame
 	if err := json.Unmarshal(w.Body.Bytes(), &f); err != nil || !f.Live {
 		t.Fatalf("%d %v %s", w.Code, err, w.Body)
@@ -131,5 +131,64 @@ func TestLiveFrame(t *testing.T) {
 	}
 	if _, err := StartLive(LiveConfig{Processors: 0}); err == nil {
 		t.Error("0 processors accepted")
+	}
+}
+
+// request is a request as the page sends it: to the server's loopback address, a POST's
+// body declared JSON.
+func request(method, path, body string) *http.Request {
+	r := httptest.NewRequest(method, path, strings.NewReader(body))
+	r.Host = DefaultAddr
+	if method == "POST" {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return r
+}
+
+// A request another site's page may have sent is refused before it runs anything: a
+// host name rebound to this address, another origin, a POST not declared JSON.
+func TestRefusesOtherSites(t *testing.T) {
+	h := handler(t, nil)
+	body := `{"lesson":"01-first-session","step":-1}`
+	for _, c := range []struct {
+		name string
+		edit func(r *http.Request)
+	}{
+		{"rebound host", func(r *http.Request) { r.Host = "attacker.example:8077" }},
+		{"other origin", func(r *http.Request) { r.Header.Set("Origin", "http://attacker.example") }},
+		{"text/plain", func(r *http.Request) { r.Header.Set("Content-Type", "text/plain") }},
+	} {
+		r := request("POST", "/api/frame", body)
+		c.edit(r)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden {
+			t.Errorf("%s: %d, want 403", c.name, w.Code)
+		}
+	}
+	for _, host := range []string{DefaultAddr, "localhost:8077", "[::1]:8077"} {
+		r := request("POST", "/api/frame", body)
+		r.Host = host
+		r.Header.Set("Origin", "http://"+host)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			t.Errorf("host %s: %d, want 200: %s", host, w.Code, w.Body.String())
+		}
+	}
+}
+
+// At most maxReplays replays run at once; one more is told to try again.
+func TestReplaysAreBounded(t *testing.T) {
+	h := handler(t, nil)
+	for range maxReplays {
+		h.replays <- struct{}{} // replays in flight
+	}
+	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("a replay past the bound: %d, want 503", w.Code)
+	}
+	<-h.replays
+	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusOK {
+		t.Errorf("a replay within the bound: %d, want 200", w.Code)
 	}
 }

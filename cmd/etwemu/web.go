@@ -125,7 +125,10 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	srv := &http.Server{Handler: web.NewHandler(lessons, first, lv), ReadHeaderTimeout: 10 * time.Second}
+	// Requests run under ctx, so that a signal ends a replay in flight too and the
+	// shutdown below does not wait out ReplayTimeout.
+	srv := &http.Server{Handler: web.NewHandler(lessons, first, lv), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(stdout, "etwemu web: serving http://%s/ (%d lessons%s)\n", ln.Addr(), len(lessons), map[bool]string{true: ", live kernel", false: ""}[lv != nil])
 	if webListening != nil {
 		webListening(ctx, ln.Addr())
@@ -136,7 +139,9 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	case err = <-served:
 	case <-ctx.Done():
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err = srv.Shutdown(shut)
+		if err = srv.Shutdown(shut); errors.Is(err, context.DeadlineExceeded) {
+			err = srv.Close() // a handler that would not end: close its connection
+		}
 		cancel()
 	}
 	if lv != nil {
