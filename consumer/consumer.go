@@ -392,10 +392,14 @@ func (c *Consumer) ProcessEvents(fn any) error {
 // DefaultEventCallback sends the event to Events (golang-etw's DefaultEventCallback, what
 // a nil EventCallback means): it waits while the channel is full, unless the event is
 // Skippable, which is then dropped and counted in Skipped. Once the consumer is closing it
-// returns the consumer's context's error.
+// returns the consumer's context's error (the context ends before Events is closed). Call
+// it from EventCallback, where the consumer serializes it with its own end.
 func (c *Consumer) DefaultEventCallback(e *Event) error {
 	if e == nil {
 		return winerr.New(winerr.ErrInvalidParameter, "consumer: DefaultEventCallback: nil event")
+	}
+	if err := c.ctx.Err(); err != nil {
+		return err // Events may be closed: a send would panic
 	}
 	if e.Flags.Skippable {
 		select {

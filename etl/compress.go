@@ -6,8 +6,8 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// compressRule is how a version's logger counts and recovers in compressed mode (seed
-// 000, on the user-mode logger's compression buffer).
+// compressRule is how a version's logger counts and recovers in compressed mode (Geoff
+// Chappell, "ETW_UM_LOGGER_CONTEXT", on the user-mode logger's compression buffer).
 type compressRule struct {
 	// perBuffer: a flush from the compression area counts the trace buffers it completes
 	// in the logger's BuffersWritten (6.3 on, which tracks their number); else it counts
@@ -18,7 +18,7 @@ type compressRule struct {
 	// test data: net.4.5.2.x86.etl and net.4.5.2.x64.etl) say BuffersWritten 276 and 360
 	// and hold 276 and 360 buffers, the header buffer included, where counting flushes
 	// would give about 70. [UNCERTAIN] how 6.2 comes to write that count while its
-	// logger counts flushes (seed 000); etwemu keeps both, so on 6.2 the session's
+	// logger counts flushes (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); etwemu keeps both, so on 6.2 the session's
 	// BuffersWritten and the file header's differ.
 	perBuffer bool
 	// resetOnFailure: a failed flush loses every whole trace buffer in the area, keeping
@@ -36,8 +36,9 @@ var compressionRules = winver.Steps[compressRule]{
 // of a buffer whose head is already in the file.
 type span struct{ start, end int }
 
-// compressor is the compression area of seed 000: a buffer the size of two trace buffers
-// into which successive trace buffers are compressed ever deeper. Whenever a trace
+// compressor is the compression area of Geoff Chappell's "ETW_UM_LOGGER_CONTEXT": a
+// buffer the size of two trace buffers into which successive trace buffers are
+// compressed ever deeper. Whenever a trace
 // buffer's worth has accumulated, that much is flushed (counted, and given its place in
 // the file), and the overflow moves down to become a partial trace buffer at the start of
 // the area. Windows writes each flush as it is; etwemu's writes end at whole buffers

@@ -17,8 +17,8 @@ import (
 // MaxLoggers is the size of the kernel's logger table (MAXLOGGERS) from 5.1 on.
 const MaxLoggers = 64
 
-// MaxPrivateLoggers is how many private loggers one process may run (8 from 1703, MSDOC
-// configuring-and-starting-a-private-logger-session). They do not count against
+// MaxPrivateLoggers is how many private loggers one process may run (8 from 1703, Microsoft Learn,
+// "Configuring and Starting a Private Logger Session"). They do not count against
 // MaxLoggers; the emulator gives them the ids after the kernel's table.
 const MaxPrivateLoggers = 8
 

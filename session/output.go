@@ -55,7 +55,7 @@ type consumer struct {
 // consumer whose backlog is full loses the buffer: its Attachment.BuffersLost counts it, and
 // RealTimeBuffersLost counts it once however many consumers lost it. With no consumer attached and no Sink the buffer joins
 // the session's backlog; once that is full, buffers are lost and writers are refused with
-// ERROR_LOG_FILE_FULL until a consumer attaches (MSDOC: a real-time session without
+// ERROR_LOG_FILE_FULL until a consumer attaches (Microsoft Learn, "EventWrite": a real-time session without
 // consumers buffers to a backing file, then refuses new events).
 //
 // [UNCERTAIN] Two things no public source settles: that a buffer the full backing file

@@ -42,7 +42,7 @@ type Properties struct {
 	LoggerThreadID      uint64
 }
 
-// Buffer-size rules (MSDOC EVENT_TRACE_PROPERTIES; phnt MAX_ETW_BUFFER_SIZE): KB.
+// Buffer-size rules (Microsoft Learn, "EVENT_TRACE_PROPERTIES"; phnt MAX_ETW_BUFFER_SIZE): KB.
 const (
 	DefaultBufferSizeKB = 64 // used when BufferSize is 0 [emulator choice: Windows picks by memory size]
 	MinBufferSizeKB     = 4  // documented minimum (the kernel itself accepts 1)

@@ -194,8 +194,8 @@ var svgOutput = outputKind{"SVG file", func(path string) bool {
 // writer), or an empty one, is replaced with a line on stderr saying so (appending, for
 // EVENT_TRACE_FILE_MODE_APPEND, says that instead); any other existing file, and any
 // symbolic link (writing through one would replace the file it points to), is refused
-// with ERROR_ALREADY_EXISTS unless force. A directory or other non-regular file is
-// refused whatever force says. Every command that writes a file named by a flag calls it.
+// with ERROR_ALREADY_EXISTS unless force, and so is a device, pipe or socket. A directory
+// is refused whatever force says. Every command that writes a file named by a flag calls it.
 func checkOutput(stderr io.Writer, cmd, flag, path string, kind outputKind, force, appending bool) error {
 	verb := "replacing"
 	if appending {
