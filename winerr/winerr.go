@@ -45,6 +45,7 @@ func ntstatus(code uint32, name string) *Errno { return &Errno{code: code, name:
 var (
 	ErrInvalidFunction     = win32(1, "ERROR_INVALID_FUNCTION")
 	ErrAccessDenied        = win32(5, "ERROR_ACCESS_DENIED")
+	ErrPathNotFound        = win32(3, "ERROR_PATH_NOT_FOUND")
 	ErrInvalidHandle       = win32(6, "ERROR_INVALID_HANDLE")
 	ErrNotEnoughMemory     = win32(8, "ERROR_NOT_ENOUGH_MEMORY")
 	ErrBadLength           = win32(24, "ERROR_BAD_LENGTH")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -203,6 +204,11 @@ func checkOutput(stderr io.Writer, cmd, flag, path string, kind outputKind, forc
 	}
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		// A new file: its folder must be there, or the command would fail only once
+		// its work is done (a whole sweep, a whole demo).
+		if dir, err := os.Stat(filepath.Dir(path)); err != nil || !dir.IsDir() {
+			return winerr.New(winerr.ErrPathNotFound, "-%s %s: the folder %s does not exist: create it or name a file in another", flag, path, filepath.Dir(path))
+		}
 		return nil
 	}
 	if err != nil {

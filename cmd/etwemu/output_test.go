@@ -100,3 +100,20 @@ func TestNoSilentOverwrite(t *testing.T) {
 		t.Errorf("demo -force alone: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// A file in a folder that does not exist is refused before the command's work starts
+// (a sweep, a demo), not once that work is done; a file in a folder that exists passes.
+func TestOutputFolderMustExist(t *testing.T) {
+	var errb bytes.Buffer
+	missing := filepath.Join(t.TempDir(), "no-such-folder", "x.svg")
+	if err := checkOutput(&errb, "bench", "svg", missing, svgOutput, false, false); err == nil || !strings.Contains(err.Error(), "ERROR_PATH_NOT_FOUND") {
+		t.Errorf("a file in a missing folder: %v, want ERROR_PATH_NOT_FOUND", err)
+	}
+	var out bytes.Buffer
+	if code := run([]string{"bench", "-sweep", "-max-writers", "1", "-benchtime", "1ms", "-svg", missing}, &out, &errb); code != 2 && code != 1 || out.Len() != 0 {
+		t.Errorf("bench -sweep -svg into a missing folder: exit %d, %d bytes of sweep on stdout: it ran before refusing", code, out.Len())
+	}
+	if err := checkOutput(&errb, "bench", "svg", filepath.Join(t.TempDir(), "x.svg"), svgOutput, false, false); err != nil {
+		t.Errorf("a new file in an existing folder: %v", err)
+	}
+}
