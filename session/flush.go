@@ -50,9 +50,11 @@ func (l *Logger) run() {
 			l.loggerBusy.Add(int64(time.Since(start)))
 			continue
 		case r := <-l.reqs:
+			start := time.Now()
 			switch r.kind {
 			case reqStop:
 				l.finish()
+				l.loggerBusy.Add(int64(time.Since(start)))
 				close(r.reply)
 				return
 			case reqRun:
@@ -62,6 +64,7 @@ func (l *Logger) run() {
 			}
 			l.flushAll()
 			lastFlush = l.clock.Now()
+			l.loggerBusy.Add(int64(time.Since(start)))
 			close(r.reply)
 		case <-tick.C:
 			if now := l.clock.Now(); l.flushDue(now - lastFlush) {

@@ -437,7 +437,7 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 	}
 	fmt.Fprintf(out, "  buffers per processor  %s\n", strings.Join(per, " "))
 	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
-	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run, %.0f%% handing buffers to the sink and file; the rest waiting to be woken)\n\n", 100*busy, 100*output)
+	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run: sealing, handing on and recycling buffers, %.0f%% of the run handing them to the sink and file; idle %.0f%%)\n\n", 100*busy, 100*min(output, busy), 100*(1-busy))
 	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p, fileErr, busy, output))
 }
 
