@@ -38,6 +38,14 @@ compile_native_go_fuzzer github.com/etwemu/etwemu/logmode FuzzDecide fuzz_decide
 compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzReader fuzz_reader
 compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzXpress fuzz_xpress
 compile_native_go_fuzzer github.com/etwemu/etwemu/tracelogging FuzzDecode fuzz_tracelogging
+# The scenario language (what etwemu run and shell read), with the lessons in examples/
+# as its seed corpus.
+compile_native_go_fuzzer github.com/etwemu/etwemu/scenario FuzzScenario fuzz_scenario
+(cd "$(dirname "$0")/../examples" && zip -q -j "$OUT/fuzz_scenario_seed_corpus.zip" ./*.scenario)
+# Reader edges: dump's every output mode on reader input, and the bounded XPRESS decoder
+# against klauspost/compress/xpress.
+compile_native_go_fuzzer github.com/etwemu/etwemu/cmd/etwemu FuzzDump fuzz_dump
+compile_native_go_fuzzer github.com/etwemu/etwemu/etl FuzzXpressBounded fuzz_xpress_bounded
 
 seeds="${WORK:-/tmp}/etwemu_seeds"
 write_corpus "$seeds"

@@ -1,12 +1,13 @@
 // Package layers names etwemu's layers in one place and its test holds every package's
 // imports to them. Dependencies flow one way, down:
 //
-//	programs     cmd/etwemu, examples/...
+//	programs     cmd/etwemu, examples/..., fuzz/mutate
 //	on the kernel etw, consumer, scenario, web, fuzz, bench, bench/benchsuite, internal/tltest
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
-//	             internal/hw, internal/fault, bench/benchbase, examples (the lessons' files)
+//	             internal/hw, internal/fault, bench/benchbase, examples (the lessons' files),
+//	             fuzz/oracle (the fuzz model's own reading of the rules)
 //
 // A package imports packages of its own layer or of the layers below it, never above:
 // nothing below emu imports it, and no leaf imports a part of the kernel. The folders say
