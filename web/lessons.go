@@ -49,9 +49,6 @@ func ParseLesson(name, text string) (Lesson, error) {
 		switch {
 		case strings.HasPrefix(t, "##"):
 			c := strings.TrimSpace(strings.TrimPrefix(t, "##"))
-			if l.Title == "" {
-				l.Title = c
-			}
 			pending = append(pending, c)
 		case t == "" || t[0] == '#':
 		default:
@@ -65,10 +62,25 @@ func ParseLesson(name, text string) (Lesson, error) {
 	if len(pending) > 0 {
 		l.Steps = append(l.Steps, Step{Comment: pending})
 	}
+	if len(l.Steps) > 0 {
+		l.Title = firstSentence(l.Steps[0].Comment)
+	}
 	if l.Title == "" {
 		l.Title = name
 	}
 	return l, nil
+}
+
+// firstSentence is the first sentence of the comment lines, which may run over several
+// lines, or all of them if none ends; a lesson's title.
+func firstSentence(lines []string) string {
+	text := strings.Join(lines, " ")
+	for i := 0; i < len(text); i++ {
+		if text[i] == '.' && (i+1 == len(text) || text[i+1] == ' ') {
+			return text[:i+1]
+		}
+	}
+	return text
 }
 
 // LoadLessons reads every NAME.scenario at the top of fsys, sorted by name.

@@ -192,3 +192,21 @@ func TestReplaysAreBounded(t *testing.T) {
 		t.Errorf("a replay within the bound: %d, want 200", w.Code)
 	}
 }
+
+// A lesson's title, in the page's menu, is the first sentence of its opening comment,
+// whole, though it runs over two lines.
+func TestLessonTitles(t *testing.T) {
+	l, err := ParseLesson("x", "## Lesson 2: one provider,\n## nine sessions. An entry has\n## eight slots.\nkernel\n")
+	if err != nil || l.Title != "Lesson 2: one provider, nine sessions." {
+		t.Errorf("title %q (%v), want the first sentence across the lines", l.Title, err)
+	}
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lessons {
+		if !strings.HasSuffix(l.Title, ".") || strings.Contains(strings.TrimSuffix(l.Title, "."), ". ") {
+			t.Errorf("%s: title %q is not one whole sentence", l.Name, l.Title)
+		}
+	}
+}
