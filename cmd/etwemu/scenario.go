@@ -147,6 +147,9 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 	lines := scenario.Lines(ctx, in)
 	ran := 0
 	var last error // the command a signal stopped, if one did
+	if prompt {
+		fmt.Fprintln(stdout, "etwemu shell: type scenario commands, one a line; help lists them, quit (or Ctrl-D) ends.")
+	}
 	for ctx.Err() == nil {
 		if prompt {
 			fmt.Fprint(stdout, "etwemu> ")
@@ -161,6 +164,9 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 			break
 		}
 		if !ok {
+			if prompt {
+				fmt.Fprintln(stdout) // the input ended at the prompt
+			}
 			return 0
 		}
 		if l.Err != nil {

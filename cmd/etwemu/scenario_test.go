@@ -234,3 +234,19 @@ func TestShellInterrupted(t *testing.T) {
 		}
 	})
 }
+
+// On a terminal the shell says how to use it before its first prompt, and input that
+// ends at a prompt leaves the terminal on a line of its own.
+func TestShellPromptOnTerminal(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := shell(context.Background(), scenario.New(&out), strings.NewReader("kernel\n"), &out, &errb, true); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	s := out.String()
+	if !strings.HasPrefix(s, "etwemu shell: type scenario commands") || !strings.Contains(s, "help lists them") {
+		t.Errorf("no word on how to use the shell first:\n%s", s)
+	}
+	if !strings.HasSuffix(s, "etwemu> \n") {
+		t.Errorf("the last prompt is not ended by a newline:\n%q", s)
+	}
+}
