@@ -174,6 +174,17 @@ func Detect() Detection {
 	return machine
 }
 
+// KnownSource reports whether name is one of the counter sources Choose takes (auto,
+// perf-rdpmc, perf-read, tsc, synthetic), whether or not this machine allows it: a
+// command line can refuse a misspelt name before it does anything.
+func KnownSource(name string) bool {
+	switch name {
+	case "", NameAuto, NamePerfRDPMC, NamePerfRead, NameTSC, NameSynthetic:
+		return true
+	}
+	return false
+}
+
 // Choose returns the named counter source, or for "auto" (or "") the one Detect picks,
 // with the detection that explains it. A named source the machine cannot use is an
 // error saying why.

@@ -30,6 +30,8 @@ func TestBadInputs(t *testing.T) {
 		want string // in the first line of stderr
 	}{
 		{[]string{"demo", "-payload", "-5"}, 2, "-payload -5: must be 0 to 65455"},
+		{[]string{"demo", "-pmc", "TotalCycles", "-pmc-source", "nope"}, 2, `-pmc-source "nope": not a counter source`},
+		{[]string{"pmc", "-source", "nope"}, 2, `-source "nope": not a counter source`},
 		{[]string{"demo", "-payload", "70000"}, 2, "-payload 70000"},
 		{[]string{"demo", "-processors", "0"}, 2, "-processors 0: must be 1 to 2048"},
 		{[]string{"demo", "-processors", "5000"}, 2, "-processors 5000"},

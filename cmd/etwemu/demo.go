@@ -99,6 +99,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b.needs("max-file-size", "logfile", cfg.logFile != "")
 	b.needs("compress", "logfile", cfg.logFile != "")
 	b.needs("pmc-source", "pmc", cfg.pmc != "")
+	if !pmc.KnownSource(cfg.pmcSource) {
+		b.fail("-pmc-source %q: not a counter source (auto, %s, %s, %s, %s)", cfg.pmcSource, pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
+	}
 	b.needs("force", "logfile", cfg.logFile != "")
 	b.eventRegister(cfg.version)
 	mode, err := logmode.Parse(cfg.mode)

@@ -34,6 +34,9 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 	b := bounds{fs: fs}
 	b.int("counters", int64(*counters), 1, pmc.MaxPlatformCounters, "the emulated HAL's limit")
 	b.int("reads", int64(*reads), 1, 100_000_000, "")
+	if !pmc.KnownSource(*source) {
+		b.fail("-source %q: not a counter source (auto, %s, %s, %s, %s)", *source, pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
+	}
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
