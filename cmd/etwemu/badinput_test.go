@@ -80,7 +80,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"pmc", "-counters", "-1"}, 2, "-counters -1"},
 		{[]string{"pmc", "-counters", "1000"}, 2, "-counters 1000"},
 		{[]string{"pmc", "-reads", "0"}, 2, "-reads 0"},
-		{[]string{"pmc", "-source", "nonsense"}, 1, "nonsense"},
+		{[]string{"pmc", "-source", "nonsense"}, 2, `-source "nonsense": not a counter source`},
 		{[]string{"bench", "-benchtime", "0s"}, 2, "-benchtime 0s"},
 		{[]string{"bench", "-benchtime", "-1s"}, 2, "-benchtime -1s"},
 		{[]string{"bench", "-benchtime", "1h"}, 2, "-benchtime 1h0m0s"},
