@@ -24,7 +24,7 @@ func TestPMCCommand(t *testing.T) {
 		}
 	}
 	out.Reset()
-	if code := run([]string{"pmc", "-source", "no-such"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), `no counter source "no-such"`) {
+	if code := run([]string{"pmc", "-source", "no-such"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `-source "no-such": not a counter source`) {
 		t.Errorf("unknown source: exit %d, %s", code, errb.String())
 	}
 }
