@@ -67,5 +67,11 @@ func ParseProfileSource(name string) (ProfileSource, error) {
 	if v, err := strconv.ParseUint(name, 0, 32); err == nil {
 		return ProfileSource(v), nil
 	}
-	return 0, fmt.Errorf("pmc: %q is not a KPROFILE_SOURCE name or number", name)
+	var names []string
+	for _, p := range profileNames {
+		if p != "" {
+			names = append(names, p)
+		}
+	}
+	return 0, fmt.Errorf("pmc: %q is not a KPROFILE_SOURCE name or number (names: %s)", name, strings.Join(names, ", "))
 }

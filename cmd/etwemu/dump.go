@@ -812,8 +812,8 @@ func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHea
 		return enc.Encode(dh)
 	}
 	fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
-	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %d processors, buffers of %d bytes, mode %s\n",
-		dh.OS, dh.Build, dh.TraceFormat, dh.Processors, dh.BufferSize, dh.LogFileMode)
+	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %s, buffers of %d bytes, mode %s\n",
+		dh.OS, dh.Build, dh.TraceFormat, plural(int(dh.Processors), "processor"), dh.BufferSize, dh.LogFileMode)
 	end := dh.End
 	if h.EndTime == 0 {
 		end = "none (the header was never finalized: the session had not stopped, or was killed)"

@@ -80,7 +80,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	c, ok := commands[args[0]]
 	if !ok || args[0] == "help" {
 		if !ok {
-			fmt.Fprintf(stderr, "etwemu: unknown command %q\n", args[0])
+			fmt.Fprintf(stderr, "etwemu: unknown command %q (etwemu help lists the commands)\n", args[0])
 			return 2
 		}
 		usage(stdout)

@@ -239,7 +239,7 @@ function drawFiles(files) {
   const cards = el("div", { class: "cards files" });
   for (const f of files) {
     const card = el("article", { class: "card" });
-    card.append(el("h3", {}, val(`file.${f.name}.name`, f.name), el("small", {}, val(`file.${f.name}.size`, f.size), " bytes · ", val(`file.${f.name}.buffers`, f.buffers.length + (f.moreBuffers || 0)), " buffers")));
+    card.append(el("h3", {}, val(`file.${f.name}.name`, f.name), el("small", {}, val(`file.${f.name}.size`, f.size), " bytes · ", val(`file.${f.name}.buffers`, f.buffers.length + (f.moreBuffers || 0)), f.buffers.length + (f.moreBuffers || 0) === 1 ? " buffer" : " buffers")));
     const strip = el("div", { class: "strip" });
     f.buffers.forEach((b, i) => {
       const frac = b.bufferSize > 0 ? Math.min(1, b.filled / b.bufferSize) : 0;
