@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // notifySignals delivers SIGINT and SIGTERM to c until the returned function is called.
@@ -19,6 +20,13 @@ var notifySignals = func(c chan<- os.Signal) (stop func()) {
 
 // exitNow ends the process at once; tests replace it.
 var exitNow = os.Exit
+
+// signalEcho is how soon after the first signal a second one of the same kind is taken
+// for the same request, not a second Ctrl-C: coreutils' timeout, for one, sends its
+// signal to the command and to the command's process group, so the command receives it
+// twice within microseconds. A person pressing Ctrl-C again takes far longer. Tests set
+// it to 0.
+var signalEcho = 100 * time.Millisecond
 
 // interruptError is the cause of a context cancelled by a signal.
 type interruptError struct{ sig os.Signal }
@@ -61,17 +69,22 @@ func interruptible(parent context.Context, stderr io.Writer, what string) (ctx c
 	go func() {
 		defer wg.Done()
 		first := true
+		var firstSig os.Signal
+		var firstAt time.Time
 		for {
 			select {
 			case <-done:
 				return
 			case sig := <-sigs:
+				if !first && sig == firstSig && time.Since(firstAt) < signalEcho {
+					continue // the first signal again, as timeout sends it: not a second request
+				}
 				if !first {
 					fmt.Fprintf(stderr, "etwemu: %s again: exiting at once\n", signalName(sig))
 					exitNow(signalCode(sig))
 					return
 				}
-				first = false
+				first, firstSig, firstAt = false, sig, time.Now()
 				fmt.Fprintf(stderr, "etwemu: %s: stopping %s (send it again to exit at once)\n", signalName(sig), what)
 				cancel(interruptError{sig})
 			}

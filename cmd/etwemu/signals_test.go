@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeSignals replaces notifySignals and exitNow for one test: it returns the channel
@@ -19,7 +20,8 @@ func fakeSignals(t *testing.T) (send func(os.Signal), exited func() int) {
 	var ch chan<- os.Signal
 	code := -1
 	exitedCh := make(chan struct{}, 1)
-	oldNotify, oldExit := notifySignals, exitNow
+	oldNotify, oldExit, oldEcho := notifySignals, exitNow, signalEcho
+	signalEcho = 0 // every second signal is a second request, unless a test says otherwise
 	notifySignals = func(c chan<- os.Signal) func() {
 		mu.Lock()
 		ch = c
@@ -32,7 +34,7 @@ func fakeSignals(t *testing.T) (send func(os.Signal), exited func() int) {
 		mu.Unlock()
 		exitedCh <- struct{}{}
 	}
-	t.Cleanup(func() { notifySignals, exitNow = oldNotify, oldExit })
+	t.Cleanup(func() { notifySignals, exitNow, signalEcho = oldNotify, oldExit, oldEcho })
 	send = func(s os.Signal) {
 		mu.Lock()
 		c := ch
@@ -109,4 +111,25 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// The first signal delivered twice at once (as coreutils' timeout sends it, to the
+// command and to its process group) is one request: the command stops cleanly. Another
+// signal after it still exits at once.
+func TestInterruptibleSignalEcho(t *testing.T) {
+	send, exited := fakeSignals(t)
+	signalEcho = time.Hour // every repeat of the first signal falls within it
+	var stderr syncBuffer
+	ctx, stop := interruptible(context.Background(), &stderr, "the session")
+	defer stop()
+	send(os.Interrupt)
+	send(os.Interrupt) // the echo
+	<-ctx.Done()
+	send(syscall.SIGTERM) // handled after the echo: the channel is read in order
+	if got := exited(); got != 143 {
+		t.Errorf("exited with %d, want 143 from the SIGTERM: the echoed SIGINT was taken for a second request", got)
+	}
+	if n := strings.Count(stderr.String(), "SIGINT again"); n != 0 {
+		t.Errorf("the echo was taken for a second Ctrl-C:\n%s", stderr.String())
+	}
 }
