@@ -75,39 +75,30 @@ func (h *harness) write(o Op) error {
 	proc, extra := o.Processor, 0
 	var err error
 	api := o.API
+	// call writes the event through EventWrite or EventWriteTransfer, on the processor
+	// the goroutine runs on.
+	call := func() {
+		if api == APIPlain {
+			err = k.EventWrite(r, d, data)
+			return
+		}
+		act := activity(h.serial)
+		var related *guid.GUID
+		if h.serial%2 == 1 {
+			rel := activity(^h.serial)
+			related = &rel
+		}
+		err = k.EventWriteTransfer(r, d, &act, related, data)
+	}
 	if api != APIEx && h.m.nproc > 1 {
 		var ok bool
-		call := func() {
-			if api == APIPlain {
-				err = k.EventWrite(r, d, data)
-				return
-			}
-			act := activity(h.serial)
-			var related *guid.GUID
-			if h.serial%2 == 1 {
-				rel := activity(^h.serial)
-				related = &rel
-			}
-			err = k.EventWriteTransfer(r, d, &act, related, data)
-		}
 		if proc, ok = onProcessor(k.CurrentProcessor, call); !ok {
 			api = APIEx // the processor cannot be known: write as EventWriteEx on the one named
 			proc = o.Processor
 		}
 	} else if api != APIEx {
 		proc = 0
-		switch api {
-		case APIPlain:
-			err = k.EventWrite(r, d, data)
-		case APITransfer:
-			act := activity(h.serial)
-			var related *guid.GUID
-			if h.serial%2 == 1 {
-				rel := activity(^h.serial)
-				related = &rel
-			}
-			err = k.EventWriteTransfer(r, d, &act, related, data)
-		}
+		call()
 	}
 	switch api {
 	case APIEx:
