@@ -315,3 +315,14 @@ expect ERROR_NOT_ENOUGH_MEMORY start b mode=REAL_TIME buffer=16384 min=4 max=60
 		t.Errorf("no refusal naming the default bound:\n%s", out)
 	}
 }
+
+// A write of no events says so, not that no session took them.
+func TestWriteNothing(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "start s mode=REAL_TIME\nregister P\nenable s P\nwrite P 0\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "nothing written: 0 events asked") || strings.Contains(out, "no session took it") {
+		t.Errorf("write P 0:\n%s", out)
+	}
+}

@@ -796,7 +796,9 @@ func cmdWrite(m *Machine, a args) error {
 	}
 	if len(parts) == 0 {
 		parts = []string{"no session enabled it: every write returned at the EnableMask check"}
-		if p.reg != nil && p.reg.EnableMask()|p.reg.GroupEnableMask() != 0 {
+		if n == 0 {
+			parts = []string{"nothing written: 0 events asked"}
+		} else if p.reg != nil && p.reg.EnableMask()|p.reg.GroupEnableMask() != 0 {
 			parts = []string{"no session took it: the slots its EnableMask names hold no session that wants it"}
 		}
 	}
