@@ -326,3 +326,11 @@ func TestWriteNothing(t *testing.T) {
 		t.Errorf("write P 0:\n%s", out)
 	}
 }
+
+// A command with too few or too many words says how many it takes.
+func TestArgumentCount(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "write P\n")
+	if err == nil || !strings.Contains(err.Error(), "write: 1 argument, want 2") {
+		t.Errorf("write P: %v\n%s", err, out)
+	}
+}

@@ -322,8 +322,16 @@ func parseArgs(words []string, c command) (args, error) {
 		}
 		a.pos = append(a.pos, w)
 	}
-	if len(a.pos) < c.min || len(a.pos) > c.max {
-		return a, fmt.Errorf("%d arguments", len(a.pos))
+	if n := len(a.pos); n < c.min || n > c.max {
+		want := fmt.Sprintf("%d to %d", c.min, c.max)
+		if c.min == c.max {
+			want = fmt.Sprint(c.min)
+		}
+		got := "arguments"
+		if n == 1 {
+			got = "argument"
+		}
+		return a, fmt.Errorf("%d %s, want %s", n, got, want)
 	}
 	return a, nil
 }
