@@ -38,7 +38,8 @@ KNOWN_FAULTS = {
         "dissect.etl", "dissect.etl trusts BuffersWritten",
         "it reads as many buffers as the header's BuffersWritten says: a file holding fewer "
         "(a circular file's header counts every buffer the session wrote) is read past its end "
-        "(EOFError), one holding more (a session that had not stopped: BuffersWritten 0) is read short"),
+        "(EOFError), one holding more (the file of a session that had not stopped, BuffersWritten 0 in Windows' "
+        "files) is read short"),
     "no-header-buffer": Fault(
         "etl-parser", None,
         "it leaves the header buffer out of what it reports: it agrees when it counts etwemu's "
@@ -182,18 +183,20 @@ def verdict(o, d, e):
     unexplained = [name for name, _, faults in judged if faults is None]
     if unexplained:
         return "**no**: " + " and ".join(unexplained) + " read otherwise than any known fault explains", [], True
-    parts, seen = [], []
+    seen, short, raised = [], False, []
     for name, r, faults in judged:
-        if not faults:
-            continue
-        seen += faults
-        labels = ", ".join(KNOWN_FAULTS[f].label for f in faults)
-        whole = r["records"] == (o["records"] if name == "dissect.etl" else o["records"] - o["header_records"])
-        if whole:
-            parts.append(f"every record, then {name} raised ({labels}: known)")
-        else:
-            parts.append(f"no ({labels}: known)")
-    return ("; ".join(parts) if parts else "yes"), seen, False
+        if faults:
+            seen += faults
+            if r["records"] == (o["records"] if name == "dissect.etl" else o["records"] - o["header_records"]):
+                raised.append(name)  # faults explain only a difference, so it raised after every record
+            else:
+                short = True
+    if not seen:
+        return "yes", seen, False
+    why = "; ".join(f"{KNOWN_FAULTS[f].label}: known" for f in seen)
+    if short:
+        return f"no ({why})", seen, False
+    return f"every record, then {' and '.join(raised)} raised ({why})", seen, False
 
 
 def cell(r, header=True):
