@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # check.sh PARSERS [REAL...]: writes ETL files in every file mode etwemu's CLI offers and reads each
 # with etwemu's reader and two outside parsers, printing one Markdown table: records (and
 # how many in the header buffer), the log-file header's BuffersWritten, and whether the
@@ -14,23 +14,24 @@
 #   construct        github.com/construct/construct      run with 28c6e5779f (etl-parser's one need)
 #   defusedxml       github.com/tiran/defusedxml         run with c7445887f5 (dissect.etl's)
 #
-# Known faults of the parsers, not of the files:
-#   - dissect.etl prints GUIDs byte-swapped (it reads them big-endian); counts are unaffected.
-#   - dissect.etl believes BuffersWritten: it stops after that many buffers, so a file
-#     whose header counts otherwise (circular files count buffers written over the
-#     session) is read past its end, and
-#     the file of a session that had not stopped (BuffersWritten 0) is read as empty.
-#   - etl-parser has no decompressor: it cannot read EVENT_TRACE_COMPRESSED_MODE files.
-#   - etl-parser's etl2xml crashes on EVENT_HEADER events that are not TraceLogging
-#     (event.py reads provider_id.data1, not provider_id.inner.data1); this script counts
-#     records through its observer instead.
-#   - etl-parser raises on a buffer without a record (the empty flush-marker buffer).
-#   - etl-parser leaves the header buffer out: it agrees when it counts the records after it.
-set -eu
+# The parsers' known faults are listed once, each with its reason, in compare.py's
+# KNOWN_FAULTS (etl-parser has no XPRESS decompressor, raises on a buffer without a record;
+# dissect.etl trusts BuffersWritten; ...). From etwemu's reading of each file the script
+# predicts what a parser reads when its faults act: a row where a parser reads just that is
+# marked with the fault as known, and the reasons of the faults met are printed below the
+# table. It exits 1 only where the readers disagree otherwise (etwemu's own error, or a
+# count or an exception no listed fault explains), 2 on a usage error.
+set -euo pipefail
 if [ $# -lt 1 ] || [ ! -d "$1/dissect.etl" ]; then
 	echo "usage: $0 PARSERS [REAL...] (PARSERS: a folder with dissect.etl, dissect.cstruct, dissect.util, etl-parser, construct, defusedxml; REAL: folders of real .etl files)" >&2
 	exit 2
 fi
+for d in "${@:2}"; do
+	if [ ! -d "$d" ]; then
+		echo "$0: REAL $d is not a folder (folders of real .etl files)" >&2
+		exit 2
+	fi
+done
 P=$(cd "$1" && pwd)
 export PYTHONPATH="$P/dissect.etl:$P/dissect.cstruct:$P/dissect.util:$P/etl-parser:$P/construct:$P/defusedxml"
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -66,15 +67,17 @@ demo compressed.etl -compress
 demo compressed-6.2.etl -compress -version 6.2
 "$e" logsave -events 5000 -buffers 4 -o "$out/logsave.etl" >/dev/null
 echo "  logsave.etl: logsave -events 5000 -buffers 4" >&2
-files=$(ls "$out"/*.etl)
+files=("$out"/*.etl)
 shift
-for f in "$P"/etl-parser/tests/example/*.etl; do
-	[ -f "$f" ] && files="$files $f"
-done
-for d in "$@"; do
+for d in "$P/etl-parser/tests/example" "$@"; do
+	n=${#files[@]}
 	for f in "$d"/*.etl; do
-		[ -f "$f" ] && files="$files $f"
+		if [ -f "$f" ]; then
+			files+=("$f")
+		fi
 	done
+	if [ "${#files[@]}" -eq "$n" ]; then
+		echo "  $d holds no .etl file" >&2
+	fi
 done
-# shellcheck disable=SC2086 # the file names hold no spaces
-python3 "$(dirname "$0")/compare.py" "$e" $files
+python3 "$(dirname "$0")/compare.py" "$e" "${files[@]}"

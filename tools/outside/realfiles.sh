@@ -1,10 +1,11 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # realfiles.sh FILE_OR_FOLDER...: reads real Windows ETL files with etwemu's dump and prints
 # one Markdown row per file: build, LogFileMode, BuffersWritten against the buffers the
 # file holds, the header buffer's records, and how each data buffer was closed as its
 # CurrentOffset shows it. It is the evidence behind what etwemu's writer does there
 # (session.Logger.seal, etl.headerBufferRules); it exits 1 if a data buffer fits neither
-# way of closing. Not part of `go test`: the files are other people's logs, read from
+# way of closing or a file cannot be read (dump's message names it, in one line on stderr,
+# and the other files are read on). Not part of `go test`: the files are other people's logs, read from
 # their public repositories, never copied into this one.
 #
 # Files it was run with:
@@ -20,7 +21,7 @@
 #     relogging), Regression/SelfDescribingSingleEvent.etl (22000, compressed),
 #     primitive-types.etl.zip (19043), gcevents.etl.zip (19045, circular) and
 #     gcrundownevents.etl.zip (19045); unzip the zips first
-set -eu
+set -euo pipefail
 if [ $# -lt 1 ]; then
 	echo "usage: $0 FILE_OR_FOLDER... (real .etl files, or folders holding them)" >&2
 	exit 2
@@ -29,15 +30,20 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 (cd "$root" && go build -o "$out/etwemu" ./cmd/etwemu)
-files=""
+files=()
 for a in "$@"; do
 	if [ -d "$a" ]; then
+		n=${#files[@]}
 		for f in "$a"/*.etl; do
-			[ -f "$f" ] && files="$files $f"
+			if [ -f "$f" ]; then
+				files+=("$f")
+			fi
 		done
+		if [ "${#files[@]}" -eq "$n" ]; then
+			echo "realfiles: $a holds no .etl file" >&2
+		fi
 	else
-		files="$files $a"
+		files+=("$a") # dump says why if it is not a readable ETL file
 	fi
 done
-# shellcheck disable=SC2086 # the file names hold no spaces
-python3 "$(dirname "$0")/realfiles.py" "$out/etwemu" $files
+python3 "$(dirname "$0")/realfiles.py" "$out/etwemu" "${files[@]}"

@@ -2,8 +2,8 @@
 `etwemu dump -json`, and compares every event's name and every field's name and value.
 
 Run by tracelogging.sh: tracelogging.py ETWEMU FILE, with PYTHONPATH naming etl-parser's
-sources and construct's. Prints one line per event (agreed, or etl-parser's error or the
-first difference) and a total: events and fields compared, events etl-parser could not
+sources and construct's. Prints a Markdown table, one row per event (agreed, or
+etl-parser's error or the first difference), and a total: events and fields compared, events etl-parser could not
 decode. etl-parser's decoder has no STRUCT, FILETIME or HEXINT64 (a typo tests HEXINT32
 twice), decodes strings as ASCII only, and stops the event at the first field it cannot
 read: such events are reported as etl-parser's, not compared.
@@ -14,7 +14,9 @@ import sys
 
 
 def ours(tool, path):
-    p = subprocess.run([tool, "dump", "-json", "-payload", "0", path], capture_output=True, text=True, check=True)
+    p = subprocess.run([tool, "dump", "-json", "-payload", "0", path], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(" ".join(p.stderr.split()) or f"dump exited {p.returncode}")
     events = []
     for line in p.stdout.splitlines()[1:]:
         r = json.loads(line)
@@ -74,17 +76,36 @@ def same(a, b):
     return a == b
 
 
+def cell(text):
+    return str(text).replace("\n", " ").replace("|", "/")
+
+
+def plural(n, word):
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def main():
     tool, path = sys.argv[1], sys.argv[2]
-    mine, other = ours(tool, path), theirs(path)
+    try:
+        mine = ours(tool, path)
+    except (RuntimeError, ValueError, KeyError) as exc:
+        print(f"tracelogging: etwemu's dump did not read {path}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        other = theirs(path)
+    except Exception as exc:  # the parser's fault, reported, not a traceback
+        print(f"tracelogging: etl-parser did not read {path}: {type(exc).__name__}: {exc}"[:300], file=sys.stderr)
+        return 1
     if len(mine) != len(other):
         print(f"events: etwemu {len(mine)}, etl-parser {len(other)}")
         return 1
+    print("| event | etl-parser against etwemu's dump |")
+    print("|---|---|")
     agreed = fields = failed = differ = 0
     for (name, fs), (oname, ofs, err) in zip(mine, other):
         if err is not None:
             failed += 1
-            print(f"| {name} | etl-parser cannot decode it: {err} |")
+            print(f"| {cell(name)} | etl-parser cannot decode it: {cell(err)} |")
             continue
         diff = None
         if oname != name:
@@ -98,12 +119,13 @@ def main():
                     break
         if diff:
             differ += 1
-            print(f"| {name} | differs: {diff} |")
+            print(f"| {cell(name)} | differs: {cell(diff)} |")
         else:
             agreed += 1
             fields += len(fs)
-            print(f"| {name} | agreed, {len(fs)} fields |")
-    print(f"\n{len(mine)} events: {agreed} agreed ({fields} fields compared), {failed} etl-parser could not decode, {differ} differ")
+            print(f"| {cell(name)} | agreed, {plural(len(fs), 'field')} |")
+    print(f"\n{plural(len(mine), 'event')}: {agreed} agreed ({plural(fields, 'field')} compared), "
+          f"{failed} etl-parser could not decode, {differ} differ")
     return 1 if differ else 0
 
 
