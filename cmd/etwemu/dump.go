@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/abi"
@@ -189,11 +188,15 @@ func hookDetail(hook uint16, p []byte) string {
 	return ""
 }
 
+// fileTimeLayout is RFC 3339 with the seven fractional digits of a FILETIME's 100 ns
+// ticks, trailing zeros kept, so that times line up in columns.
+const fileTimeLayout = "2006-01-02T15:04:05.0000000Z07:00"
+
 func fileTime(ft int64) string {
 	if ft <= 0 {
 		return ""
 	}
-	return clock.FromFileTime(ft).Format(time.RFC3339Nano)
+	return clock.FromFileTime(ft).Format(fileTimeLayout)
 }
 
 func dump(path string, o dumpOptions, out io.Writer) error {
