@@ -619,7 +619,7 @@ func TestRecordJSONMatchesEncodingJSON(t *testing.T) {
 // Times keep all seven digits of a FILETIME's 100 ns ticks, trailing zeros too, so that
 // a column of them lines up.
 func TestFileTimeDigits(t *testing.T) {
-	const epoch = 11644473600 // seconds from 1601 to 1970
+	const epoch = 11644473600                              // seconds from 1601 to 1970
 	ft := (int64(1767323045)+epoch)*10_000_000 + 1_000_000 // 2026-01-02T03:04:05.1Z
 	if got, want := fileTime(ft), "2026-01-02T03:04:05.1000000Z"; got != want {
 		t.Errorf("fileTime = %q, want %q", got, want)
