@@ -45,25 +45,14 @@ func ProbeCase(parallel bool) Case {
 	return Case{Name: name, Parallel: parallel, Unwritten: true, Run: func(b *testing.B) { benchbase.Probe(b, parallel) }}
 }
 
-// designName is the short name of a scaling case, for tables and charts.
+// designName is the short name of a scaling case, for tables and charts: a baseline's
+// own name (Case.Baseline), the probe, or the emulator.
 func designName(c Case) string {
 	switch {
-	case c.Floor:
-		return "floor"
+	case c.Baseline != "":
+		return c.Baseline
 	case strings.HasPrefix(c.Name, "probe"):
 		return probe
-	case strings.Contains(c.Name, "/floor+call"):
-		return "floor+call"
-	case strings.Contains(c.Name, "/floor+recycle"):
-		return "floor+recycle"
-	case strings.Contains(c.Name, "/floor+ref"):
-		return "floor+ref"
-	case strings.Contains(c.Name, "/floor+commit"):
-		return "floor+commit"
-	case strings.Contains(c.Name, "/mutex"):
-		return "mutex"
-	case strings.Contains(c.Name, "/chan"):
-		return "chan"
 	}
 	return "emulator"
 }

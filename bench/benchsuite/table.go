@@ -46,27 +46,22 @@ func measure(cases []Case, progress func(i int, c Case), bench func(func(*testin
 			runs[j] = bench(c.Run)
 			r.Runs[j] = Result{BenchmarkResult: runs[j]}.NsPerOp()
 		}
-		// Order the runs by time, those that timed nothing last; report the fastest for
-		// a floor, else the median.
-		order := make([]int, Runs)
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			ta, tb := r.Runs[a], r.Runs[b]
-			switch {
-			case ta <= 0 && tb <= 0:
-				return 0
-			case ta <= 0:
-				return 1
-			case tb <= 0:
-				return -1
+		// The runs that timed something, fastest first: a floor reports the fastest,
+		// any other case the median.
+		var timed []int
+		for j, t := range r.Runs {
+			if t > 0 {
+				timed = append(timed, j)
 			}
-			return cmp.Compare(ta, tb)
-		})
-		pick := order[Runs/2]
-		if c.Floor || r.Runs[pick] <= 0 {
-			pick = order[0]
+		}
+		slices.SortStableFunc(timed, func(a, b int) int { return cmp.Compare(r.Runs[a], r.Runs[b]) })
+		pick := 0
+		switch {
+		case len(timed) == 0:
+		case c.Floor:
+			pick = timed[0]
+		default:
+			pick = timed[len(timed)/2]
 		}
 		r.BenchmarkResult = runs[pick]
 		out = append(out, r)
