@@ -17,9 +17,9 @@ import (
 // MaxLoggers is the size of the kernel's logger table (MAXLOGGERS) from 5.1 on.
 const MaxLoggers = 64
 
-// MaxPrivateLoggers is how many private loggers one process may run (8 from 1703, Microsoft Learn,
-// "Configuring and Starting a Private Logger Session"). They do not count against
-// MaxLoggers; the emulator gives them the ids after the kernel's table.
+// MaxPrivateLoggers is how many private loggers one process may run (8 from 1703,
+// Microsoft Learn, "Configuring and Starting a Private Logger Session"). They do not
+// count against MaxLoggers; the emulator gives them the ids after the kernel's table.
 const MaxPrivateLoggers = 8
 
 // LoggerIDs is the number of logger ids: the kernel table's, then the private loggers'.
@@ -83,8 +83,8 @@ type Config struct {
 // the members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
 // Minimum/Maximum/NumberOfBuffers, BuffersAvailable, the free and flush lists, the
 // per-processor current buffers and the loss counters. A private logger (Kind Private)
-// stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger Geoff Chappell describes in "ETW_UM_LOGGER_CONTEXT", which keeps the same
-// members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
+// stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger Geoff Chappell describes in
+// "ETW_UM_LOGGER_CONTEXT", which keeps the same members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
 // commits it as buffers are needed. The log file is an etl.Writer in place of the file
 // handle; real-time consumers attach through Consume. Not modelled: stack tracing,
 // DELAY_OPEN_FILE_MODE's late open, security descriptors beyond the SECURE_MODE
@@ -351,8 +351,8 @@ func (l *Logger) Permits(g guid.GUID) bool {
 
 // Memory returns the buffer memory the session holds: reserved and committed bytes. A
 // private logger reserves page-rounded space for MaximumBuffers at start and commits it
-// buffer by buffer (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); a kernel logger allocates whole buffers, so both are what
-// its buffers take.
+// buffer by buffer (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); a kernel logger allocates
+// whole buffers, so both are what its buffers take.
 func (l *Logger) Memory() (reserved, committed uint64) {
 	n := uint64(l.numberOfBuffers.Load())
 	if l.kind == logmode.Private {
