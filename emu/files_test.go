@@ -100,7 +100,8 @@ func (fr *fileRun) write(t *testing.T, n int, sizes ...int) (lost int) {
 	return lost
 }
 
-// readEvents reads every EVENT_HEADER record of the files, in file order, and checks each record's header against its payload.
+// readEvents reads every EVENT_HEADER record of the files, in file order, and checks each
+// record's header against its payload.
 func readEvents(t *testing.T, paths ...string) (events []wrote, headers []etl.LogfileHeader) {
 	return readFiles(t, false, paths...)
 }
@@ -228,8 +229,9 @@ func TestFileRoundTrip(t *testing.T) {
 			h := hs[0]
 			written := q.BuffersWritten
 			if c.v == winver.V6_2 && c.mode&logmode.Compressed != 0 {
-				// A 6.2 logger counts flushes of the compression area (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); the
-				// header counts the buffers in the file, as real Windows 8 files do.
+				// A 6.2 logger counts flushes of the compression area (Geoff Chappell,
+				// "ETW_UM_LOGGER_CONTEXT"); the header counts the buffers in the file, as
+				// real Windows 8 files do.
 				f, err := etl.Open(path)
 				if err != nil {
 					t.Fatal(err)

@@ -13,12 +13,12 @@ type compressRule struct {
 	// in the logger's BuffersWritten (6.3 on, which tracks their number); else it counts
 	// one buffer written or lost whatever it held (6.2).
 	//
-	// The file's header counts the trace buffers the file holds in every version: the
-	// real Windows 8 files at hand (build 9200, compressed on relogging, in PerfView's
-	// test data: net.4.5.2.x86.etl and net.4.5.2.x64.etl) say BuffersWritten 276 and 360
-	// and hold 276 and 360 buffers, the header buffer included, where counting flushes
-	// would give about 70. [UNCERTAIN] how 6.2 comes to write that count while its
-	// logger counts flushes (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); etwemu keeps both, so on 6.2 the session's
+	// The file's header counts the trace buffers the file holds in every version: the real
+	// Windows 8 files at hand (build 9200, compressed on relogging, in PerfView's test data:
+	// net.4.5.2.x86.etl and net.4.5.2.x64.etl) say BuffersWritten 276 and 360 and hold 276
+	// and 360 buffers, the header buffer included, where counting flushes would give about
+	// 70. [UNCERTAIN] how 6.2 comes to write that count while its logger counts flushes
+	// (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); etwemu keeps both, so on 6.2 the session's
 	// BuffersWritten and the file header's differ.
 	perBuffer bool
 	// resetOnFailure: a failed flush loses every whole trace buffer in the area, keeping

@@ -2,9 +2,10 @@ package layout
 
 import "github.com/etwemu/etwemu/winver"
 
-// BufferHeader is WMI_BUFFER_HEADER, the 0x48 bytes at the start of every trace buffer,
-// the same on x86 and x64, from phnt's ntwmi.h (System Informer's native headers, which
-// assert the size and every offset) and Geoff Chappell, "WMI_BUFFER_HEADER". The two unions are one row each, named by their arms.
+// BufferHeader is WMI_BUFFER_HEADER, the 0x48 bytes at the start of every trace buffer, the
+// same on x86 and x64, from phnt's ntwmi.h (System Informer's native headers, which assert
+// the size and every offset) and Geoff Chappell, "WMI_BUFFER_HEADER". The two unions are one
+// row each, named by their arms.
 var BufferHeader = Struct{
 	Name:   "WMI_BUFFER_HEADER",
 	Source: "phnt ntwmi.h (asserts the size and offsets); Geoff Chappell, \"WMI_BUFFER_HEADER\"",

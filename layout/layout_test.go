@@ -80,8 +80,8 @@ func TestPMCSupportSeed(t *testing.T) {
 	}
 }
 
-// ETW_GUID_ENTRY reproduces Geoff Chappell's "ETW_GUID_ENTRY" table (x64 offsets, sizes on both), and each
-// version's last member ends at the size where its type's size is plain.
+// ETW_GUID_ENTRY reproduces Geoff Chappell's "ETW_GUID_ENTRY" table (x64 offsets, sizes on
+// both), and each version's last member ends at the size where its type's size is plain.
 func TestGuidEntryTable(t *testing.T) {
 	for _, w := range []struct {
 		v      winver.Version

@@ -6,13 +6,13 @@ import "github.com/etwemu/etwemu/winver"
 const loggerContextBuild = "ntoskrnl.exe build 19569"
 
 // LoggerContext is WMI_LOGGER_CONTEXT, the kernel's object for one tracing session, x64
-// only, from a header generated from Microsoft's public symbols of ntoskrnl.exe build
-// 19569 (ntdiff's _WMI_LOGGER_CONTEXT.h), a 20H2-era build, with the sizes of other
-// versions from Geoff Chappell, "WMI_LOGGER_CONTEXT": the catalogue shows it as 2004, the newest version etwemu
-// emulates, though the layout changes from build to build [UNCERTAIN for 2004 itself].
-// A range of members the emulator has no use for is one row, named by its first and last
-// members. The emulator's session.Logger keeps what these members mean,
-// not their bytes.
+// only, from a header generated from Microsoft's public symbols of ntoskrnl.exe build 19569
+// (ntdiff's _WMI_LOGGER_CONTEXT.h), a 20H2-era build, with the sizes of other versions from
+// Geoff Chappell, "WMI_LOGGER_CONTEXT": the catalogue shows it as 2004, the newest version
+// etwemu emulates, though the layout changes from build to build [UNCERTAIN for 2004
+// itself]. A range of members the emulator has no use for is one row, named by its first and
+// last members. The emulator's session.Logger keeps what these members mean, not their
+// bytes.
 var LoggerContext = Struct{
 	Name:   "WMI_LOGGER_CONTEXT",
 	Source: "Microsoft's public symbols of " + loggerContextBuild + ", x64; Geoff Chappell, \"WMI_LOGGER_CONTEXT\" for the sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398",

@@ -3,8 +3,8 @@ package layout
 import "github.com/etwemu/etwemu/winver"
 
 // PMCSupport is ETW_PMC_SUPPORT, a logger's processor-counter state (Geoff Chappell,
-// "ETW_PMC_SUPPORT", from Microsoft's public symbol files for Windows 8 and higher). ProcessorCtrs is an ANYSIZE_ARRAY: the sizes
-// count one element. Before 6.2 there is none.
+// "ETW_PMC_SUPPORT", from Microsoft's public symbol files for Windows 8 and higher).
+// ProcessorCtrs is an ANYSIZE_ARRAY: the sizes count one element. Before 6.2 there is none.
 var PMCSupport = Struct{
 	Name:   "ETW_PMC_SUPPORT",
 	Source: "Geoff Chappell, \"ETW_PMC_SUPPORT\" (Microsoft's public symbols, Windows 8 and later)",

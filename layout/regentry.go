@@ -3,8 +3,8 @@ package layout
 import "github.com/etwemu/etwemu/winver"
 
 // RegEntry is ETW_REG_ENTRY, a provider registration (Geoff Chappell, "ETW_REG_ENTRY").
-// Offsets are from Microsoft's public symbol files as that article reports them; the unions are one row each, named
-// by their arms. Versions before 6.0 have none.
+// Offsets are from Microsoft's public symbol files as that article reports them; the unions
+// are one row each, named by their arms. Versions before 6.0 have none.
 var RegEntry = Struct{
 	Name:   "ETW_REG_ENTRY",
 	Source: "Geoff Chappell, \"ETW_REG_ENTRY\" (Microsoft's public symbols)",

@@ -8,9 +8,9 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// Well-known sessions that rules single out. Geoff Chappell's "LogFileMode": they "are identified, originally,
-// by the GUID that is specified in the Guid member of the Wnode or is inferred from the
-// session's name".
+// Well-known sessions that rules single out. Geoff Chappell's "LogFileMode": they "are
+// identified, originally, by the GUID that is specified in the Guid member of the Wnode or
+// is inferred from the session's name".
 var (
 	SystemTraceControlGUID = guid.MustParse("9e814aad-3204-11d2-9a82-006008a86939") // SystemTraceControlGuid
 	CKCLGUID               = guid.MustParse("54dea73a-ed1f-42a4-af71-3e63d056f174") // CKCLGuid

@@ -149,7 +149,8 @@ func (r *Rule) String() string {
 }
 
 // Describe is String with the version range, as refusals quote it:
-// "EVENT_TRACE_FILE_MODE_CIRCULAR is invalid with EVENT_TRACE_FILE_MODE_SEQUENTIAL (5.0 and later)".
+// "EVENT_TRACE_FILE_MODE_CIRCULAR is invalid with EVENT_TRACE_FILE_MODE_SEQUENTIAL (5.0 and
+// later)".
 func (r *Rule) Describe() string {
 	s := fmt.Sprintf("%s (%v", r, r.Versions)
 	if r.Loggers != Both {
@@ -207,8 +208,9 @@ func joinOr(m Mode) string {
 	return strings.Join(parts, " or ")
 }
 
-// Recognition is the "Versions" column of Geoff Chappell's "LogFileMode": which versions know a flag at all. A flag
-// unknown to a version is ignored by it (dropped from the effective mode).
+// Recognition is the "Versions" column of Geoff Chappell's "LogFileMode": which versions
+// know a flag at all. A flag unknown to a version is ignored by it (dropped from the
+// effective mode).
 type Recognition struct {
 	Flag    Mode
 	Kernel  winver.Range // zero: the kernel never recognises it
@@ -224,14 +226,14 @@ var (
 // recognition lists every named flag. The kernel column is that of Geoff Chappell's
 // "LogFileMode". The private column follows it for the flags both implementations share
 // [design choice: the user-mode logger's own table is not public; the two implementations
-// share their heritage, as Geoff Chappell's "ETW_UM_LOGGER_CONTEXT" shows] and differs
-// where a source says so: PRIVATE_LOGGER and PRIVATE_IN_PROC are the user-mode logger's
-// own ("LogFileMode": "not known to the kernel but ... vital to the separate NTDLL
+// share their heritage, as Geoff Chappell's "ETW_UM_LOGGER_CONTEXT" shows] and differs where
+// a source says so: PRIVATE_LOGGER and PRIVATE_IN_PROC are the user-mode logger's own
+// ("LogFileMode": "not known to the kernel but ... vital to the separate NTDLL
 // implementation"; PRIVATE_IN_PROC was defined in the Vista WDK); compression from 6.2
 // ("ETW_UM_LOGGER_CONTEXT": "Windows 8 and higher provide for user-mode loggers to
 // compress"); blocking mode from 6.1 ("ETW_UM_LOGGER_CONTEXT": the CONDITION_VARIABLE that
-// supports it is there from 6.1; phnt's ntwmi.h: "Win7+"); RELOG, which "only ever has been meaningful for user-mode tracing sessions",
-// from its definition in the XP DDK.
+// supports it is there from 6.1; phnt's ntwmi.h: "Win7+"); RELOG, which "only ever has been
+// meaningful for user-mode tracing sessions", from its definition in the XP DDK.
 var recognition = []Recognition{
 	{Sequential, since(winver.V5_0), since(winver.V5_0)},
 	{Circular, since(winver.V5_0), since(winver.V5_0)},

@@ -8,9 +8,9 @@
 // the counters of the processor that wrote it: after a SYSTEM_TRACE_HEADER, or in an
 // EVENT_HEADER_EXT_TYPE_PMC_COUNTERS item.
 //
-// The layout of ETW_PMC_SUPPORT changes with the Windows version (Geoff Chappell, "ETW_PMC_SUPPORT"): the sources
-// are an array of 4 (6.2 to 1607), of 8 (1703 to 1809) or a pointer (1903 and later).
-// Layouts and limits are rule tables keyed by winver.Version.
+// The layout of ETW_PMC_SUPPORT changes with the Windows version (Geoff Chappell,
+// "ETW_PMC_SUPPORT"): the sources are an array of 4 (6.2 to 1607), of 8 (1703 to 1809) or a
+// pointer (1903 and later). Layouts and limits are rule tables keyed by winver.Version.
 //
 // Counters come from a Source, the emulator's stand-in for the HAL: Linux perf events
 // read with RDPMC or read(2) where the machine has a PMU, the time-stamp counter where it

@@ -35,7 +35,8 @@ const (
 const MaxHookIDs = 4
 
 // LayoutFor returns the layout of ETW_PMC_SUPPORT in version v, read from the catalogue
-// (layout.PMCSupport, after Geoff Chappell, "ETW_PMC_SUPPORT"), and false before 6.2, which has no PMC support.
+// (layout.PMCSupport, after Geoff Chappell, "ETW_PMC_SUPPORT"), and false before 6.2, which
+// has no PMC support.
 func LayoutFor(v winver.Version) (Layout, bool) {
 	w := [2]layout.View{layout.PMCSupport.At(v, layout.X86), layout.PMCSupport.At(v, layout.X64)}
 	if !w[X64].Exists {

@@ -10,8 +10,8 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// TestLayouts checks the table of Geoff Chappell, "ETW_PMC_SUPPORT": sizes and offsets of the three variants, and no
-// structure before 6.2.
+// TestLayouts checks the table of Geoff Chappell, "ETW_PMC_SUPPORT": sizes and offsets of
+// the three variants, and no structure before 6.2.
 func TestLayouts(t *testing.T) {
 	cases := []struct {
 		v               winver.Version

@@ -14,8 +14,9 @@ import (
 type Rule uint8
 
 // The refusal rules. [UNCERTAIN] No public source lists what the kernel returns for each
-// check; the codes are those the documented API (TraceSetInformation, StartTrace) returns for the same kind of fault elsewhere in ETW,
-// and ERROR_BUSY is what callers report when another user holds the counters.
+// check; the codes are those the documented API (TraceSetInformation, StartTrace) returns
+// for the same kind of fault elsewhere in ETW, and ERROR_BUSY is what callers report when
+// another user holds the counters.
 const (
 	RuleUnsupported Rule = iota // no PMC support before 6.2
 	RuleLength                  // the buffer is not a whole list

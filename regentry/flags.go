@@ -35,7 +35,8 @@ type flagRule struct {
 	valueV uint16 // 6.0 to 6.1, when different
 }
 
-// flagRules is the per-version encoding of ETW_REG_ENTRY.Flags (Geoff Chappell, "ETW_REG_ENTRY": Flags).
+// flagRules is the per-version encoding of ETW_REG_ENTRY.Flags (Geoff Chappell,
+// "ETW_REG_ENTRY": Flags).
 var flagRules = [numFlags]flagRule{
 	{"DbgKernelRegistration", winver.V6_0, 0x0001, 0x0001},
 	{"DbgUserRegistration", winver.V6_0, 0x0002, 0x0002},

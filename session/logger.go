@@ -79,16 +79,16 @@ type Config struct {
 	Synchronous bool
 }
 
-// Logger is the emulator's model of WMI_LOGGER_CONTEXT, one tracing session. It keeps
-// the members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
+// Logger is the emulator's model of WMI_LOGGER_CONTEXT, one tracing session. It keeps the
+// members the buffer manager needs: LoggerId, name, LoggerMode, BufferSize,
 // Minimum/Maximum/NumberOfBuffers, BuffersAvailable, the free and flush lists, the
 // per-processor current buffers and the loss counters. A private logger (Kind Private)
 // stands for ETW_UM_LOGGER_CONTEXT, the user-mode logger Geoff Chappell describes in
-// "ETW_UM_LOGGER_CONTEXT", which keeps the same members in its own order, reserves page-rounded buffer memory for MaximumBuffers and
-// commits it as buffers are needed. The log file is an etl.Writer in place of the file
-// handle; real-time consumers attach through Consume. Not modelled: stack tracing,
-// DELAY_OPEN_FILE_MODE's late open, security descriptors beyond the SECURE_MODE
-// permission set.
+// "ETW_UM_LOGGER_CONTEXT", which keeps the same members in its own order, reserves
+// page-rounded buffer memory for MaximumBuffers and commits it as buffers are needed. The
+// log file is an etl.Writer in place of the file handle; real-time consumers attach through
+// Consume. Not modelled: stack tracing, DELAY_OPEN_FILE_MODE's late open, security
+// descriptors beyond the SECURE_MODE permission set.
 type Logger struct {
 	// Immutable after Start.
 	version    winver.Version

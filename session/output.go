@@ -53,16 +53,17 @@ type consumer struct {
 
 // deliver hands a sealed buffer to the consumers (WmipFlushBuffer's real-time step). A
 // consumer whose backlog is full loses the buffer: its Attachment.BuffersLost counts it, and
-// RealTimeBuffersLost counts it once however many consumers lost it. With no consumer attached and no Sink the buffer joins
-// the session's backlog; once that is full, buffers are lost and writers are refused with
-// ERROR_LOG_FILE_FULL until a consumer attaches (Microsoft Learn, "EventWrite": a real-time session without
-// consumers buffers to a backing file, then refuses new events).
+// RealTimeBuffersLost counts it once however many consumers lost it. With no consumer
+// attached and no Sink the buffer joins the session's backlog; once that is full, buffers
+// are lost and writers are refused with ERROR_LOG_FILE_FULL until a consumer attaches
+// (Microsoft Learn, "EventWrite": a real-time session without consumers buffers to a backing
+// file, then refuses new events).
 //
 // [UNCERTAIN] Two things no public source settles: that a buffer the full backing file
-// cannot take is counted in RealTimeBuffersLost (the emulator's reading: the counter
-// counts the buffers real-time delivery lost), and that writers are refused only once they need a new buffer,
-// so that events reserved in a buffer already in hand are lost with it here, counted in
-// RealTimeBuffersLost but not in EventsLost.
+// cannot take is counted in RealTimeBuffersLost (the emulator's reading: the counter counts
+// the buffers real-time delivery lost), and that writers are refused only once they need a
+// new buffer, so that events reserved in a buffer already in hand are lost with it here,
+// counted in RealTimeBuffersLost but not in EventsLost.
 func (l *Logger) deliver(buf []byte) {
 	rt := l.rt
 	rt.mu.Lock()

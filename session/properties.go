@@ -70,7 +70,8 @@ type Adjusted struct {
 	// Kind is the logger's implementation: the kernel's, or a user-mode private logger's.
 	Kind logmode.LoggerKind
 	// PageBufferSize is a private logger's buffer size rounded up to whole pages, the unit
-	// in which it reserves and commits buffer memory (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); 0 for kernel loggers.
+	// in which it reserves and commits buffer memory (Geoff Chappell,
+	// "ETW_UM_LOGGER_CONTEXT"); 0 for kernel loggers.
 	PageBufferSize uint32
 	// Decision is the mode table's answer, with every rule that fired.
 	Decision logmode.Decision

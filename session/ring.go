@@ -11,9 +11,10 @@ import (
 // [UNCERTAIN] no public source names the code; ERROR_CANCELLED reads as what happened.
 var ErrCancelled = winerr.ErrCancelled
 
-// waitFree is BLOCKING mode's answer to an empty free list (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT": the user-mode
-// logger's condition variable): wake the logger and wait until it frees a buffer, then
-// let the writer try again. Stop wakes every waiter with ErrCancelled.
+// waitFree is BLOCKING mode's answer to an empty free list (Geoff Chappell,
+// "ETW_UM_LOGGER_CONTEXT": the user-mode logger's condition variable): wake the logger and
+// wait until it frees a buffer, then let the writer try again. Stop wakes every waiter with
+// ErrCancelled.
 func (l *Logger) waitFree() error {
 	l.waiters.Add(1)
 	defer l.waiters.Add(-1)

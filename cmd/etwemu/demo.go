@@ -217,8 +217,9 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	if cfg.compress {
 		mode |= logmode.Compressed
 		if mode&logmode.PrivateLogger == 0 {
-			// Compressed files are the user-mode logger's feature (Geoff Chappell, "ETW_UM_LOGGER_CONTEXT"); for kernel
-			// loggers the mode table wants BUFFERING with it.
+			// Compressed files are the user-mode logger's feature (Geoff Chappell,
+			// "ETW_UM_LOGGER_CONTEXT"); for kernel loggers the mode table wants BUFFERING
+			// with it.
 			mode |= logmode.PrivateLogger | logmode.PrivateInProc
 			fmt.Fprintln(out, "-compress: running a private (user-mode) logger, the kind that compresses its log file")
 		}

@@ -1,9 +1,9 @@
-// Package cells reads the version and offset cells of the layout tables in Geoff
-// Chappell's articles (geoffchappell.com), as they write them: "5.0 to 6.0", "6.1 and higher", "6.0 only", and offsets such as
-// "0x14 (5.0); 0x18 (5.1 to 6.0); 0x14", where the last value, without versions, holds
-// for every version of the row that the parts before it do not name. The layout
-// catalogue writes ETW_UM_LOGGER_CONTEXT in this notation, and the generator of its
-// test (layout/internal/seedgen) reads the article with the same functions.
+// Package cells reads the version and offset cells of the layout tables in Geoff Chappell's
+// articles (geoffchappell.com), as they write them: "5.0 to 6.0", "6.1 and higher", "6.0
+// only", and offsets such as "0x14 (5.0); 0x18 (5.1 to 6.0); 0x14", where the last value,
+// without versions, holds for every version of the row that the parts before it do not name.
+// The layout catalogue writes ETW_UM_LOGGER_CONTEXT in this notation, and the generator of
+// its test (layout/internal/seedgen) reads the article with the same functions.
 package cells
 
 import (
@@ -61,10 +61,10 @@ func span(s string) (winver.Range, error) {
 	return winver.Only(v), err
 }
 
-// Offsets reads one architecture's offset cell for a row whose versions are row. Each
-// part is "0xNN (span)", "not in span" or, last, a bare "0xNN" for every remaining
-// version of the row. A colon is read as ';' (the ETW_UM_LOGGER_CONTEXT article has one such typo). The result
-// maps each version to its offset; versions the cell leaves out are absent.
+// Offsets reads one architecture's offset cell for a row whose versions are row. Each part
+// is "0xNN (span)", "not in span" or, last, a bare "0xNN" for every remaining version of the
+// row. A colon is read as ';' (the ETW_UM_LOGGER_CONTEXT article has one such typo). The
+// result maps each version to its offset; versions the cell leaves out are absent.
 func Offsets(cell string, row []winver.Version) (map[winver.Version]int, error) {
 	out := map[winver.Version]int{}
 	skip := map[winver.Version]bool{}
