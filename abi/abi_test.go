@@ -97,61 +97,6 @@ func TestExtItem(t *testing.T) {
 	}
 }
 
-func TestRecordsWalk(t *testing.T) {
-	buf := bytes.Repeat([]byte{0xFF}, 512)
-	off := BufferHeaderSize
-	for _, size := range []int{EventHeaderSize + 3, EventHeaderSize + 16} {
-		h := EventHeader{Size: uint16(size), HeaderType: EventHeaderEvent64}
-		h.Encode(buf[off:])
-		off += Align(size)
-	}
-	hdr := BufferHeader{BufferSize: 512, Offset: uint32(off)}
-	hdr.Encode(buf)
-	var sizes []int
-	if err := Records(buf, func(r Record) error { sizes = append(sizes, r.Size); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(sizes) != 2 || sizes[0] != 0x53 || sizes[1] != 0x60 {
-		t.Fatalf("sizes %v", sizes)
-	}
-	// A corrupt size is reported with its offset, not a panic.
-	binary.LittleEndian.PutUint16(buf[BufferHeaderSize:], 0x400)
-	if err := Records(buf, func(Record) error { return nil }); err == nil {
-		t.Fatal("oversized record accepted")
-	}
-	hdr.Offset = 4096
-	hdr.Encode(buf)
-	if err := Records(buf, func(Record) error { return nil }); err == nil {
-		t.Fatal("Offset past the buffer accepted")
-	}
-}
-
-// TestRecordsSystemHeader walks a system record with three PMC counters after an
-// EVENT_HEADER record, and refuses one whose size cannot hold the counters its marker
-// announces.
-func TestRecordsSystemHeader(t *testing.T) {
-	buf := make([]byte, 0x200)
-	le := binary.LittleEndian
-	off := BufferHeaderSize
-	le.PutUint16(buf[off:], EventHeaderSize)
-	le.PutUint16(buf[off+2:], EventHeaderEvent64)
-	off += EventHeaderSize
-	le.PutUint32(buf[off:], SystemTraceMarker64|3<<TraceHeaderPMCShift)
-	le.PutUint16(buf[off+OffSystemSize:], SystemHeaderSize+24+5)
-	end := off + Align(SystemHeaderSize+24+5)
-	var sizes []int
-	if err := RecordsTo(buf, end, func(r Record) error { sizes = append(sizes, r.Size); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if len(sizes) != 2 || sizes[1] != SystemHeaderSize+29 {
-		t.Fatalf("sizes %v", sizes)
-	}
-	le.PutUint16(buf[off+OffSystemSize:], SystemHeaderSize+16) // room for two counters, marker says three
-	if err := RecordsTo(buf, end, func(Record) error { return nil }); err == nil {
-		t.Fatal("a system record too small for its counters walked")
-	}
-}
-
 func TestExtTypeName(t *testing.T) {
 	for typ, want := range map[uint16]string{ExtTypeRelatedActivityID: "RELATED_ACTIVITYID", ExtTypeProvTraits: "PROV_TRAITS", 18: "STACK_KEY64", 19: "0x13", 0: "0x0"} {
 		if got := ExtTypeName(typ); got != want {

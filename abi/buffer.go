@@ -138,6 +138,17 @@ type BufferHeader struct {
 	StartPerfClock int64
 }
 
+// ProcessorIndex is ETW_BUFFER_CONTEXT's processor as EVENT_RECORD.BufferContext gives
+// it: ProcessorNumber and Alignment read as one USHORT when the buffer has
+// ETW_BUFFER_FLAG_PROC_INDEX (6.2 and later), else ProcessorNumber alone (Alignment is
+// then the record alignment, not part of the number).
+func (h *BufferHeader) ProcessorIndex() int {
+	if h.BufferFlag&BufferFlagProcIndex == 0 {
+		return int(h.ProcessorNumber)
+	}
+	return int(h.ProcessorNumber) | int(h.Alignment)<<8
+}
+
 // Encode writes h into the first BufferHeaderSize bytes of b.
 func (h *BufferHeader) Encode(b []byte) {
 	_ = b[BufferHeaderSize-1]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
@@ -68,7 +69,7 @@ func (r *recorder) take() []call {
 func records(t testing.TB, s *session.MemorySink) []abi.EventHeader {
 	t.Helper()
 	var out []abi.EventHeader
-	if err := s.Events(func(_ []byte, r abi.Record) error {
+	if err := s.Events(func(_ []byte, r etl.Record) error {
 		h, _ := abi.DecodeEventHeader(r.Bytes)
 		out = append(out, h)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
@@ -400,7 +401,7 @@ func TestPlainRecordMatchesWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var recs [][]byte
-	if err := sink.Events(func(_ []byte, rec abi.Record) error {
+	if err := sink.Events(func(_ []byte, rec etl.Record) error {
 		b := append([]byte(nil), rec.Bytes...)
 		clear(b[abi.OffEventTimeStamp : abi.OffEventTimeStamp+8])
 		recs = append(recs, b)

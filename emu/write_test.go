@@ -12,6 +12,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
@@ -61,7 +62,7 @@ func TestWriteRoutesByLevelAndKeyword(t *testing.T) {
 	}
 	// One record in full.
 	var raw []byte
-	verbose.Events(func(_ []byte, rec abi.Record) error {
+	verbose.Events(func(_ []byte, rec etl.Record) error {
 		if raw == nil {
 			raw = rec.Bytes
 		}
@@ -361,7 +362,7 @@ func TestWriteSharesTSCReading(t *testing.T) {
 	k.Close()
 	var stamps []int64
 	for _, sink := range sinks {
-		sink.Events(func(_ []byte, rec abi.Record) error {
+		sink.Events(func(_ []byte, rec etl.Record) error {
 			stamps = append(stamps, int64(binary.LittleEndian.Uint64(rec.Bytes[abi.OffEventTimeStamp:])))
 			return nil
 		})
@@ -515,7 +516,7 @@ func TestEventWriteRecordsMatchGeneralPath(t *testing.T) {
 		}
 		k.Close()
 		var out [][]byte
-		sink.Events(func(buf []byte, rec abi.Record) error {
+		sink.Events(func(buf []byte, rec etl.Record) error {
 			if binary.LittleEndian.Uint16(rec.Bytes[abi.OffEventDescriptor:]) < 1000 {
 				return nil
 			}

@@ -603,22 +603,67 @@ func (rd *Reader) Walk(fn func(b *Buffer, r Record) error) error {
 	}
 }
 
-// Time converts a record timestamp of this buffer to wall time with the buffer's own
-// reference (ETW_REF_CLOCK: StartTime in FILETIME and StartPerfClock on the session
-// clock) and clock word (ClockType and Frequency, 6.2 and later): FILETIME itself for
-// the system-time clock, StartTime plus the ticks since StartPerfClock otherwise. It
-// reports false when the buffer has no reference or no frequency (files before 6.2).
-func (b *Buffer) Time(ts int64) (time.Time, bool) {
-	h := &b.Header
-	typ, freq := h.ClockFrequency&7, int64(h.ClockFrequency>>3)
+// Clock is a session's reference clock: the clock type and frequency of its timestamps,
+// and one instant read on both clocks (StartTime in FILETIME, StartPerf on the session
+// clock). It turns a record's timestamp into wall time.
+type Clock struct {
+	Type      clock.Type
+	Frequency int64 // ticks per second; unused for the system-time clock
+	StartTime int64 // FILETIME
+	StartPerf int64 // the session clock at StartTime
+}
+
+// Time converts a timestamp to wall time: FILETIME itself for the system-time clock,
+// StartTime plus the ticks since StartPerf otherwise. It reports false when the clock
+// cannot say (no frequency, no start time).
+func (c Clock) Time(ts int64) (time.Time, bool) {
 	ft := ts
 	switch {
-	case typ == 2: // EVENT_TRACE_CLOCK_SYSTEMTIME: timestamps are FILETIME
-	case h.StartTime > 0 && freq > 0:
-		d := ts - h.StartPerfClock
-		ft = h.StartTime + d/freq*1e7 + d%freq*1e7/freq
+	case c.Type == clock.System:
+	case c.StartTime > 0 && c.Frequency > 0:
+		d := ts - c.StartPerf
+		ft = c.StartTime + d/c.Frequency*1e7 + d%c.Frequency*1e7/c.Frequency
 	default:
 		return time.Time{}, false
 	}
 	return clock.FromFileTime(ft), true
+}
+
+// Clock returns the buffer's own reference clock: ETW_REF_CLOCK (StartTime and
+// StartPerfClock) with the clock word (ClockType and Frequency), which buffers carry from
+// 6.2 on. It reports false for a buffer without them (files before 6.2).
+func (b *Buffer) Clock() (Clock, bool) {
+	h := &b.Header
+	c := Clock{Type: clock.Type(h.ClockFrequency & 7), Frequency: int64(h.ClockFrequency >> 3), StartTime: h.StartTime, StartPerf: h.StartPerfClock}
+	if c.Type != clock.System && (c.StartTime <= 0 || c.Frequency <= 0) {
+		return Clock{}, false
+	}
+	return c, true
+}
+
+// Time converts a record timestamp of this buffer to wall time by the buffer's own
+// reference clock (Clock); false when the buffer has none.
+func (b *Buffer) Time(ts int64) (time.Time, bool) {
+	c, ok := b.Clock()
+	if !ok {
+		return time.Time{}, false
+	}
+	return c.Time(ts)
+}
+
+// Clock returns the file's reference clock from its log-file header, for buffers that
+// carry none of their own: the clock type (ReservedFlags), the frequency (PerfFreq, or
+// CpuSpeedInMHz for the cycle counter) and StartTime, read on the session clock as the
+// timestamp of the header event, the file's first record.
+func (rd *Reader) Clock() Clock {
+	h := rd.Header()
+	c := Clock{Type: clock.Type(h.ReservedFlags), Frequency: h.PerfFreq, StartTime: h.StartTime}
+	if c.Type == clock.CPUCycles {
+		c.Frequency = int64(h.CPUSpeedMHz) * 1e6
+	}
+	it := rd.HeaderBuffer().Iter()
+	if r, ok := it.Next(); ok {
+		c.StartPerf = r.TimeStamp
+	}
+	return c
 }

@@ -68,11 +68,11 @@ type Record struct {
 // maxExtItems bounds the extended items of one event (dissect.etl stops at 13).
 const maxExtItems = 64
 
-// decodeRecord reads the record at off in data, which ends at end. It returns the record
-// and false when the walk must stop there: an end-of-data fill (0xFFFFFFFF) gives no record
-// at all (Size 0); an unknown marker gives a KindUnknown record. Malformed sizes are
-// errors naming the offset.
-func decodeRecord(data []byte, off, end int) (Record, bool, error) {
+// frameRecord reads the framing of the record at off in data, which ends at end: its
+// marker, kind, size and bytes. It returns the record and false when the walk must stop
+// there: an end-of-data fill (0xFFFFFFFF) gives no record at all (Size 0); an unknown
+// marker gives a KindUnknown record. Malformed sizes are errors naming the offset.
+func frameRecord(data []byte, off, end int) (Record, bool, error) {
 	if end-off < 4 {
 		return Record{}, false, fmt.Errorf("offset %#x: %d stray bytes before the end of data", off, end-off)
 	}
@@ -120,8 +120,19 @@ func decodeRecord(data []byte, off, end int) (Record, bool, error) {
 	if r.Size < fixed || off+r.Size > end {
 		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
 	}
-	b := data[off : off+r.Size]
-	r.Bytes = b
+	r.Bytes = data[off : off+r.Size]
+	return r, true, nil
+}
+
+// decodeRecord reads the record at off in data, which ends at end: frameRecord's framing,
+// then the fields of its header kind, its extended items and its payload.
+func decodeRecord(data []byte, off, end int) (Record, bool, error) {
+	r, more, err := frameRecord(data, off, end)
+	if !more || err != nil {
+		return r, more, err
+	}
+	le := binary.LittleEndian
+	b, m := r.Bytes, r.Marker
 	switch r.Kind {
 	case KindEventHeader:
 		r.Event, _ = abi.DecodeEventHeader(b)
@@ -163,9 +174,14 @@ func decodeRecord(data []byte, off, end int) (Record, bool, error) {
 		r.ThreadID, r.ProcessID = le.Uint32(b[8:]), le.Uint32(b[12:])
 		r.TimeStamp = int64(le.Uint64(b[16:]))
 		r.Provider = guid.FromBytes(b[24:40])
-		r.Payload = b[fixed:]
-	case KindMessage, KindError:
-		r.Payload = b[fixed:]
+		r.Payload = b[fullHeaderSize:]
+		if r.Kind == KindInstance {
+			r.Payload = b[instanceHeaderSize:]
+		}
+	case KindMessage:
+		r.Payload = b[messageHeaderSize:]
+	case KindError:
+		r.Payload = b[4:]
 	}
 	return r, true, nil
 }
@@ -291,4 +307,55 @@ func ansiString(p []byte) string {
 		p = p[:i]
 	}
 	return string(p)
+}
+
+// SealedRecords walks the records of a sealed buffer, up to its header's Offset (its
+// filled bytes), as RecordsTo does.
+func SealedRecords(buf []byte, fn func(Record) error) error {
+	h, ok := abi.DecodeBufferHeader(buf)
+	if !ok {
+		return fmt.Errorf("etl: buffer of %d bytes is shorter than its header", len(buf))
+	}
+	return RecordsTo(buf, int(h.Offset), fn)
+}
+
+// RecordsTo walks the records of buffer data from the end of its header to end, as
+// Buffer.Records does, for a buffer in memory: one sealed, or one still being filled,
+// whose header is not written. A marker it does not know is an error naming the offset,
+// not a KindUnknown record: the emulator's own buffers hold only the kinds it writes.
+func RecordsTo(data []byte, end int, fn func(Record) error) error {
+	if end < abi.BufferHeaderSize || end > len(data) {
+		return fmt.Errorf("etl: buffer Offset %#x outside [%#x, %#x]", end, abi.BufferHeaderSize, len(data))
+	}
+	b := Buffer{Data: data[:end]}
+	return b.Records(func(r Record) error {
+		if r.Kind == KindUnknown {
+			return fmt.Errorf("etl: unknown record marker %#08x at offset %#x", r.Marker, r.Offset)
+		}
+		return fn(r)
+	})
+}
+
+// CountRecords counts the records of buffer data from the end of its header to end by
+// their framing alone (kind and size, no field decoded), with RecordsTo's rules: a marker
+// it does not know, or a size past end, is an error, and the count is of the records
+// before it.
+func CountRecords(data []byte, end int) (int, error) {
+	if end < abi.BufferHeaderSize || end > len(data) {
+		return 0, fmt.Errorf("etl: buffer Offset %#x outside [%#x, %#x]", end, abi.BufferHeaderSize, len(data))
+	}
+	n := 0
+	for off := abi.BufferHeaderSize; off < end; n++ {
+		r, more, err := frameRecord(data, off, end)
+		switch {
+		case err != nil:
+			return n, fmt.Errorf("etl: %w", err)
+		case r.Kind == KindUnknown:
+			return n, fmt.Errorf("etl: unknown record marker %#08x at offset %#x", r.Marker, r.Offset)
+		case !more:
+			return n, nil
+		}
+		off += abi.Align(r.Size)
+	}
+	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/session"
 )
@@ -59,27 +60,22 @@ func (s *recSink) WriteBuffer(buf []byte) error {
 		return err
 	}
 	h, _ := abi.DecodeBufferHeader(buf)
-	stream := int(h.ProcessorNumber)
+	stream := h.ProcessorIndex()
 	for len(s.got) <= stream {
 		s.got, s.seen = append(s.got, nil), append(s.seen, 0)
 	}
-	return abi.Records(buf, func(r abi.Record) error {
+	return etl.SealedRecords(buf, func(r etl.Record) error {
 		var x rec
 		b := r.Bytes
 		x.size = uint16(r.Size)
 		x.tail = binary.LittleEndian.Uint64(b[len(b)-8:])
-		if r.Type == abi.EventHeaderEvent64 {
-			e, ok := abi.DecodeEventHeader(b)
-			if !ok && s.bad == nil {
-				s.bad = fmt.Errorf("a record of type %#x and %d bytes does not decode", r.Type, r.Size)
-			}
+		if r.Kind == etl.KindEventHeader {
+			e := r.Event
 			x.provider, x.hook, x.level, x.keyword = e.ProviderID, e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword
 			x.pid, x.tid, x.activity = e.ProcessID, e.ThreadID, e.ActivityID
 		} else {
 			x.system = true
-			x.hook = binary.LittleEndian.Uint16(b[abi.OffSystemHookID:])
-			x.tid = binary.LittleEndian.Uint32(b[abi.OffSystemThreadID:])
-			x.pid = binary.LittleEndian.Uint32(b[abi.OffSystemProcessID:])
+			x.hook, x.tid, x.pid = r.HookID, r.ThreadID, r.ProcessID
 		}
 		s.got[stream] = append(s.got[stream], x)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
 )
 
 // Check walks the logger's buffers and reports every broken rule through report. It must
@@ -178,8 +179,8 @@ func (l *Logger) countRecords(b *Buffer, v BufferView, bad func(rule, format str
 	} else if v.SavedOffset != 0 {
 		end = v.SavedOffset
 	}
-	n := 0
-	if err := abi.RecordsTo(b.data, int(end), func(abi.Record) error { n++; return nil }); err != nil {
+	n, err := etl.CountRecords(b.data, int(end))
+	if err != nil {
 		bad("buffer-records", "unsealed buffer %d: %v", b.id, err)
 	}
 	return n

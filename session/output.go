@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/logmode"
@@ -252,9 +251,8 @@ func (l *Logger) CompressionRatio() (in, out int64) {
 // countRecords returns the records in a buffer's data up to end; malformed data counts
 // what walks cleanly.
 func countRecords(data []byte, end int) uint64 {
-	n := uint64(0)
-	_ = abi.RecordsTo(data, end, func(abi.Record) error { n++; return nil })
-	return n
+	n, _ := etl.CountRecords(data, end)
+	return uint64(n)
 }
 
 // cpuSpeedMHz is the CpuSpeedInMHz a file header carries: the cycle counter's rate for

@@ -14,6 +14,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/logmode"
@@ -152,7 +153,7 @@ func TestSealedBufferBytes(t *testing.T) {
 	}
 	var tags []byte
 	var stamps []int64
-	abi.Records(b, func(r abi.Record) error {
+	etl.SealedRecords(b, func(r etl.Record) error {
 		h, _ := abi.DecodeEventHeader(r.Bytes)
 		tags = append(tags, r.Bytes[abi.EventHeaderSize])
 		stamps = append(stamps, h.TimeStamp)
@@ -696,7 +697,7 @@ func TestRealTimeFullLeavesNoGrowingBuffer(t *testing.T) {
 // recordsIn counts the records of one sealed buffer.
 func recordsIn(t *testing.T, buf []byte) int {
 	n := 0
-	if err := abi.Records(buf, func(abi.Record) error { n++; return nil }); err != nil {
+	if err := etl.SealedRecords(buf, func(etl.Record) error { n++; return nil }); err != nil {
 		t.Errorf("buffer does not parse: %v", err)
 	}
 	return n
@@ -737,7 +738,7 @@ func TestStampSharedTSC(t *testing.T) {
 		after := hw.TSC()
 		l.Stop()
 		var stamps []int64
-		if err := sink.Events(func(_ []byte, r abi.Record) error {
+		if err := sink.Events(func(_ []byte, r etl.Record) error {
 			stamps = append(stamps, int64(binary.LittleEndian.Uint64(r.Bytes[abi.OffEventTimeStamp:])))
 			return nil
 		}); err != nil || len(stamps) != 2 {

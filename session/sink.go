@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
 )
 
 // Sink receives sealed buffers from a session's logger goroutine, in flush order. The
@@ -50,8 +51,9 @@ type Counter struct {
 
 // WriteBuffer implements Sink.
 func (c *Counter) WriteBuffer(buf []byte) error {
-	n := uint64(0)
-	if err := abi.Records(buf, func(abi.Record) error { n++; return nil }); err != nil {
+	h, _ := abi.DecodeBufferHeader(buf)
+	n, err := etl.CountRecords(buf, int(h.Offset))
+	if err != nil {
 		c.mu.Lock()
 		if c.bad == nil {
 			c.bad = err
@@ -60,7 +62,7 @@ func (c *Counter) WriteBuffer(buf []byte) error {
 		return err
 	}
 	c.buffers.Add(1)
-	c.events.Add(n)
+	c.events.Add(uint64(n))
 	return nil
 }
 
@@ -86,9 +88,9 @@ func (m *MemorySink) Buffers() [][]byte {
 
 // Events walks every record of every buffer received and calls fn for each, stopping at
 // the first error (a malformed buffer, or fn's own).
-func (m *MemorySink) Events(fn func(buf []byte, r abi.Record) error) error {
+func (m *MemorySink) Events(fn func(buf []byte, r etl.Record) error) error {
 	for _, b := range m.Buffers() {
-		if err := abi.Records(b, func(r abi.Record) error { return fn(b, r) }); err != nil {
+		if err := etl.SealedRecords(b, func(r etl.Record) error { return fn(b, r) }); err != nil {
 			return err
 		}
 	}
@@ -98,6 +100,6 @@ func (m *MemorySink) Events(fn func(buf []byte, r abi.Record) error) error {
 // CountEvents returns the number of records in the buffers received so far.
 func (m *MemorySink) CountEvents() (int, error) {
 	n := 0
-	err := m.Events(func([]byte, abi.Record) error { n++; return nil })
+	err := m.Events(func([]byte, etl.Record) error { n++; return nil })
 	return n, err
 }

@@ -7,12 +7,92 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/etwemu/etwemu/guid"
 )
 
-// Text formats the field's value as a decoder shows it: by its OutType where that
-// changes the reading (Hex, IPv4, IPv6, Port, Win32Error, NTStatus, HResult, Json, Xml,
-// times), strings quoted, binary in hex, a struct as {name=value ...}, an array as
-// [v1 v2 ...].
+// FormatValue formats one decoded scalar value as TdhFormatProperty does for its in- and
+// out-type, the one formatter of field values: integers in decimal; HexInt32, HexInt64,
+// Pointer and the out-types Hex, Win32Error, NTStatus and HResult (which TDH would turn
+// into their message text) as 0x and upper-case hexadecimal without leading zeros;
+// booleans as true or false; GUIDs as {XXXXXXXX-...} in upper case; FILETIME and
+// SYSTEMTIME as RFC 3339 in UTC (TDH writes the locale's form); binary as 0x and
+// upper-case hex pairs; IPv4 and IPv6 addresses and ports (network byte order) as
+// addresses and port numbers; floating point in the shortest form that reads back the
+// same; strings as they are; no value as "". A struct's members (a []Field) are written
+// as Text writes them.
+func FormatValue(in InType, out OutType, v any) string {
+	hexOut := in == InHexInt32 || in == InHexInt64 || in == InPointer ||
+		out == OutHex || out == OutWin32Error || out == OutNTStatus || out == OutHResult
+	unsigned := func(x uint64) string {
+		if hexOut {
+			return "0x" + strings.ToUpper(strconv.FormatUint(x, 16))
+		}
+		return strconv.FormatUint(x, 10)
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		if out == OutIPv6 && len(x) == 16 {
+			return netip.AddrFrom16([16]byte(x)).String()
+		}
+		return "0x" + strings.ToUpper(hex.EncodeToString(x))
+	case bool:
+		return strconv.FormatBool(x)
+	case guid.GUID:
+		return "{" + strings.ToUpper(x.String()) + "}"
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case uint8:
+		return unsigned(uint64(x))
+	case uint16:
+		if out == OutPort {
+			x = x<<8 | x>>8
+		}
+		return unsigned(uint64(x))
+	case uint32:
+		if out == OutIPv4 {
+			return netip.AddrFrom4([4]byte{byte(x), byte(x >> 8), byte(x >> 16), byte(x >> 24)}).String()
+		}
+		return unsigned(uint64(x))
+	case uint64:
+		return unsigned(x)
+	case int8:
+		if hexOut {
+			return unsigned(uint64(uint8(x)))
+		}
+		return strconv.FormatInt(int64(x), 10)
+	case int16:
+		if hexOut {
+			return unsigned(uint64(uint16(x)))
+		}
+		return strconv.FormatInt(int64(x), 10)
+	case int32:
+		if hexOut {
+			return unsigned(uint64(uint32(x)))
+		}
+		return strconv.FormatInt(int64(x), 10)
+	case int64:
+		if hexOut {
+			return unsigned(uint64(x))
+		}
+		return strconv.FormatInt(x, 10)
+	case float32:
+		return strconv.FormatFloat(float64(x), 'g', -1, 32)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case nil:
+		return ""
+	case []Field:
+		return Field{In: InStruct, Value: x}.Text()
+	}
+	return fmt.Sprint(v)
+}
+
+// Text formats the field's value for a line of text: FormatValue's form, with strings
+// quoted (except JSON and XML text), a struct as {name=value ...}, an array as
+// [v1 v2 ...] and no value as null.
 func (f Field) Text() string {
 	var sb strings.Builder
 	f.writeText(&sb)
@@ -53,43 +133,10 @@ func writeValue(sb *strings.Builder, in InType, out OutType, v any) {
 			return
 		}
 		sb.WriteString(strconv.Quote(x))
-	case []byte:
-		if out == OutIPv6 && len(x) == 16 {
-			sb.WriteString(netip.AddrFrom16([16]byte(x)).String())
-			return
-		}
-		sb.WriteString("0x")
-		sb.WriteString(strings.ToUpper(hex.EncodeToString(x)))
-	case time.Time:
-		sb.WriteString(x.Format(time.RFC3339Nano))
-	case uint32:
-		switch {
-		case out == OutIPv4:
-			sb.WriteString(netip.AddrFrom4([4]byte{byte(x), byte(x >> 8), byte(x >> 16), byte(x >> 24)}).String())
-		case in == InHexInt32 || out == OutHex || out == OutWin32Error || out == OutNTStatus || out == OutHResult:
-			fmt.Fprintf(sb, "0x%08X", x)
-		default:
-			sb.WriteString(strconv.FormatUint(uint64(x), 10))
-		}
-	case uint64:
-		if in == InHexInt64 || in == InPointer || out == OutHex {
-			fmt.Fprintf(sb, "0x%X", x)
-			return
-		}
-		sb.WriteString(strconv.FormatUint(x, 10))
-	case uint16:
-		if out == OutPort { // network byte order
-			x = x<<8 | x>>8
-		}
-		if out == OutHex {
-			fmt.Fprintf(sb, "0x%04X", x)
-			return
-		}
-		sb.WriteString(strconv.FormatUint(uint64(x), 10))
 	case nil:
 		sb.WriteString("null")
 	default:
-		fmt.Fprint(sb, x)
+		sb.WriteString(FormatValue(in, out, v))
 	}
 }
 

@@ -87,7 +87,7 @@ func TestDecodeKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `u="hi" cs="ok" cas="go" sid="S-1-5-32-544" st=2024-02-29T13:14:15.5Z fixed=[0x00AB 0x00CD] ip=192.168.0.1 b32=true none={inner=9}`
+	want := `u="hi" cs="ok" cas="go" sid="S-1-5-32-544" st=2024-02-29T13:14:15.5Z fixed=[0xAB 0xCD] ip=192.168.0.1 b32=true none={inner=9}`
 	if got := Text(fields); got != want {
 		t.Errorf("decoded\n%s\nwant\n%s", got, want)
 	}

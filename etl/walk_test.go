@@ -1,0 +1,89 @@
+package etl
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/etwemu/etwemu/abi"
+)
+
+func TestSealedRecordsWalk(t *testing.T) {
+	buf := bytes.Repeat([]byte{0xFF}, 512)
+	off := abi.BufferHeaderSize
+	for _, size := range []int{abi.EventHeaderSize + 3, abi.EventHeaderSize + 16} {
+		h := abi.EventHeader{Size: uint16(size), HeaderType: abi.EventHeaderEvent64}
+		h.Encode(buf[off:])
+		off += abi.Align(size)
+	}
+	hdr := abi.BufferHeader{BufferSize: 512, Offset: uint32(off)}
+	hdr.Encode(buf)
+	var sizes []int
+	if err := SealedRecords(buf, func(r Record) error { sizes = append(sizes, r.Size); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 2 || sizes[0] != 0x53 || sizes[1] != 0x60 {
+		t.Fatalf("sizes %v", sizes)
+	}
+	// A corrupt size is reported with its offset, not a panic.
+	binary.LittleEndian.PutUint16(buf[abi.BufferHeaderSize:], 0x400)
+	if err := SealedRecords(buf, func(Record) error { return nil }); err == nil {
+		t.Fatal("oversized record accepted")
+	}
+	hdr.Offset = 4096
+	hdr.Encode(buf)
+	if err := SealedRecords(buf, func(Record) error { return nil }); err == nil {
+		t.Fatal("Offset past the buffer accepted")
+	}
+}
+
+// TestRecordsSystemHeader walks a system record with three PMC counters after an
+// EVENT_HEADER record, and refuses one whose size cannot hold the counters its marker
+// announces.
+func TestRecordsToSystemHeader(t *testing.T) {
+	buf := make([]byte, 0x200)
+	le := binary.LittleEndian
+	off := abi.BufferHeaderSize
+	le.PutUint16(buf[off:], abi.EventHeaderSize)
+	le.PutUint16(buf[off+2:], abi.EventHeaderEvent64)
+	off += abi.EventHeaderSize
+	le.PutUint32(buf[off:], abi.SystemTraceMarker64|3<<abi.TraceHeaderPMCShift)
+	le.PutUint16(buf[off+abi.OffSystemSize:], abi.SystemHeaderSize+24+5)
+	end := off + abi.Align(abi.SystemHeaderSize+24+5)
+	var sizes []int
+	if err := RecordsTo(buf, end, func(r Record) error { sizes = append(sizes, r.Size); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(sizes) != 2 || sizes[1] != abi.SystemHeaderSize+29 {
+		t.Fatalf("sizes %v", sizes)
+	}
+	le.PutUint16(buf[off+abi.OffSystemSize:], abi.SystemHeaderSize+16) // room for two counters, marker says three
+	if err := RecordsTo(buf, end, func(Record) error { return nil }); err == nil {
+		t.Fatal("a system record too small for its counters walked")
+	}
+}
+
+// TestCountRecordsFraming counts by framing what RecordsTo walks, and both refuse an
+// unknown marker, naming it, after the records before it.
+func TestCountRecordsFraming(t *testing.T) {
+	buf := make([]byte, 0x200)
+	off := abi.BufferHeaderSize
+	for range 3 {
+		h := abi.EventHeader{Size: abi.EventHeaderSize + 5, HeaderType: abi.EventHeaderEvent64}
+		h.Encode(buf[off:])
+		off += abi.Align(abi.EventHeaderSize + 5)
+	}
+	if n, err := CountRecords(buf, off); n != 3 || err != nil {
+		t.Fatalf("CountRecords = %d, %v; want 3", n, err)
+	}
+	binary.LittleEndian.PutUint32(buf[off:], 0x12340010) // size 16, a marker no header kind has
+	end := off + 16
+	n, err := CountRecords(buf, end)
+	if n != 3 || err == nil || !bytes.Contains([]byte(err.Error()), []byte("0x12340010")) {
+		t.Fatalf("CountRecords past an unknown marker = %d, %v; want 3 and an error naming it", n, err)
+	}
+	walked := 0
+	if err := RecordsTo(buf, end, func(Record) error { walked++; return nil }); walked != 3 || err == nil {
+		t.Fatalf("RecordsTo walked %d, %v; want 3 and an error", walked, err)
+	}
+}
