@@ -597,13 +597,14 @@ func (c *Consumer) open(path string) (run func() error, detach func(), err error
 		f.Close()
 		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
 	}
-	dec := newDecoder(path)
 	rd, err := etl.NewReader(f, fi.Size())
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
 	}
-	var detached atomic.Bool // set by detach (Stop's goroutine), read by run
+	dec := newDecoder(path)
+	dec.dec.Clock = rd.Clock() // for buffers without a reference clock of their own
+	var detached atomic.Bool   // set by detach (Stop's goroutine), read by run
 	return func() error {
 		defer f.Close()
 		for !detached.Load() {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/tracelogging"
 )
 
@@ -186,27 +186,28 @@ func keywordName(keywords uint64) string {
 var hostname, _ = os.Hostname()
 
 // bracedGUID formats g as TDH does: {XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX}.
-func bracedGUID(g guid.GUID) string { return "{" + strings.ToUpper(g.String()) + "}" }
+func bracedGUID(g guid.GUID) string {
+	return tracelogging.FormatValue(tracelogging.InGUID, tracelogging.OutDefault, g)
+}
 
 var nullGUID = bracedGUID(guid.Null)
 
-// decoder decodes the events of one source, caching what events repeat: the parsed
-// schemas, the provider names of traits blobs and the GUIDs' text. A decoder belongs to
-// one goroutine.
+// decoder decodes the events of one source with the decode package, which works out each
+// record's processor, time, provider name and TraceLogging fields, and caches the GUIDs'
+// text in TDH's form. A decoder belongs to one goroutine.
 type decoder struct {
-	source  string
-	schemas map[string]*tracelogging.Schema // by the schema's bytes; nil entry: malformed
-	errs    map[string]string               // why a schema is malformed
-	names   map[string]string               // provider name by traits blob
-	guids   map[guid.GUID]string            // "{...}" by GUID
+	source string
+	dec    *decode.Decoder
+	guids  map[guid.GUID]string // "{...}" by GUID
 }
 
-// maxCached bounds each cache; a full cache starts again empty.
+// maxCached bounds the GUID cache; a full cache starts again empty.
 const maxCached = 4096
 
 func newDecoder(source string) *decoder {
-	return &decoder{source: source, schemas: map[string]*tracelogging.Schema{}, errs: map[string]string{},
-		names: map[string]string{}, guids: map[guid.GUID]string{}}
+	d := &decoder{source: source, dec: decode.New(), guids: map[guid.GUID]string{}}
+	d.dec.HeadersOnly = true // the fields are decoded in event, after the record callbacks
+	return d
 }
 
 func (d *decoder) guid(g guid.GUID) string {
@@ -221,53 +222,17 @@ func (d *decoder) guid(g guid.GUID) string {
 	return s
 }
 
-func (d *decoder) providerName(traits []byte) string {
-	n, ok := d.names[string(traits)]
-	if !ok {
-		if len(d.names) >= maxCached {
-			clear(d.names)
-		}
-		if t, err := regentry.ParseTraits(traits); err == nil {
-			n = t.Name
-		}
-		d.names[string(traits)] = n
-	}
-	return n
-}
-
-func (d *decoder) schema(b []byte) (*tracelogging.Schema, string) {
-	sc, ok := d.schemas[string(b)]
-	if !ok {
-		if len(d.schemas) >= maxCached {
-			clear(d.schemas)
-			clear(d.errs)
-		}
-		parsed, err := tracelogging.ParseSchema(b)
-		if err != nil {
-			d.errs[string(b)] = err.Error()
-		} else {
-			sc = &parsed
-		}
-		d.schemas[string(b)] = sc
-	}
-	if sc == nil {
-		return nil, d.errs[string(b)]
-	}
-	return sc, ""
-}
-
 // record builds the EventRecord of an EVENT_HEADER record of buffer b, in memory of its
 // own.
 func (d *decoder) record(b *etl.Buffer, r etl.Record) *EventRecord {
-	payload, ext := ownCopy(r.Payload, r.Ext)
-	rec := &EventRecord{EventHeader: r.Event, ExtendedData: ext, UserData: payload}
-	p := int(b.Header.ProcessorNumber)
-	if b.Header.BufferFlag&abi.BufferFlagProcIndex != 0 {
-		p |= int(b.Header.Alignment) << 8
-	}
-	rec.BufferContext.ProcessorIndex = uint16(p)
-	rec.BufferContext.LoggerID = b.Header.LoggerID
-	rec.time, _ = b.Time(r.Event.TimeStamp)
+	rec := &EventRecord{}
+	d.dec.Decode(b, r, &rec.ev)
+	ev := &rec.ev
+	ev.Payload, ev.Ext = ownCopy(r.Payload, r.Ext)
+	ev.Bytes = nil // the header and items are in the copies; the buffer is not pinned
+	rec.EventHeader, rec.ExtendedData, rec.UserData = r.Event, ev.Ext, ev.Payload
+	rec.BufferContext.ProcessorIndex = uint16(ev.Processor)
+	rec.BufferContext.LoggerID = ev.LoggerID
 	return rec
 }
 
@@ -292,41 +257,28 @@ func (d *decoder) event(rec *EventRecord) *Event {
 	}
 	s.Execution.ProcessID, s.Execution.ThreadID = h.ProcessID, h.ThreadID
 	s.Provider.Guid = d.guid(h.ProviderID)
+	s.Provider.Name = rec.ev.ProviderName
 	s.Correlation.ActivityID = d.guid(h.ActivityID)
 	s.Correlation.RelatedActivityID = nullGUID
 	s.TimeStamp = h.TimeStamp
-	s.TimeCreated.SystemTime = rec.time
-	var schema []byte
+	s.TimeCreated.SystemTime = rec.ev.Time
 	for _, x := range e.Ext {
 		e.ExtendedData = append(e.ExtendedData, abi.ExtTypeName(x.Type))
-		switch x.Type {
-		case abi.ExtTypeRelatedActivityID:
-			if len(x.Data) == 16 {
-				s.Correlation.RelatedActivityID = d.guid(guid.FromBytes(x.Data))
-			}
-		case abi.ExtTypeProvTraits:
-			s.Provider.Name = d.providerName(x.Data)
-		case abi.ExtTypeEventSchemaTL:
-			schema = x.Data
+		if x.Type == abi.ExtTypeRelatedActivityID && len(x.Data) == 16 {
+			s.Correlation.RelatedActivityID = d.guid(guid.FromBytes(x.Data))
 		}
 	}
-	if schema == nil {
+	// The record's user data and items, which a record callback may have changed.
+	ev := rec.ev
+	ev.Event, ev.Payload, ev.Ext = h, rec.UserData, rec.ExtendedData
+	if !d.dec.Fields(&ev) { // no schema
 		if len(e.Payload) > 0 {
-			e.EventData["Payload"] = formatValue(tracelogging.InBinary, tracelogging.OutDefault, e.Payload)
+			e.EventData["Payload"] = tracelogging.FormatValue(tracelogging.InBinary, tracelogging.OutDefault, e.Payload)
 		}
 		return e
 	}
-	sc, why := d.schema(schema)
-	if sc == nil {
-		e.DecodeError = why
-		return e
-	}
-	e.Name, s.Task.Name = sc.Name, sc.Name
-	var err error
-	e.Fields, err = sc.Decode(e.Payload)
-	if err != nil {
-		e.DecodeError = err.Error()
-	}
+	e.Name, s.Task.Name = ev.Name, ev.Name
+	e.Fields, e.DecodeError = ev.Fields, ev.DecodeError
 	setEventData(e.EventData, e.Fields)
 	return e
 }

@@ -1,16 +1,6 @@
 package consumer
 
-import (
-	"encoding/hex"
-	"fmt"
-	"net/netip"
-	"strconv"
-	"strings"
-	"time"
-
-	"github.com/etwemu/etwemu/guid"
-	"github.com/etwemu/etwemu/tracelogging"
-)
+import "github.com/etwemu/etwemu/tracelogging"
 
 // StructurePropertyName is the EventData key golang-etw puts an event's structs under,
 // in order, each a map from member name to value.
@@ -34,11 +24,11 @@ func setEventData(data map[string]any, fields []tracelogging.Field) {
 			elems, _ := f.Value.([]any)
 			out := make([]string, len(elems))
 			for i, v := range elems {
-				out[i] = formatValue(f.In, f.Out, v)
+				out[i] = tracelogging.FormatValue(f.In, f.Out, v)
 			}
 			data[f.Name] = out
 		default:
-			data[f.Name] = formatValue(f.In, f.Out, f.Value)
+			data[f.Name] = tracelogging.FormatValue(f.In, f.Out, f.Value)
 		}
 	}
 	if structs != nil {
@@ -56,81 +46,7 @@ func structMap(v any) map[string]string {
 			m[f.Name] = f.Text()
 			continue
 		}
-		m[f.Name] = formatValue(f.In, f.Out, f.Value)
+		m[f.Name] = tracelogging.FormatValue(f.In, f.Out, f.Value)
 	}
 	return m
-}
-
-// formatValue formats one decoded value as TdhFormatProperty does for its in- and
-// out-type: integers in decimal; HexInt32, HexInt64, Pointer, OutHex and the status
-// codes (Win32Error, NTStatus, HResult, which TDH would turn into their message text) as
-// 0x and upper-case hexadecimal without leading zeros; booleans as true or false; GUIDs
-// as {XXXXXXXX-...}; FILETIME and SYSTEMTIME as RFC 3339 in UTC (TDH writes the
-// locale's form); binary as 0x and upper-case hex pairs; IPv4 and IPv6 addresses and
-// ports as addresses and port numbers; floating point in the shortest form that reads
-// back the same; strings as they are.
-func formatValue(in tracelogging.InType, out tracelogging.OutType, v any) string {
-	hexOut := in == tracelogging.InHexInt32 || in == tracelogging.InHexInt64 || in == tracelogging.InPointer ||
-		out == tracelogging.OutHex || out == tracelogging.OutWin32Error || out == tracelogging.OutNTStatus || out == tracelogging.OutHResult
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		if out == tracelogging.OutIPv6 && len(x) == 16 {
-			return netip.AddrFrom16([16]byte(x)).String()
-		}
-		return "0x" + strings.ToUpper(hex.EncodeToString(x))
-	case bool:
-		return strconv.FormatBool(x)
-	case guid.GUID:
-		return bracedGUID(x)
-	case time.Time:
-		return x.UTC().Format(time.RFC3339Nano)
-	case uint8:
-		if hexOut {
-			return fmt.Sprintf("0x%X", x)
-		}
-		return strconv.FormatUint(uint64(x), 10)
-	case uint16:
-		if out == tracelogging.OutPort { // network byte order
-			x = x<<8 | x>>8
-		}
-		if hexOut {
-			return fmt.Sprintf("0x%X", x)
-		}
-		return strconv.FormatUint(uint64(x), 10)
-	case uint32:
-		if out == tracelogging.OutIPv4 {
-			return netip.AddrFrom4([4]byte{byte(x), byte(x >> 8), byte(x >> 16), byte(x >> 24)}).String()
-		}
-		if hexOut {
-			return fmt.Sprintf("0x%X", x)
-		}
-		return strconv.FormatUint(uint64(x), 10)
-	case uint64:
-		if hexOut {
-			return fmt.Sprintf("0x%X", x)
-		}
-		return strconv.FormatUint(x, 10)
-	case int8:
-		return strconv.FormatInt(int64(x), 10)
-	case int16:
-		return strconv.FormatInt(int64(x), 10)
-	case int32:
-		if hexOut {
-			return fmt.Sprintf("0x%X", uint32(x))
-		}
-		return strconv.FormatInt(int64(x), 10)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float32:
-		return strconv.FormatFloat(float64(x), 'g', -1, 32)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case nil:
-		return ""
-	case []tracelogging.Field:
-		return tracelogging.Field{In: tracelogging.InStruct, Value: x}.Text()
-	}
-	return fmt.Sprint(v)
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 )
@@ -21,7 +21,7 @@ type EventRecord struct {
 	ExtendedData  []etl.ExtItem
 	UserData      []byte
 
-	time time.Time // TimeCreated, from the buffer's clock
+	ev decode.Event // the record as decoded (its processor, time and provider name), in memory of its own
 }
 
 // BufferContext is ETW_BUFFER_CONTEXT: the processor index (ProcessorNumber and

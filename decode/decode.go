@@ -115,25 +115,35 @@ func (d *Decoder) Decode(b *etl.Buffer, r etl.Record, e *Event) {
 			e.Detail = hookDetail(r.HookID, r.Payload)
 		}
 	}
-	if d.HeadersOnly || r.Kind != etl.KindEventHeader {
-		return
+	if !d.HeadersOnly {
+		d.Fields(e)
 	}
-	for _, x := range r.Ext {
+}
+
+// Fields decodes a TraceLogging event's name and fields from its EVENT_SCHEMA_TL item and
+// payload into e (Decode does unless HeadersOnly): a caller that kept events decoded
+// with HeadersOnly decodes those it shows. It reports whether the event has a schema.
+func (d *Decoder) Fields(e *Event) bool {
+	if e.Kind != etl.KindEventHeader {
+		return false
+	}
+	for _, x := range e.Ext {
 		if x.Type != abi.ExtTypeEventSchemaTL {
 			continue
 		}
 		sc := d.schema(x.Data)
 		if sc.parsed == nil {
 			e.DecodeError = sc.err
-			return
+			return true
 		}
 		e.Name = sc.parsed.Name
 		var err error
-		if e.Fields, err = sc.parsed.Decode(r.Payload); err != nil {
+		if e.Fields, err = sc.parsed.Decode(e.Payload); err != nil {
 			e.DecodeError = err.Error()
 		}
-		return
+		return true
 	}
+	return false
 }
 
 func (d *Decoder) schema(b []byte) *schema {

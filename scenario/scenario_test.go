@@ -53,7 +53,7 @@ func TestViewsJSON(t *testing.T) {
 		"logger s -json":  func(v any) bool { return v.(map[string]any)["structure"] == "WMI_LOGGER_CONTEXT" },
 		"logger 2 -json":  func(v any) bool { return v.(map[string]any)["fields"].([]any)[0].(map[string]any)["value"] == "0x2" },
 		"bufdump s -json": func(v any) bool { return len(v.([]any)) == 4 },
-		"logdump s -json": func(v any) bool { return len(v.([]any)) == 3 && v.([]any)[0].(map[string]any)["provider"] == "P" },
+		"logdump s -json": func(v any) bool { return len(v.([]any)) == 3 && v.([]any)[0].(map[string]any)["providerName"] == "P" },
 		"guids -json":     func(v any) bool { return len(v.([]any)[0].(map[string]any)["slots"].([]any)) == 1 },
 		"regs -json":      func(v any) bool { return v.([]any)[0].(map[string]any)["enableMask"] == 1.0 },
 		"pmc s -json":     func(v any) bool { return len(v.(map[string]any)["sources"].([]any)) == 0 },

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
@@ -231,8 +232,8 @@ func viewBufdump(m *Machine, a args) error {
 	err = l.Peek(func(v session.BufferView, data []byte) {
 		r := bufferRow{BufferView: v, StateName: v.State.String(), Current: current[v.ID]}
 		if len(data) > headerSize {
-			b := &etl.Buffer{Data: data}
-			_ = b.Records(func(etl.Record) error { r.Records++; return nil })
+			n, _ := etl.CountRecords(data, len(data))
+			r.Records = n
 			r.Hex = hex.EncodeToString(data[headerSize:min(len(data), headerSize+int(limit))])
 		}
 		rows = append(rows, r)
@@ -260,23 +261,6 @@ func viewBufdump(m *Machine, a args) error {
 // headerSize is WMI_BUFFER_HEADER's size: records start after it.
 const headerSize = 0x48
 
-// eventRow is one event in logdump.
-type eventRow struct {
-	TimeStamp int64    `json:"timeStamp"`
-	Processor int      `json:"processor"`
-	Buffer    int      `json:"buffer"`
-	Offset    int      `json:"offset"`
-	Provider  string   `json:"provider"`
-	ID        uint16   `json:"id"`
-	Level     uint8    `json:"level"`
-	Keyword   uint64   `json:"keyword"`
-	Payload   int      `json:"payloadBytes"`
-	ProcessID uint32   `json:"processId"`
-	ThreadID  uint32   `json:"threadId"`
-	HookID    uint16   `json:"hookId,omitempty"` // a kernel (system) event's
-	PMC       []uint64 `json:"pmc,omitempty"`    // the counters the record carries
-}
-
 func viewLogdump(m *Machine, a args) error {
 	l, err := m.sessionNamed(a.pos[0])
 	if err != nil {
@@ -290,23 +274,18 @@ func viewLogdump(m *Machine, a args) error {
 	for _, p := range m.order {
 		names[p.g] = p.name
 	}
-	var rows []eventRow
+	dec := decode.New()
+	dec.Names = func(g guid.GUID) string { return names[g] }
+	dec.HeadersOnly = true // the fields of the events shown only, below
+	var rows []*decode.Event
 	err = l.Peek(func(v session.BufferView, data []byte) {
 		if len(data) <= headerSize {
 			return
 		}
-		b := &etl.Buffer{Data: data}
-		_ = b.Records(func(r etl.Record) error {
-			name, ok := names[r.Provider]
-			switch {
-			case r.Kind != etl.KindEventHeader:
-				name = r.Kind.String() // a kernel event: HookID says which
-			case !ok:
-				name = r.Provider.String()
-			}
-			rows = append(rows, eventRow{TimeStamp: r.TimeStamp, Processor: v.Stream, Buffer: v.ID, Offset: r.Offset, Provider: name,
-				ID: r.Event.Descriptor.ID, Level: r.Event.Descriptor.Level, Keyword: r.Event.Descriptor.Keyword,
-				Payload: len(r.Payload), ProcessID: r.ProcessID, ThreadID: r.ThreadID, HookID: r.HookID, PMC: r.PMC})
+		_ = dec.Buffer(&etl.Buffer{Data: data}, v.ID, func(e *decode.Event) error {
+			e.Processor = v.Stream // the buffer's processor, whose header a buffer in use has not written yet
+			row := *e
+			rows = append(rows, &row)
 			return nil
 		})
 	})
@@ -331,21 +310,28 @@ func viewLogdump(m *Machine, a args) error {
 		rows = rows[len(rows)-int(last):]
 	}
 	if rows == nil {
-		rows = []eventRow{}
+		rows = []*decode.Event{}
+	}
+	for _, e := range rows {
+		dec.Fields(e)
 	}
 	return m.show(a, rows, func(w io.Writer) {
 		fmt.Fprintf(w, "logger %d %q: %d events in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), total, len(rows))
 		fmt.Fprintln(w, "TimeStamp\tProcessor\tBuffer\tOffset\tProvider\tId\tLevel\tKeyword\tPayload\tPMC")
 		for _, r := range rows {
-			id := fmt.Sprint(r.ID)
-			if r.HookID != 0 {
-				id = fmt.Sprintf("hook 0x%04x", r.HookID)
+			who, id := r.ProviderName, fmt.Sprint(r.Event.Descriptor.ID)
+			switch {
+			case r.Kind != etl.KindEventHeader:
+				who, id = r.Kind.String(), fmt.Sprintf("hook 0x%04x", r.HookID) // a kernel event
+			case who == "":
+				who = r.Provider.String()
 			}
 			pmcs := "-"
 			if len(r.PMC) > 0 {
 				pmcs = fmt.Sprint(r.PMC)
 			}
-			fmt.Fprintf(w, "%d\t%d\t%d\t0x%x\t%s\t%s\t%d\t0x%x\t%d\t%s\n", r.TimeStamp, r.Processor, r.Buffer, r.Offset, r.Provider, id, r.Level, r.Keyword, r.Payload, pmcs)
+			fmt.Fprintf(w, "%d\t%d\t%d\t0x%x\t%s\t%s\t%d\t0x%x\t%d\t%s\n", r.TimeStamp, r.Processor, r.Buffer, r.Offset, who, id,
+				r.Event.Descriptor.Level, r.Event.Descriptor.Keyword, len(r.Payload), pmcs)
 		}
 	})
 }

@@ -13,15 +13,14 @@ import (
 	"sort"
 	"strconv"
 	"text/tabwriter"
-	"unicode/utf8"
+	"time"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
-	"github.com/etwemu/etwemu/pmc"
-	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/tracelogging"
 )
 
@@ -87,61 +86,18 @@ type dumpHeader struct {
 	File            string `json:"file"`
 	OS              string `json:"os"`
 	Build           uint32 `json:"build"`
-	TraceFormat     string `json:"trace_format"`
+	TraceFormat     string `json:"traceFormat"`
 	Processors      uint32 `json:"processors"`
-	BufferSize      uint32 `json:"buffer_size"`
-	LogFileMode     string `json:"log_file_mode"`
-	MaximumFileSize uint32 `json:"maximum_file_size"`
-	BuffersWritten  uint32 `json:"buffers_written"`
-	EventsLost      uint32 `json:"events_lost"`
-	BuffersLost     uint32 `json:"buffers_lost"`
+	BufferSize      uint32 `json:"bufferSize"`
+	LogFileMode     string `json:"logFileMode"`
+	MaximumFileSize uint32 `json:"maximumFileSize"`
+	BuffersWritten  uint32 `json:"buffersWritten"`
+	EventsLost      uint32 `json:"eventsLost"`
+	BuffersLost     uint32 `json:"buffersLost"`
 	Clock           string `json:"clock"`
-	PerfFreq        int64  `json:"perf_freq"`
+	PerfFreq        int64  `json:"perfFreq"`
 	Start           string `json:"start"`
 	End             string `json:"end,omitempty"`
-}
-
-// dumpRecord is one record as dump prints it.
-type dumpRecord struct {
-	Buffer     int      `json:"buffer"`
-	Processor  int      `json:"cpu"`
-	Sequence   int64    `json:"buffer_seq"`
-	Offset     int      `json:"offset"`
-	Kind       string   `json:"kind"`
-	Size       int      `json:"size"`
-	Provider   string   `json:"provider,omitempty"`
-	Name       string   `json:"provider_name,omitempty"` // from the record's provider traits, or a kernel event class
-	ID         *uint16  `json:"id,omitempty"`
-	Version    uint8    `json:"version,omitempty"`
-	Level      uint8    `json:"level,omitempty"`
-	Opcode     uint8    `json:"opcode,omitempty"`
-	Task       uint16   `json:"task,omitempty"`
-	Keyword    string   `json:"keyword,omitempty"`
-	HookID     string   `json:"hook,omitempty"`
-	HookName   string   `json:"hook_name,omitempty"`
-	Detail     string   `json:"detail,omitempty"`
-	ThreadID   uint32   `json:"tid"`
-	ProcessID  uint32   `json:"pid"`
-	TimeStamp  int64    `json:"timestamp"`
-	Time       string   `json:"time,omitempty"`
-	Activity   string   `json:"activity,omitempty"`
-	Ext        []string `json:"ext,omitempty"`
-	PMC        []uint64 `json:"pmc,omitempty"`
-	PayloadLen int      `json:"payload_len"`
-	Payload    string   `json:"payload,omitempty"`
-	Marker     string   `json:"marker,omitempty"`
-	// A TraceLogging event's name and fields, decoded from its EVENT_SCHEMA_TL item.
-	Event       string      `json:"event,omitempty"`
-	Fields      []dumpField `json:"fields,omitempty"`
-	FieldsText  string      `json:"-"`
-	DecodeError string      `json:"decode_error,omitempty"`
-}
-
-// dumpField is one TraceLogging field as dump -json prints it (see jsonValue).
-type dumpField struct {
-	Name  string `json:"name"`
-	Type  string `json:"type"`
-	Value any    `json:"value"`
 }
 
 // noteBufferCount says when the file holds another number of buffers than its header's
@@ -160,73 +116,27 @@ func noteBufferCount(out io.Writer, read int, h etl.LogfileHeader) {
 	fmt.Fprintf(out, "the file holds %d buffers, the header says BuffersWritten %d%s; readers that trust BuffersWritten read it short or past its end\n", read, h.BuffersWritten, why)
 }
 
-// hookDetail decodes the payload of the EventTrace records that the header buffer carries
-// besides the log-file header itself (printed in full above the records); "" for others.
-func hookDetail(hook uint16, p []byte) string {
-	switch hook {
-	case etl.HookHeaderExtension:
-		x, err := etl.DecodeHeaderExtension(p)
-		if err != nil {
-			return err.Error()
-		}
-		return fmt.Sprintf("group masks %#x, KernelEventVersion %d", x.GroupMasks, x.KernelEventVersion)
-	case etl.HookPartitionInfo:
-		x, err := etl.DecodePartitionInfo(p)
-		if err != nil {
-			return err.Error()
-		}
-		return fmt.Sprintf("PartitionId %s, ParentId %s, QpcOffsetFromRoot %d, PartitionType %d", x.PartitionID, x.ParentID, x.QpcOffsetFromRoot, x.PartitionType)
-	case etl.HookDbgIDRSDS:
-		x, err := etl.DecodeDbgIDRSDS(p)
-		if err != nil {
-			return err.Error()
-		}
-		return fmt.Sprintf("PDB %q, signature %s, age %d", x.PdbName, x.Signature, x.Age)
-	case etl.HookBuildLab:
-		return fmt.Sprintf("build lab %q", etl.DecodeBuildLab(p))
-	}
-	return ""
-}
-
-// fileTimeLayout is RFC 3339 with the seven fractional digits of a FILETIME's 100 ns
-// ticks, trailing zeros kept, so that times line up in columns.
-const fileTimeLayout = "2006-01-02T15:04:05.0000000Z07:00"
-
 func fileTime(ft int64) string {
 	if ft <= 0 {
 		return ""
 	}
-	return clock.FromFileTime(ft).Format(fileTimeLayout)
+	return clock.FromFileTime(ft).Format(decode.TimeLayout)
 }
 
 func dump(path string, o dumpOptions, out io.Writer) error {
-	asJSON, limit, payload := o.json, o.limit, o.payload
-	f, enc, err := openWithHeader(path, asJSON, out)
+	asJSON, limit := o.json, o.limit
+	f, _, err := openWithHeader(path, asJSON, out)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	h := f.Header()
 	hb := f.HeaderBuffer()
-	// Timestamps to wall time: StartTime + (ts - the header event's clock) / PerfFreq.
-	toTime := func(ts int64) string { return "" }
-	if h.PerfFreq > 0 && h.ReservedFlags == uint32(clock.QPC) {
-		var base, lastTS int64
-		lastTime := ""
-		toTime = func(ts int64) string {
-			if ts != lastTS || lastTime == "" { // records in a row often share a tick
-				lastTS, lastTime = ts, fileTime(h.StartTime+int64(float64(ts-base)*1e7/float64(h.PerfFreq)))
-			}
-			return lastTime
-		}
-		it := hb.Iter() // the header buffer: its first record's clock is the start
-		if r, ok := it.Next(); ok {
-			base = r.TimeStamp
-		}
-	}
+	dec := decode.New()
+	dec.Clock, dec.Names, dec.HeadersOnly = f.Clock(), registeredName, o.summary
 	n, nh, buffers := 0, 0, -1 // buffer 0 is the header buffer; nh counts its records
-	names := providerNames{}
 	var last *etl.Buffer
+	var ev decode.Event
 	sum := summary{rows: map[summaryKey]*summaryRow{}}
 	errStop := errors.New("limit")
 	visit := func(b *etl.Buffer, r etl.Record) error {
@@ -238,48 +148,13 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			last = b
 			buffers++
 		}
-		d := dumpRecord{
-			Buffer: buffers, Processor: bufferProcessor(b.Header), Sequence: b.Header.SequenceNumber,
-			Offset: r.Offset, Kind: r.Kind.String(), Size: r.Size, ThreadID: r.ThreadID, ProcessID: r.ProcessID,
-			TimeStamp: r.TimeStamp, PMC: r.PMC, PayloadLen: len(r.Payload),
-		}
-		if !o.summary {
-			d.Time = toTime(r.TimeStamp)
-		}
-		switch r.Kind {
-		case etl.KindEventHeader:
-			e := r.Event
-			d.Provider, d.Name = names.text(e.ProviderID), names.learn(e.ProviderID, r.Ext)
-			id := e.Descriptor.ID
-			d.ID, d.Version, d.Level, d.Opcode, d.Task = &id, e.Descriptor.Version, e.Descriptor.Level, e.Descriptor.Opcode, e.Descriptor.Task
-			d.Keyword = "0x" + strconv.FormatUint(e.Descriptor.Keyword, 16)
-			if !e.ActivityID.IsZero() {
-				d.Activity = e.ActivityID.String()
-			}
-		case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
-			d.HookID = fmt.Sprintf("%#04x", r.HookID)
-			d.HookName, d.Detail = hookName(r.HookID), hookDetail(r.HookID, r.Payload)
-		case etl.KindFullHeader, etl.KindInstance:
-			d.Provider, d.Name = names.text(r.Provider), names.learn(r.Provider, r.Ext)
-		case etl.KindUnknown:
-			d.Marker = fmt.Sprintf("%#08x", r.Marker)
-		}
+		dec.Decode(b, r, &ev)
+		ev.Buffer = buffers
 		if o.summary {
-			sum.add(&d)
+			sum.add(&ev)
 			return nil
 		}
-		for _, x := range r.Ext {
-			d.Ext = append(d.Ext, fmt.Sprintf("%s(%d bytes)", abi.ExtTypeName(x.Type), len(x.Data)))
-			if x.Type == abi.ExtTypeEventSchemaTL {
-				decodeTraceLogging(&d, x.Data, r.Payload)
-			}
-		}
-		p := r.Payload
-		if len(p) > payload {
-			p = p[:payload]
-		}
-		d.Payload = hex.EncodeToString(p)
-		return printRecord(out, enc, asJSON, &d)
+		return printRecord(out, dec, asJSON, o.payload, &ev)
 	}
 	err = hb.Records(func(r etl.Record) error { return visit(hb, r) })
 	nh = n
@@ -305,7 +180,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 		return err
 	}
 	if o.summary {
-		if err := sum.print(out, asJSON, n, nh, toTime, names); err != nil {
+		if err := sum.print(out, asJSON, n, nh); err != nil {
 			return err
 		}
 	} else if !asJSON {
@@ -350,7 +225,7 @@ func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) er
 		if b.FileOffset == 0 {
 			continue
 		}
-		p := bufferProcessor(b.Header)
+		p := b.Header.ProcessorIndex()
 		s := streams[p]
 		if s == nil {
 			s = &mergeStream{}
@@ -463,24 +338,12 @@ func (h *mergeHeap) Pop() any {
 	return x
 }
 
-// hookName names a system record's hook: the EventTrace record it is, or its kernel event
-// class and type ("Thread type 0x24"); "" for a group without a known class.
-func hookName(hook uint16) string {
-	if n := etl.HookName(hook); n != "" {
-		return n
-	}
-	if id, ok := pmc.ClassicEventIDOf(uint32(hook)); ok {
-		return fmt.Sprintf("%s type %#02x", pmc.KernelClassName(id.EventGUID), id.Type)
-	}
-	return ""
-}
-
-// printRecord prints one record as a text line or a JSON line. The text line is built in
-// one reused buffer and written once: dump prints millions of them.
-func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) error {
+// printRecord prints one event as a text line or a JSON line (the decode package's
+// JSON). The line is built in one reused buffer and written once: dump prints millions.
+func printRecord(out io.Writer, dec *decode.Decoder, asJSON bool, payload int, e *decode.Event) error {
 	l := lineBuf[:0]
 	if asJSON {
-		l = appendRecordJSON(l, d)
+		l = dec.AppendJSON(l, e, payload)
 		if cap(l) <= 64<<10 {
 			lineBuf = l
 		}
@@ -488,58 +351,68 @@ func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) e
 		return err
 	}
 	l = append(l, "cpu "...)
-	l = strconv.AppendInt(l, int64(d.Processor), 10)
+	l = strconv.AppendInt(l, int64(e.Processor), 10)
 	l = append(l, " seq "...)
-	l = strconv.AppendInt(l, d.Sequence, 10)
+	l = strconv.AppendInt(l, e.Sequence, 10)
 	l = append(l, " +0x"...)
-	l = strconv.AppendInt(l, int64(d.Offset), 16)
-	l = append(append(l, ' '), d.Kind...)
-	if d.Provider != "" {
-		l = append(append(l, ' '), d.Provider...)
+	l = strconv.AppendInt(l, int64(e.Offset), 16)
+	l = append(append(l, ' '), e.Kind.String()...)
+	switch e.Kind {
+	case etl.KindEventHeader, etl.KindFullHeader, etl.KindInstance:
+		l = append(append(l, ' '), e.Provider.String()...)
+		if e.ProviderName != "" {
+			l = append(append(append(l, " ("...), e.ProviderName...), ')')
+		}
 	}
-	if d.Name != "" {
-		l = append(append(append(l, " ("...), d.Name...), ')')
+	if e.Kind == etl.KindEventHeader {
+		d := e.Event.Descriptor
+		l = fmt.Appendf(l, " id %d v%d level %d opcode %d task %d kw %#x", d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
 	}
-	if d.ID != nil {
-		l = fmt.Appendf(l, " id %d v%d level %d opcode %d task %d kw %s", *d.ID, d.Version, d.Level, d.Opcode, d.Task, d.Keyword)
-	}
-	if d.HookID != "" {
-		l = append(append(l, " hook "...), d.HookID...)
-	}
-	if d.HookName != "" {
-		l = append(append(l, ' '), d.HookName...)
-	}
-	if d.Marker != "" {
-		l = append(append(append(l, " marker "...), d.Marker...), " (unknown kind; rest of buffer skipped)"...)
+	switch e.Kind {
+	case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
+		l = fmt.Appendf(l, " hook %#04x", e.HookID)
+		if e.HookName != "" {
+			l = append(append(l, ' '), e.HookName...)
+		}
+	case etl.KindUnknown:
+		l = fmt.Appendf(l, " marker %#08x (unknown kind; rest of buffer skipped)", e.Marker)
 	}
 	l = append(l, " tid "...)
-	l = strconv.AppendUint(l, uint64(d.ThreadID), 10)
+	l = strconv.AppendUint(l, uint64(e.ThreadID), 10)
 	l = append(l, " pid "...)
-	l = strconv.AppendUint(l, uint64(d.ProcessID), 10)
+	l = strconv.AppendUint(l, uint64(e.ProcessID), 10)
 	l = append(l, " ts "...)
-	l = strconv.AppendInt(l, d.TimeStamp, 10)
-	if d.Time != "" {
-		l = append(append(l, ' '), d.Time...)
+	l = strconv.AppendInt(l, e.TimeStamp, 10)
+	if t := dec.TimeText(e); t != "" {
+		l = append(append(l, ' '), t...)
 	}
-	if len(d.Ext) > 0 {
-		l = fmt.Appendf(l, " ext %v", d.Ext)
+	if len(e.Ext) > 0 {
+		l = append(l, " ext ["...)
+		for i, x := range e.Ext {
+			if i > 0 {
+				l = append(l, ' ')
+			}
+			l = append(l, decode.ExtText(x)...)
+		}
+		l = append(l, ']')
 	}
-	if len(d.PMC) > 0 {
-		l = fmt.Appendf(l, " pmc %v", d.PMC)
+	if len(e.PMC) > 0 {
+		l = fmt.Appendf(l, " pmc %v", e.PMC)
 	}
-	if d.Detail != "" {
-		l = append(append(append(l, " ("...), d.Detail...), ')')
+	if e.Detail != "" {
+		l = append(append(append(l, " ("...), e.Detail...), ')')
 	}
-	if d.Event != "" {
-		l = fmt.Appendf(l, " event %q {%s}", d.Event, d.FieldsText)
+	if e.Name != "" {
+		l = fmt.Appendf(l, " event %q {%s}", e.Name, tracelogging.Text(e.Fields))
 	}
-	if d.DecodeError != "" {
-		l = append(append(append(l, " (TraceLogging fields not decoded: "...), d.DecodeError...), ')')
+	if e.DecodeError != "" {
+		l = append(append(append(l, " (TraceLogging fields not decoded: "...), e.DecodeError...), ')')
 	}
 	l = append(l, " payload "...)
-	l = strconv.AppendInt(l, int64(d.PayloadLen), 10)
+	l = strconv.AppendInt(l, int64(len(e.Payload)), 10)
 	l = append(l, " bytes "...)
-	l = append(append(l, d.Payload...), '\n')
+	l = hex.AppendEncode(l, e.Payload[:min(len(e.Payload), payload)])
+	l = append(l, '\n')
 	if cap(l) <= 64<<10 {
 		lineBuf = l
 	}
@@ -549,101 +422,6 @@ func printRecord(out io.Writer, enc *json.Encoder, asJSON bool, d *dumpRecord) e
 
 // lineBuf is printRecord's line, reused (dump runs on one goroutine).
 var lineBuf = make([]byte, 0, 512)
-
-// jsonValue is a field's value for dump -json: numbers, bools and strings as JSON values
-// (an array as a JSON array of them), except where the field's types ask for another
-// reading (hexadecimal, addresses, JSON text...); those, structs, times, GUIDs and
-// binary as dump's text shows them.
-func jsonValue(f tracelogging.Field) any {
-	one := func(v any) any {
-		switch v.(type) {
-		case string, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
-			plain := f.Out == tracelogging.OutDefault || f.Out == tracelogging.OutUTF8 || f.Out == tracelogging.OutBoolean
-			if plain && f.In != tracelogging.InHexInt32 && f.In != tracelogging.InHexInt64 {
-				return v
-			}
-		}
-		return tracelogging.Field{In: f.In, Out: f.Out, Value: v}.Text()
-	}
-	if elems, ok := f.Value.([]any); ok && f.Array {
-		out := make([]any, len(elems))
-		for i, v := range elems {
-			out[i] = one(v)
-		}
-		return out
-	}
-	return one(f.Value)
-}
-
-// decodeTraceLogging fills d's event name and fields from a TraceLogging schema and the
-// record's payload.
-func decodeTraceLogging(d *dumpRecord, schema, payload []byte) {
-	sc, err := tracelogging.ParseSchema(schema)
-	if err != nil {
-		d.DecodeError = err.Error()
-		return
-	}
-	d.Event = sc.Name
-	fields, err := sc.Decode(payload)
-	if err != nil {
-		d.DecodeError = err.Error()
-	}
-	d.FieldsText = tracelogging.Text(fields)
-	for _, f := range fields {
-		typ := f.In.String()
-		if f.Array {
-			typ += "[]"
-		}
-		d.Fields = append(d.Fields, dumpField{Name: f.Name, Type: typ, Value: jsonValue(f)})
-	}
-}
-
-// providerNames maps provider GUIDs to names: the kernel event classes, every name a
-// record's EVENT_HEADER_EXT_TYPE_PROV_TRAITS item gives (TraceLogging providers send
-// their traits, whose first field is the provider's name), the providers etwemu's
-// commands register; and to their text form, computed once per provider.
-type providerNames map[guid.GUID]*providerName
-
-type providerName struct{ name, text string }
-
-// maxProviders bounds the providers whose names dump keeps: a hostile file can give every
-// record a provider of its own. Past it, the map starts over (names learned from traits
-// are then forgotten).
-const maxProviders = 1 << 12
-
-func (p providerNames) get(g guid.GUID) *providerName {
-	n := p[g]
-	if n == nil {
-		if len(p) >= maxProviders {
-			clear(p)
-		}
-		name := pmc.KernelClassName(g)
-		if name == "" {
-			name = registeredName(g)
-		}
-		n = &providerName{name: name, text: g.String()}
-		p[g] = n
-	}
-	return n
-}
-
-// text returns g as text.
-func (p providerNames) text(g guid.GUID) string { return p.get(g).text }
-
-// learn returns the name of provider g, reading it from ext's provider traits if they
-// carry one, else from the names already known, a kernel event class or a provider
-// etwemu's commands register, else "".
-func (p providerNames) learn(g guid.GUID, ext []etl.ExtItem) string {
-	n := p.get(g)
-	for _, x := range ext {
-		if x.Type == abi.ExtTypeProvTraits {
-			if t, err := regentry.ParseTraits(x.Data); err == nil && t.Name != "" {
-				n.name = t.Name
-			}
-		}
-	}
-	return n.name
-}
 
 // registeredName returns the name under which etwemu's own commands register provider g
 // (the demo's providers, whose GUIDs are their names hashed as TraceLogging names are), or
@@ -660,93 +438,127 @@ func registeredName(g guid.GUID) string {
 // summaryKey groups records: by provider and event id for EVENT_HEADER events, by hook id
 // for kernel (system, compact, perfinfo) records, by kind for the rest.
 type summaryKey struct {
-	Kind     string
-	Provider string
+	Kind     etl.Kind
+	Provider guid.GUID
 	ID       int // event id, or -1
-	Hook     string
+	Hook     int // hook id, or -1
 }
 
 // summaryRow is one line of dump -summary (print gives it its JSON form).
 type summaryRow struct {
 	summaryKey
-	Count, Bytes uint64
-	First, Last  int64 // timestamps
+	Name, HookName string // the provider's name as the decoder last gave it; the hook's
+	Count, Bytes   uint64
+	First, Last    time.Time
+	FirstTS        int64 // timestamps, where the file gives no time
+	LastTS         int64
 }
 
 type summary struct {
 	rows map[summaryKey]*summaryRow
 }
 
-func (s *summary) add(d *dumpRecord) {
-	k := summaryKey{Kind: d.Kind, Provider: d.Provider, ID: -1, Hook: d.HookID}
-	if d.ID != nil {
-		k.ID = int(*d.ID)
+func (s *summary) add(e *decode.Event) {
+	k := summaryKey{Kind: e.Kind, ID: -1, Hook: -1}
+	switch e.Kind {
+	case etl.KindEventHeader:
+		k.Provider, k.ID = e.Provider, int(e.Event.Descriptor.ID)
+	case etl.KindFullHeader, etl.KindInstance:
+		k.Provider = e.Provider
+	case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
+		k.Hook = int(e.HookID)
 	}
 	r := s.rows[k]
 	if r == nil {
-		r = &summaryRow{summaryKey: k, First: d.TimeStamp, Last: d.TimeStamp}
+		r = &summaryRow{summaryKey: k, First: e.Time, Last: e.Time, FirstTS: e.TimeStamp, LastTS: e.TimeStamp}
 		s.rows[k] = r
 	}
+	r.Name, r.HookName = e.ProviderName, e.HookName
 	r.Count++
-	r.Bytes += uint64(d.Size)
-	r.First, r.Last = min(r.First, d.TimeStamp), max(r.Last, d.TimeStamp)
+	r.Bytes += uint64(e.Size)
+	r.FirstTS, r.LastTS = min(r.FirstTS, e.TimeStamp), max(r.LastTS, e.TimeStamp)
+	if !e.Time.IsZero() {
+		if r.First.IsZero() || e.Time.Before(r.First) {
+			r.First = e.Time
+		}
+		if e.Time.After(r.Last) {
+			r.Last = e.Time
+		}
+	}
 }
 
-// print writes the rows sorted by kind, provider, hook and id, as a table or JSON lines.
-// Providers show by name where a record's traits or the kernel's event classes give one,
-// kernel hooks by their EventTrace record or event class.
-func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime func(int64) string, names providerNames) error {
-	nameOf := func(r *summaryRow) (provider, hook string) {
-		if r.Provider != "" {
-			if g, err := guid.Parse(r.Provider); err == nil {
-				provider = names.learn(g, nil)
-			}
-		}
-		if r.Hook != "" {
-			if v, err := strconv.ParseUint(r.Hook, 0, 16); err == nil {
-				hook = hookName(uint16(v))
-			}
-		}
-		return provider, hook
+// who is what a summary row is about: the provider's name, else its GUID; the hook's
+// EventTrace record or kernel event class, else "hook 0x...".
+func (r *summaryRow) who() string {
+	switch {
+	case r.Name != "":
+		return r.Name
+	case r.Provider != guid.Null:
+		return r.Provider.String()
+	case r.HookName != "":
+		return r.HookName
+	case r.Hook >= 0:
+		return fmt.Sprintf("hook %#04x", r.Hook)
 	}
+	return ""
+}
+
+// print writes the rows sorted by kind, then by what they are about (providers by name
+// where a record's traits or the kernel's event classes give one, else by GUID; kernel
+// hooks by their EventTrace record or event class), then id, as a table or JSON lines.
+func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 	rows := make([]*summaryRow, 0, len(s.rows))
 	for _, r := range s.rows {
 		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool {
-		a, b := rows[i].summaryKey, rows[j].summaryKey
+		a, b := rows[i], rows[j]
 		if a.Kind != b.Kind {
 			return a.Kind < b.Kind
 		}
-		if a.Provider != b.Provider {
-			return a.Provider < b.Provider
+		if wa, wb := a.who(), b.who(); wa != wb {
+			return wa < wb
 		}
 		if a.Hook != b.Hook {
 			return a.Hook < b.Hook
 		}
 		return a.ID < b.ID
 	})
+	timeText := func(t time.Time, ts int64) string {
+		if t.IsZero() {
+			return strconv.FormatInt(ts, 10)
+		}
+		return t.UTC().Format(decode.TimeLayout)
+	}
 	if asJSON {
 		enc := json.NewEncoder(out)
 		for _, r := range rows {
 			j := struct {
-				Kind      string `json:"kind"`
-				Provider  string `json:"provider,omitempty"`
-				Name      string `json:"provider_name,omitempty"`
-				ID        *int   `json:"id,omitempty"`
-				Hook      string `json:"hook,omitempty"`
-				HookName  string `json:"hook_name,omitempty"`
-				Count     uint64 `json:"count"`
-				Bytes     uint64 `json:"bytes"`
-				First     int64  `json:"first_timestamp"`
-				Last      int64  `json:"last_timestamp"`
-				FirstTime string `json:"first_time,omitempty"`
-				LastTime  string `json:"last_time,omitempty"`
-			}{Kind: r.Kind, Provider: r.Provider, Hook: r.Hook, Count: r.Count, Bytes: r.Bytes, First: r.First, Last: r.Last,
-				FirstTime: toTime(r.First), LastTime: toTime(r.Last)}
-			j.Name, j.HookName = nameOf(r)
+				Kind           string `json:"kind"`
+				Provider       string `json:"provider,omitempty"`
+				Name           string `json:"providerName,omitempty"`
+				ID             *int   `json:"id,omitempty"`
+				Hook           *int   `json:"hookId,omitempty"`
+				HookName       string `json:"hookName,omitempty"`
+				Count          uint64 `json:"count"`
+				Bytes          uint64 `json:"bytes"`
+				FirstTimeStamp int64  `json:"firstTimeStamp"`
+				LastTimeStamp  int64  `json:"lastTimeStamp"`
+				FirstTime      string `json:"firstTime,omitempty"`
+				LastTime       string `json:"lastTime,omitempty"`
+			}{Kind: r.Kind.String(), Name: r.Name, HookName: r.HookName, Count: r.Count, Bytes: r.Bytes,
+				FirstTimeStamp: r.FirstTS, LastTimeStamp: r.LastTS}
+			if r.Provider != guid.Null {
+				j.Provider = r.Provider.String()
+			}
 			if r.ID >= 0 {
 				j.ID = &r.ID
+			}
+			if r.Hook >= 0 {
+				j.Hook = &r.Hook
+			}
+			if !r.First.IsZero() {
+				j.FirstTime, j.LastTime = timeText(r.First, 0), timeText(r.Last, 0)
 			}
 			if err := enc.Encode(j); err != nil {
 				return err
@@ -758,24 +570,11 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int, toTime 
 	fmt.Fprintln(tw, "kind\tprovider or hook\tid\tevents\tbytes\tfirst\tlast\t")
 	var events, bytes uint64
 	for _, r := range rows {
-		who, id := r.Provider, "-"
-		pname, hname := nameOf(r)
-		switch {
-		case pname != "":
-			who = pname
-		case hname != "":
-			who = hname
-		case r.Hook != "":
-			who = "hook " + r.Hook
-		}
+		id := "-"
 		if r.ID >= 0 {
-			id = fmt.Sprint(r.ID)
+			id = strconv.Itoa(r.ID)
 		}
-		first, last := toTime(r.First), toTime(r.Last)
-		if first == "" {
-			first, last = fmt.Sprint(r.First), fmt.Sprint(r.Last)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, who, id, r.Count, r.Bytes, first, last)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, r.who(), id, r.Count, r.Bytes, timeText(r.First, r.FirstTS), timeText(r.Last, r.LastTS))
 		events += r.Count
 		bytes += r.Bytes
 	}
@@ -826,30 +625,20 @@ func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHea
 	return nil
 }
 
-// bufferProcessor returns the processor a buffer was written on: ETW_BUFFER_CONTEXT's
-// ProcessorIndex (ProcessorNumber and Alignment as one 11-bit number) when the buffer has
-// ETW_BUFFER_FLAG_PROC_INDEX, else ProcessorNumber.
-func bufferProcessor(h abi.BufferHeader) int {
-	if h.BufferFlag&abi.BufferFlagProcIndex == 0 {
-		return int(h.ProcessorNumber)
-	}
-	return (int(h.ProcessorNumber) | int(h.Alignment)<<8) & 0x7FF
-}
-
 // dumpBuffer is one buffer's WMI_BUFFER_HEADER as stored, as dump -buffers prints it.
 type dumpBuffer struct {
 	Buffer        int    `json:"buffer"`
-	FileOffset    int64  `json:"file_offset"`
-	Sequence      int64  `json:"seq"`
-	Processor     int    `json:"cpu"`
-	BufferSize    uint32 `json:"buffer_size"`
-	SavedOffset   uint32 `json:"saved_offset"`
-	CurrentOffset uint32 `json:"current_offset"`
+	FileOffset    int64  `json:"fileOffset"`
+	Sequence      int64  `json:"sequence"`
+	Processor     int    `json:"processor"`
+	BufferSize    uint32 `json:"bufferSize"`
+	SavedOffset   uint32 `json:"savedOffset"`
+	CurrentOffset uint32 `json:"currentOffset"`
 	Offset        uint32 `json:"offset"`
 	Flags         string `json:"flags"`
 	Type          string `json:"type"`
 	State         string `json:"state"`
-	TimeStamp     int64  `json:"timestamp"`
+	TimeStamp     int64  `json:"timeStamp"`
 	Records       int    `json:"records"`
 	Compressed    bool   `json:"compressed,omitempty"`
 }
@@ -881,7 +670,7 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 		}
 		x := b.Header
 		d := dumpBuffer{
-			Buffer: n, FileOffset: b.FileOffset, Sequence: x.SequenceNumber, Processor: bufferProcessor(x),
+			Buffer: n, FileOffset: b.FileOffset, Sequence: x.SequenceNumber, Processor: x.ProcessorIndex(),
 			BufferSize: x.BufferSize, SavedOffset: x.SavedOffset, CurrentOffset: x.CurrentOffset, Offset: x.Offset,
 			Flags: abi.BufferFlagNames(x.BufferFlag), Type: abi.BufferTypeName(x.BufferType), State: x.State.String(),
 			TimeStamp: x.TimeStamp, Compressed: b.Compressed,
@@ -932,111 +721,4 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 		}
 	}
 	return damage
-}
-
-// appendRecordJSON appends d as one JSON object, as encoding/json encodes dumpRecord (its
-// tags and omitempty rules), without reflection: dump -json prints millions of records.
-// The TraceLogging fields, whose values are of any type, go through encoding/json.
-func appendRecordJSON(l []byte, d *dumpRecord) []byte {
-	num := func(l []byte, key string, v int64) []byte {
-		return strconv.AppendInt(append(append(l, ",\""...), key...), v, 10)
-	}
-	str := func(l []byte, key, v string) []byte {
-		if v == "" {
-			return l
-		}
-		return appendJSONString(append(append(append(l, ",\""...), key...), "\":"...), v)
-	}
-	l = strconv.AppendInt(append(l, `{"buffer":`...), int64(d.Buffer), 10)
-	l = num(l, `cpu":`, int64(d.Processor))
-	l = num(l, `buffer_seq":`, d.Sequence)
-	l = num(l, `offset":`, int64(d.Offset))
-	l = appendJSONString(append(l, `,"kind":`...), d.Kind)
-	l = num(l, `size":`, int64(d.Size))
-	l = str(l, "provider", d.Provider)
-	l = str(l, "provider_name", d.Name)
-	if d.ID != nil {
-		l = num(l, `id":`, int64(*d.ID))
-	}
-	for _, f := range []struct {
-		key string
-		v   int64
-	}{{`version":`, int64(d.Version)}, {`level":`, int64(d.Level)}, {`opcode":`, int64(d.Opcode)}, {`task":`, int64(d.Task)}} {
-		if f.v != 0 {
-			l = num(l, f.key, f.v)
-		}
-	}
-	l = str(l, "keyword", d.Keyword)
-	l = str(l, "hook", d.HookID)
-	l = str(l, "hook_name", d.HookName)
-	l = str(l, "detail", d.Detail)
-	l = num(l, `tid":`, int64(d.ThreadID))
-	l = num(l, `pid":`, int64(d.ProcessID))
-	l = num(l, `timestamp":`, d.TimeStamp)
-	l = str(l, "time", d.Time)
-	l = str(l, "activity", d.Activity)
-	if len(d.Ext) > 0 {
-		l = append(l, `,"ext":[`...)
-		for i, x := range d.Ext {
-			if i > 0 {
-				l = append(l, ',')
-			}
-			l = appendJSONString(l, x)
-		}
-		l = append(l, ']')
-	}
-	if len(d.PMC) > 0 {
-		l = append(l, `,"pmc":[`...)
-		for i, v := range d.PMC {
-			if i > 0 {
-				l = append(l, ',')
-			}
-			l = strconv.AppendUint(l, v, 10)
-		}
-		l = append(l, ']')
-	}
-	l = num(l, `payload_len":`, int64(d.PayloadLen))
-	l = str(l, "payload", d.Payload)
-	l = str(l, "marker", d.Marker)
-	l = str(l, "event", d.Event)
-	if len(d.Fields) > 0 {
-		if b, err := json.Marshal(d.Fields); err == nil {
-			l = append(append(l, `,"fields":`...), b...)
-		}
-	}
-	l = str(l, "decode_error", d.DecodeError)
-	return append(l, "}\n"...)
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and control characters
-// escaped, invalid UTF-8 replaced by U+FFFD, as encoding/json writes strings.
-func appendJSONString(l []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	l = append(l, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				l = append(l, '\\', c)
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				l = append(l, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&15])
-			default:
-				l = append(l, c)
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			l = append(l, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			l = append(l, '\\', 'u', '2', '0', '2', hexDigits[r&15])
-		default:
-			l = append(l, s[i:i+n]...)
-		}
-		i += n
-	}
-	return append(l, '"')
 }

@@ -52,7 +52,7 @@ func TestDemoPMCThenDump(t *testing.T) {
 		var r struct {
 			Kind      string   `json:"kind"`
 			ID        *int     `json:"id"`
-			Processor int      `json:"cpu"`
+			Processor int      `json:"processor"`
 			PMC       []uint64 `json:"pmc"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil || r.ID == nil {

@@ -60,6 +60,7 @@ var Of = map[string]Layer{
 
 	"etw":              OnKernel,
 	"consumer":         OnKernel,
+	"decode":           OnKernel, // reads records with the kernel's names (regentry traits, pmc classes)
 	"scenario":         OnKernel,
 	"fuzz":             OnKernel,
 	"bench":            OnKernel,

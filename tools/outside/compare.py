@@ -123,7 +123,7 @@ def etwemu(tool, path):
         return {"error": err[:160], "records": 0, "header_records": 0}
     recs = lines[1:]
     return {"records": len(recs), "header_records": sum(1 for r in recs if r["buffer"] == 0),
-            "buffers_written": lines[0]["buffers_written"], "buffers": bufs[1:]}
+            "buffers_written": lines[0]["buffersWritten"], "buffers": bufs[1:]}
 
 
 def expect_dissect_etl(o):

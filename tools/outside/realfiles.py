@@ -43,18 +43,18 @@ def main():
             print(f"realfiles: {f} not read: {exc}", file=sys.stderr, flush=True)
             continue
         h, bufs = rows[0], rows[1:]
-        hooks = [r.get("hook_name") or r.get("hook") for r in recs if r["buffer"] == 0]
+        hooks = [r.get("hookName") or hex(r.get("hookId", 0)) for r in recs if r["buffer"] == 0]
         full = flushed = other = empty = 0
         for b in bufs[1:]:
             # The trace buffer's size is the file header's: a compressed buffer's own
             # BufferSize is the bytes it takes in the file.
-            size = h["buffer_size"]
-            d = b["current_offset"] - b["saved_offset"]
+            size = h["bufferSize"]
+            d = b["currentOffset"] - b["savedOffset"]
             if b["records"] == 0:
                 empty += 1
             if d == size:
                 flushed += 1
-            elif b["current_offset"] > size and 0 < d <= 0x10000:
+            elif b["currentOffset"] > size and 0 < d <= 0x10000:
                 full += 1
             else:
                 other += 1
@@ -62,7 +62,7 @@ def main():
         last = bufs[-1] if len(bufs) > 1 else None
         lastdesc = "none" if last is None else "%s, %s" % (last["flags"].replace("|", " "), records(last["records"]))
         print("| %s | %d | %s | %d | %d | %s | %d | %d | %d | %d | %s |" % (
-            os.path.basename(f), h["build"], h["log_file_mode"], h["buffers_written"], len(bufs),
+            os.path.basename(f), h["build"], h["logFileMode"], h["buffersWritten"], len(bufs),
             ", ".join(hooks), full, flushed, other, empty, lastdesc))
     print()
     print("closed full: CurrentOffset is past BufferSize by the refused record(s); closed by flush: "
