@@ -51,8 +51,8 @@ type Event struct {
 
 // Decoder decodes the records of one source, caching what records repeat: parsed
 // TraceLogging schemas and provider names. A decoder belongs to one goroutine; each cache
-// holds at most maxCached entries and starts again empty when full (a hostile file can
-// give every record a schema or a provider of its own).
+// holds at most maxCached entries (the schemas at most maxSchemaBytes) and starts again
+// empty when full: a hostile file can give every record a schema or a provider of its own.
 type Decoder struct {
 	// Clock converts the timestamps of buffers that carry no reference clock of their
 	// own (files before 6.2): a file's is etl.Reader.Clock. The zero Clock gives no time.
@@ -64,8 +64,9 @@ type Decoder struct {
 	// neither).
 	HeadersOnly bool
 
-	schemas   map[string]*schema
-	providers map[guid.GUID]string
+	schemas     map[string]*schema
+	schemaBytes int // the schemas' keys together
+	providers   map[guid.GUID]string
 
 	// the last time formatted by TimeText
 	lastTS   int64
@@ -78,7 +79,12 @@ type schema struct {
 	err    string               // why it is malformed
 }
 
-const maxCached = 4096
+// maxCached bounds the entries of each cache, maxSchemaBytes the schemas' bytes (a
+// schema is up to 64 KB).
+const (
+	maxCached      = 4096
+	maxSchemaBytes = 4 << 20
+)
 
 // New returns a decoder with no reference clock and no extra names.
 func New() *Decoder {
@@ -149,9 +155,11 @@ func (d *Decoder) Fields(e *Event) bool {
 func (d *Decoder) schema(b []byte) *schema {
 	sc := d.schemas[string(b)]
 	if sc == nil {
-		if len(d.schemas) >= maxCached {
+		if len(d.schemas) >= maxCached || d.schemaBytes+len(b) > maxSchemaBytes {
 			clear(d.schemas)
+			d.schemaBytes = 0
 		}
+		d.schemaBytes += len(b)
 		sc = &schema{}
 		if parsed, err := tracelogging.ParseSchema(b); err != nil {
 			sc.err = err.Error()

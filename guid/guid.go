@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -36,9 +37,22 @@ func (g GUID) IsZero() bool { return g == Null }
 
 // String formats g as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in lower case.
 func (g GUID) String() string {
-	return fmt.Sprintf("%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-		g.Data1, g.Data2, g.Data3, g.Data4[0], g.Data4[1],
-		g.Data4[2], g.Data4[3], g.Data4[4], g.Data4[5], g.Data4[6], g.Data4[7])
+	var b [36]byte
+	var raw [16]byte
+	binary.BigEndian.PutUint32(raw[0:], g.Data1)
+	binary.BigEndian.PutUint16(raw[4:], g.Data2)
+	binary.BigEndian.PutUint16(raw[6:], g.Data3)
+	copy(raw[8:], g.Data4[:])
+	hex.Encode(b[0:8], raw[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], raw[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], raw[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], raw[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], raw[10:])
+	return string(b[:])
 }
 
 // Parse reads a GUID in the 8-4-4-4-12 form, with or without braces.
