@@ -94,6 +94,12 @@ func (s *Session) Consumers() int { return s.l.Consumers() }
 // run out of buffers.
 func (s *Session) SetHeld(on bool) { s.l.SetHeld(on) }
 
+// SetSwitchHook arranges for fn to run once, in the next writer that switches one of
+// the session's buffers, between taking a free buffer and installing it (see
+// session.Logger.SetSwitchHook), a test hook: fn can write as a second thread would that
+// found the same buffer full at that moment.
+func (s *Session) SetSwitchHook(fn func()) { s.l.SetSwitchHook(fn) }
+
 // Buffers returns a view of each of the session's buffers.
 func (s *Session) Buffers() []session.BufferView { return s.l.Buffers() }
 

@@ -40,6 +40,26 @@ func TestSeeds(t *testing.T) {
 	}
 }
 
+// The interleaved-switch seed reaches the race of two writers switching one buffer:
+// writes run inside another writer's switch, and writers retire the buffer they took.
+func TestSeedReachesSwitchRace(t *testing.T) {
+	for _, s := range seeds() {
+		if s.name != "interleaved-switch" {
+			continue
+		}
+		cov, err := RunProgram(Decode(s.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cov.Interleaved < 4 || cov.Retired < 3 || cov.Lost == 0 {
+			t.Fatalf("%d interleaved writes, %d retired buffers, %d events lost: the seed misses the race", cov.Interleaved, cov.Retired, cov.Lost)
+		}
+		t.Logf("%+v", cov)
+		return
+	}
+	t.Fatal("no interleaved-switch seed")
+}
+
 // A deliberately broken emulator is caught: with the fault hook keeping EnableMask bits
 // after a disable, random programs (fixed seed) expose it within a few hundred inputs,
 // and the report names the mask. The same holds for dropped enable callbacks.

@@ -42,6 +42,10 @@ type Coverage struct {
 	Callbacks int           // enable callbacks delivered
 	Refused   int           // session starts the version's mode table refused
 	Counted   uint64        // events delivered with PMC counters
+	// Interleaved counts the writes run inside another writer's buffer switch (OpHold
+	// holdInterleave), and Retired those after which that writer retired the buffer it
+	// had taken.
+	Interleaved, Retired int
 }
 
 // Add adds c2 to c.
@@ -56,6 +60,8 @@ func (c *Coverage) Add(c2 Coverage) {
 	c.Callbacks += c2.Callbacks
 	c.Refused += c2.Refused
 	c.Counted += c2.Counted
+	c.Interleaved += c2.Interleaved
+	c.Retired += c2.Retired
 }
 
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
@@ -332,10 +338,17 @@ func (h *harness) step(o Op) error {
 	case OpHold:
 		var err error
 		if s := k.Session(th); s != nil && ms != nil {
-			s.SetHeld(o.Count == 1)
-			ms.held = o.Count == 1
-			if !ms.held && !ms.buffering {
-				ms.service()
+			switch {
+			case o.Count == holdInterleave:
+				// Armed until a write switches one of its buffers; the harness sets the
+				// hook for each write (write). A BUFFERING ring is left out.
+				ms.armed = !ms.buffering
+			default:
+				s.SetHeld(o.Count == 1)
+				ms.held = o.Count == 1
+				if !ms.held && !ms.buffering {
+					ms.service()
+				}
 			}
 		} else {
 			err = winerr.ErrWMIInstanceNotFound

@@ -119,6 +119,7 @@ type mReg struct {
 
 type mStream struct {
 	present bool
+	closed  bool // a writer's reservation ran past its end: every later one fails too
 	off     uint32
 	n       int // records in the buffer
 }
@@ -159,6 +160,12 @@ type mSession struct {
 	held     bool
 	queue    []bool
 	shortage bool
+	// armed is an interleave (OpHold holdInterleave) waiting for a write that switches
+	// one of the session's buffers; onSwitch is what the model does then, set by the
+	// harness for the duration of each write.
+	armed    bool
+	onSwitch func()
+	retired  int // writers whose install failed after an interleaved write, so far
 	// want is the records the session accepted, per stream, in order: what its sink
 	// must receive (a BUFFERING session's, less those the ring overwrote).
 	want [][]rec
@@ -653,30 +660,43 @@ func (s *mSession) reserve(proc int, need uint32) bool {
 		return s.reserveRing(proc, need)
 	}
 	st := &s.streams[proc%len(s.streams)]
-	if st.present && st.off+need > s.bufSize {
-		if s.free == 0 {
-			*st = mStream{}
-			s.queueBuffer(true)
-			s.lost++
-			s.short()
-			return false
+	for {
+		full := st.present && (st.closed || st.off+need > s.bufSize)
+		if full || !st.present {
+			if s.free == 0 {
+				if full {
+					*st = mStream{}
+					s.queueBuffer(true)
+				}
+				s.lost++
+				s.short()
+				return false
+			}
+			s.free--
+			if fn := s.onSwitch; fn != nil {
+				// The switch hook: a second writer runs between this one taking a free
+				// buffer and installing it. If it changes the stream (it switched first,
+				// or took the buffer out), this writer's compare-and-swap fails: it
+				// retires the buffer it took, back to the free list, and tries again.
+				s.onSwitch = nil
+				st.closed = st.present // this writer's reservation ran past the end
+				before := *st
+				fn()
+				if *st != before {
+					s.free++
+					s.retired++
+					continue
+				}
+			}
+			*st = mStream{present: true, off: headerSize}
+			if full {
+				s.queueBuffer(true)
+			}
 		}
-		s.free--
-		*st = mStream{present: true, off: headerSize}
-		s.queueBuffer(true)
+		st.off += need
+		s.delivered++
+		return true
 	}
-	if !st.present {
-		if s.free == 0 {
-			s.lost++
-			s.short()
-			return false
-		}
-		s.free--
-		*st = mStream{present: true, off: headerSize}
-	}
-	st.off += need
-	s.delivered++
-	return true
 }
 
 // ringBuf is a full buffer in a BUFFERING session's ring: its stream and records.

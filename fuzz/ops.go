@@ -40,7 +40,7 @@ const (
 	OpTraits                 // EventSetInformation(EventProviderSetTraits)
 	OpPMC                    // TraceSetInformation or NtSetSystemInformation: a PMC counter or event list
 	OpSysWrite               // WriteSystemEvent: a kernel event with a SYSTEM_TRACE_HEADER
-	OpHold                   // hold back a session's logger, or release it (a test hook: session.Logger.SetHeld)
+	OpHold                   // hold back a session's logger, release it, or interleave its next switch (test hooks: session.Logger.SetHeld, SetSwitchHook)
 	numKinds
 )
 
@@ -105,6 +105,13 @@ var (
 	// event and one byte more.
 	payloads = []int{0, 1, 16, 100, 4096 - 0x48 - 0x50, 4096 - 0x48 - 0x50 + 1, 9000, 0xFFFF - 0x50, 0xFFFF - 0x50 + 1}
 )
+
+// holdInterleave is the OpHold Count that arms a session's switch hook: the next write
+// that switches one of its buffers (a later OpWrite; a non-BUFFERING session) writes the
+// same event again in the middle of the switch, on the same processor, as a second thread
+// would that found the buffer full at that moment (session.Logger.SetSwitchHook). Count 1
+// holds the logger back, 0 releases it.
+const holdInterleave = 2
 
 // Start properties besides the mode, as bits of Op.StartProp.
 const (
@@ -262,9 +269,13 @@ func (o Op) line(reg string) string {
 		// EventWriteTransfer is written as that, on the processor the operation names.
 		return fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg, o.Payload, o.Processor, o.Level, o.Any)
 	case OpHold:
-		// Not in the scenario language: replayed there, the logger is never held.
-		if o.Count == 1 {
+		// Not in the scenario language: replayed there, the logger is never held and no
+		// write is interleaved.
+		switch o.Count {
+		case 1:
 			return "# hold " + name
+		case holdInterleave:
+			return "# interleave " + name
 		}
 		return "# release " + name
 	case OpTraits:
@@ -442,7 +453,7 @@ func Decode(data []byte) Program {
 			o.Processor = r.pick(8)
 		case OpHold:
 			o.Session = r.pick(len(sessionNames))
-			o.Count = r.pick(2)
+			o.Count = r.pick(3)
 		}
 		p.Ops = append(p.Ops, o)
 	}
@@ -526,7 +537,7 @@ func Encode(p Program) ([]byte, error) {
 				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
 				idx(o.Processor, o.Processor >= 0 && o.Processor < 8))
 		case OpHold:
-			out = append(out, sess, idx(o.Count, o.Count == 0 || o.Count == 1))
+			out = append(out, sess, idx(o.Count, o.Count >= 0 && o.Count <= holdInterleave))
 		}
 	}
 	return out, bad

@@ -39,6 +39,7 @@ func seeds() []seed {
 		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu}
 	}
 	plain := func(o Op) Op { o.API = APIPlain; return o }
+	interleave := func(s int) Op { return Op{Kind: OpHold, Session: s, Count: holdInterleave} }
 	transfer := func(o Op) Op { o.API = APITransfer; return o }
 	repeat := func(n int, o Op) []Op {
 		out := make([]Op, n)
@@ -149,6 +150,18 @@ func seeds() []seed {
 		enc("file-full", winver.V2004, 1,
 			append(append([]Op{startAs(0, logmode.Sequential|logmode.KBytesForSize, startLogFile|startMaxSize), reg(0), enable(0, 0, 0, 0, 0)},
 				repeat(5, write(0, 4, 0, 3944, 0))...), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0})...),
+		// A write in the middle of another writer's buffer switch (the switch hook), as
+		// a second thread would: it switches first, the first writer's install fails and
+		// it retires the buffer it took; on a stream flushed empty; with EventWrite on a
+		// pinned processor; and with the logger held, so that the second writer finds
+		// the free list empty and loses its event.
+		enc("interleaved-switch", winver.V2004, 2,
+			append(append(append([]Op{start(0, 4, 2, 10, 0), start(1, 4, 2, 10, 0), reg(0), enable(0, 0, 0, 0, 0), enable(1, 0, 0, 0, 0),
+				interleave(0)}, repeat(3, write(0, 4, 0, 3944, 0))...),
+				interleave(1), Op{Kind: OpFlush, Session: 1}, write(0, 4, 0, 100, 1), interleave(0), plain(write(0, 4, 0, 3944, 0)),
+				Op{Kind: OpStop, Session: 1}, start(2, 4, 2, 10, 0), enable(2, 0, 0, 0, 0), Op{Kind: OpHold, Session: 2, Count: 1},
+				write(0, 4, 0, 3944, 0), interleave(2)),
+				append(repeat(2, write(0, 4, 0, 3944, 0)), Op{Kind: OpHold, Session: 2}, Op{Kind: OpQuery, Session: 2}, Op{Kind: OpStop, Session: 2})...)...),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),

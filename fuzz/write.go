@@ -90,6 +90,24 @@ func (h *harness) write(o Op) error {
 		}
 		err = k.EventWriteTransfer(r, d, &act, related, data)
 	}
+	// Interleaves: each armed session's switch hook writes the event again, on the same
+	// processor, in the middle of the switch (firings, below).
+	var fired []firing
+	for _, ms := range m.sessions {
+		if ms.armed {
+			ms := ms
+			k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(func() {
+				p := proc
+				if api != APIEx {
+					p = 0
+					if m.nproc > 1 {
+						p = k.CurrentProcessor()
+					}
+				}
+				fired = append(fired, h.nestedWrite(ms, r, d, o.Payload, p, ev))
+			})
+		}
+	}
 	if api != APIEx && h.m.nproc > 1 {
 		var ok bool
 		if proc, ok = onProcessor(k.CurrentProcessor, call); !ok {
@@ -119,7 +137,37 @@ func (h *harness) write(o Op) error {
 	}
 	h.results = append(h.results, err)
 	h.proc = proc
+	// The model's writes in the middle of a switch: the emulator's, in the order they ran.
+	var modelFired []*mSession
+	var nestedWant []map[uint16]outcome
+	var nestedErr []error
+	for _, ms := range m.sessions {
+		if ms.armed {
+			k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(nil)
+			ms := ms
+			ms.onSwitch = func() {
+				i := len(modelFired)
+				modelFired = append(modelFired, ms)
+				if i < len(fired) && fired[i].session == ms {
+					w, e := m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev)
+					nestedWant, nestedErr = append(nestedWant, w), append(nestedErr, e)
+				}
+			}
+		}
+	}
+	retired := 0
+	for _, ms := range m.sessions {
+		retired -= ms.retired
+	}
 	want, werr := m.write(mr, o.Level, o.Any, o.Payload, extra, proc, ev)
+	for _, ms := range m.sessions {
+		ms.onSwitch = nil
+		retired += ms.retired
+	}
+	h.cov.Retired += retired
+	if err := h.compareFired(fired, modelFired, nestedWant, nestedErr); err != nil {
+		return err
+	}
 	if e := h.sameErr(o, err, werr); e != nil {
 		return e
 	}
@@ -129,6 +177,10 @@ func (h *harness) write(o Op) error {
 			id := ms.id
 			tally.Lost[id] = after[id].lost - before[id].lost
 			tally.Denied[id] = after[id].denied - before[id].denied
+			for _, f := range fired { // the counters hold the interleaved writes' too
+				tally.Lost[id] -= f.tally.Lost[id]
+				tally.Denied[id] -= f.tally.Denied[id]
+			}
 			// What it delivered is taken from the model: the Checker's conservation rule
 			// and the sink's records hold the emulator to it.
 			tally.Delivered[id] = want[id].delivered
@@ -171,4 +223,68 @@ func (h *harness) stats() (out [session.LoggerIDs]counts) {
 		}
 	}
 	return out
+}
+
+// firing is one write the emulator ran inside another writer's buffer switch (an armed
+// session's switch hook): its session, its record and processor, and what it did.
+type firing struct {
+	session *mSession
+	proc    int
+	ev      rec
+	tally   emu.Tally
+	err     error
+}
+
+// nestedWrite writes, from session ms's switch hook, the event the interrupted write is
+// writing, on processor p with EventWriteEx, a serial of its own and its own payload
+// memory (the interrupted write has not copied its payload yet).
+func (h *harness) nestedWrite(ms *mSession, r *emu.Registration, d *emu.EventDescriptor, n, p int, outer rec) firing {
+	h.serial++
+	data := make([]byte, n)
+	if n >= 8 {
+		binary.LittleEndian.PutUint64(data[n-8:], h.serial)
+	}
+	ev := rec{hook: 1, level: outer.level, keyword: outer.keyword, pid: processID, tail: h.serial, tid: uint32(200 + p), provider: outer.provider}
+	f := firing{session: ms, proc: p, ev: ev}
+	f.err = h.k.EventWriteEx(r, d, &emu.WriteOptions{Processor: p, ThreadID: ev.tid, Tally: &f.tally}, data)
+	return f
+}
+
+// compareFired holds the writes the emulator ran inside buffer switches to those the
+// model ran: the same sessions in the same order, the same error and, for each session,
+// the same deliveries, losses and denials. Each fired session is disarmed.
+func (h *harness) compareFired(fired []firing, model []*mSession, want []map[uint16]outcome, werr []error) error {
+	if len(fired) != len(model) {
+		names := func(n int, at func(int) *mSession) (out []string) {
+			for i := range n {
+				out = append(out, at(i).name)
+			}
+			return out
+		}
+		return fmt.Errorf("interleaved writes: the emulator's switch hooks ran in sessions %v, the model's in %v",
+			names(len(fired), func(i int) *mSession { return fired[i].session }), names(len(model), func(i int) *mSession { return model[i] }))
+	}
+	for i, f := range fired {
+		if f.session != model[i] {
+			return fmt.Errorf("interleaved write %d: the emulator's ran in session %s, the model's in %s", i, f.session.name, model[i].name)
+		}
+		f.session.armed = false
+		h.cov.Interleaved++
+		if err := sameErr("interleaved write", f.err, werr[i]); err != nil {
+			return err
+		}
+		for id := range f.tally.Delivered {
+			w := want[i][uint16(id)]
+			if f.tally.Delivered[id] != w.delivered || f.tally.Lost[id] != w.lost || f.tally.Denied[id] != w.denied {
+				return fmt.Errorf("interleaved write %d in session %s's switch, on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
+					i, f.session.name, f.proc, id, f.tally.Delivered[id], f.tally.Lost[id], f.tally.Denied[id], w.delivered, w.lost, w.denied)
+			}
+			h.cov.Delivered += f.tally.Delivered[id]
+			h.cov.Lost += f.tally.Lost[id]
+			if f.tally.Delivered[id] != 0 {
+				h.check.Accepted(h.k.Session(emu.TraceHandle(h.m.byID[uint16(id)].handle)), f.tally.Delivered[id])
+			}
+		}
+	}
+	return nil
 }

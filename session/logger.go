@@ -207,6 +207,10 @@ type Logger struct {
 	// held is the test hook SetHeld: a synchronous session's logger work is put off.
 	// Atomic; set by the caller driving the session.
 	held atomic.Bool
+	// switchHook is the test hook SetSwitchHook: run once by the next writer that
+	// switches a buffer, between taking it and installing it. Atomic; set by the caller
+	// driving the session, taken (swapped to nil) by that writer.
+	switchHook atomic.Pointer[func()]
 
 	wake chan struct{} // capacity 1; writers signal full buffers and shortages
 	reqs chan request
@@ -495,4 +499,18 @@ func (l *Logger) SetHeld(on bool) {
 	if !on {
 		l.service()
 	}
+}
+
+// SetSwitchHook arranges for fn to run once, on the next writer that switches one of the
+// session's buffers, after it has taken a free buffer and before it installs it in its
+// stream: a test hook for the fuzz harness, which runs a second write there, as another
+// thread would that found the same buffer full at that moment. The second writer
+// switches first, so the first one's compare-and-swap fails and it retires the buffer it
+// took (retire), a path only such a race reaches. nil clears the hook.
+func (l *Logger) SetSwitchHook(fn func()) {
+	if fn == nil {
+		l.switchHook.Store(nil)
+		return
+	}
+	l.switchHook.Store(&fn)
 }

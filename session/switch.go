@@ -47,6 +47,11 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		return winerr.ErrNotEnoughMemory
 	}
 	nb.open(idx)
+	if l.switchHook.Load() != nil { // a test hook (SetSwitchHook): one load on this slow path
+		if fn := l.switchHook.Swap(nil); fn != nil {
+			(*fn)()
+		}
+	}
 	if !s.cur.CompareAndSwap(old, nb) {
 		// Another writer switched first, or a flush emptied the slot: use theirs.
 		l.retire(nb)
