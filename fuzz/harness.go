@@ -14,7 +14,6 @@ import (
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winerr"
-	"github.com/etwemu/etwemu/winver"
 )
 
 // Run decodes data and runs the program on a synchronous emulated kernel (no logger
@@ -292,7 +291,7 @@ func (h *harness) step(o Op) error {
 			h.calls = h.calls[:idx]
 		}
 		var werr error
-		if m.version < winver.V6_0 { // EventRegister arrived in 6.0
+		if !factsOf(m.version).eventRegister {
 			werr = winerr.ErrNotSupported
 		}
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {
@@ -321,9 +320,9 @@ func (h *harness) step(o Op) error {
 		h.results = append(h.results, err)
 		var werr error
 		switch {
-		case m.version < winver.V6_0: // no ETW_GUID_ENTRY enablement before 6.0
+		case !factsOf(m.version).eventRegister: // no ETW_GUID_ENTRY enablement before 6.0
 			werr = winerr.ErrNotSupported
-		case o.Group && m.version < groupsSince:
+		case o.Group && !factsOf(m.version).groups:
 			werr = winerr.ErrInvalidParameter
 		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound
@@ -396,7 +395,7 @@ func (h *harness) step(o Op) error {
 		switch {
 		case mr == nil || mr.closed:
 			werr = winerr.ErrInvalidHandle
-		case m.version < groupsSince:
+		case !factsOf(m.version).groups:
 			werr = winerr.ErrNotSupported
 		default:
 			m.traits(mr, providers[o.Provider], o.Group)

@@ -29,8 +29,46 @@ const (
 	modeNoPerCPU = 0x10000000
 )
 
-// groupsSince is the first version with provider groups.
-const groupsSince = winver.V10_0
+// facts are the version-dependent facts the model predicts by, besides the LogFileMode
+// rules (package oracle): each row holds from its version until the next row's,
+// transcribed from the public sources named, independently of the emulator's tables.
+type facts struct {
+	since winver.Version
+	// eventRegister: EventRegister and ETW_GUID_ENTRY enablement (EnableTraceEx2)
+	// arrived in 6.0; before, both fail.
+	eventRegister bool
+	// groups: provider groups (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP, the group trait),
+	// Windows 10.
+	groups bool
+	// pmcCounters: how many counters a session's PMC list may name; 0 before 6.2, where
+	// TraceSetInformation's and NtSetSystemInformation's PMC classes are unknown. Four to
+	// 1607, then the platform's (pmcCounters).
+	pmcCounters int
+	// Private loggers (Microsoft Learn, "Logging Mode Constants"): how many run at once
+	// in a process, and with PRIVATE_IN_PROC; before 1703 a private logger's GUID_NULL
+	// finds no provider unless it runs in process (privateNeedsInProc).
+	private, privateInProc int
+	privateNeedsInProc     bool
+}
+
+var factTable = []facts{
+	{since: winver.V5_0, private: 1, privateInProc: 3, privateNeedsInProc: true},
+	{since: winver.V6_0, eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true},
+	{since: winver.V6_2, eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true},
+	{since: winver.V10_0, eventRegister: true, groups: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true},
+	{since: winver.V1703, eventRegister: true, groups: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8},
+}
+
+// factsOf returns the facts that hold at version v: the last row from v or before.
+func factsOf(v winver.Version) facts {
+	f := factTable[0]
+	for _, r := range factTable {
+		if r.since <= v {
+			f = r
+		}
+	}
+	return f
+}
 
 type mCall struct {
 	code            uint32 // 0 disable, 1 enable, 2 capture state
@@ -254,15 +292,13 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 		// PRIVATE_IN_PROC lets the start through. How many run at once (Microsoft Learn,
 		// "Logging Mode Constants"): before 1703 one a process, or three in-process
 		// ones with PRIVATE_IN_PROC; from 1703 eight.
-		if m.version < winver.V1703 && mode&logmode.PrivateInProc == 0 {
+		f := factsOf(m.version)
+		if f.privateNeedsInProc && mode&logmode.PrivateInProc == 0 {
 			return nil, winerr.ErrWMIGuidNotFound
 		}
-		limit := 8
-		if m.version < winver.V1703 {
-			limit = 1
-			if mode&logmode.PrivateInProc != 0 {
-				limit = 3
-			}
+		limit := f.private
+		if mode&logmode.PrivateInProc != 0 {
+			limit = f.privateInProc
 		}
 		running := 0 // every private logger of the process counts, whatever its mode
 		for i, s := range m.byID {
@@ -749,12 +785,9 @@ func (m *model) pmc(s *mSession, o Op) error {
 		}
 		return win32
 	}
-	limit := pmcCounters
-	switch {
-	case m.version < winver.V6_2:
+	limit := factsOf(m.version).pmcCounters
+	if limit == 0 {
 		return code(winerr.ErrNotSupported, winerr.StatusInvalidInfoClass)
-	case m.version <= winver.V1607:
-		limit = 4
 	}
 	if s == nil {
 		return code(winerr.ErrWMIInstanceNotFound, winerr.StatusWMIInstanceNotFound)
