@@ -1,13 +1,16 @@
 package fuzz
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
@@ -54,7 +57,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 
 	// Sessions first, from the program's start operations (defaults where it has none).
 	handles := map[int]emu.TraceHandle{}
-	sinks := map[emu.TraceHandle]*session.Counter{}
+	sinks := map[emu.TraceHandle]*checkSink{}
 	var starts []Op
 	for _, o := range p.Ops {
 		if o.Kind == OpStart && startable(p.Version, o) {
@@ -67,7 +70,10 @@ func runConcurrent(p Program, cov *Coverage) error {
 		if s < len(starts) {
 			o = starts[s]
 		}
-		sink := &session.Counter{}
+		sink := &checkSink{serials: map[uint64]bool{}, streams: p.Processors}
+		if o.decide(p.Version, sessionNames[s]).Effective&modeNoPerCPU != 0 {
+			sink.streams = 1
+		}
 		h, err := k.StartTrace(sessionNames[s], o.properties(sink))
 		if err != nil {
 			return fmt.Errorf("starting %s: %w", sessionNames[s], err)
@@ -81,15 +87,16 @@ func runConcurrent(p Program, cov *Coverage) error {
 	tallies := make([]emu.Tally, Workers)
 	errs := make([]error, Workers)
 	run := &flight{}
+	regs := make([][]*mine, Workers)
 	for w := 0; w < Workers; w++ {
-		var mine []Op
+		var ops []Op
 		for i := w; i < len(p.Ops); i += Workers {
-			mine = append(mine, p.Ops[i])
+			ops = append(ops, p.Ops[i])
 		}
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			errs[w] = worker(k, handles, mine, &tallies[w], stopped, run, &run.at[w])
+			errs[w] = worker(k, handles, ops, &tallies[w], stopped, run, &run.at[w], &regs[w])
 		}(w)
 	}
 	joined := make(chan struct{})
@@ -101,6 +108,10 @@ func runConcurrent(p Program, cov *Coverage) error {
 		return fmt.Errorf("the workers did not finish within %v; stuck in:%s\nprogram:\n%v", Deadline, run.stuck(), p)
 	}
 	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w\nprogram:\n%v", err, p)
+	}
+
+	if cov.Callbacks, err = lastCallbacks(k, regs); err != nil {
 		return fmt.Errorf("%w\nprogram:\n%v", err, p)
 	}
 
@@ -139,6 +150,9 @@ func runConcurrent(p Program, cov *Coverage) error {
 			return fmt.Errorf("session %s: EventsLost %d, writers were told %d were lost\nprogram:\n%v", sessionNames[s], q.EventsLost, lost, p)
 		}
 		over := loggers[s].Stats().EventsOverwritten
+		if err := sink.err(); err != nil {
+			return fmt.Errorf("session %s: %w\nprogram:\n%v", sessionNames[s], err, p)
+		}
 		if sink.EventsWritten()+over != delivered || sink.Err() != nil {
 			return fmt.Errorf("session %s: the sink received %d events (%v) and the ring overwrote %d, writers were told %d were delivered\nprogram:\n%v",
 				sessionNames[s], sink.EventsWritten(), sink.Err(), over, delivered, p)
@@ -181,7 +195,14 @@ type flight struct {
 	// progress, and counts them: a write that sees the same even value before and after
 	// overlapped none. Atomic; added to by the workers around each control call.
 	epoch atomic.Uint64
+	// serial numbers the events the workers write (the last eight bytes of a payload
+	// that has them), so that the sinks see each at most once. Atomic.
+	serial atomic.Uint64
 }
+
+// threadBase is the thread id a concurrent run's events carry, plus the processor they
+// are written on.
+const threadBase = 1000
 
 func (f *flight) stuck() string {
 	var b strings.Builder
@@ -202,6 +223,141 @@ type mine struct {
 	provider guid.GUID
 	group    *guid.GUID
 	closed   bool
+
+	mu    sync.Mutex
+	calls []mCall // the enable callbacks received, in order; protected by mu
+}
+
+// callback is the registration's enable callback: it notes each call, which may come on
+// any worker's goroutine (the one delivering the queued callbacks).
+func (m *mine) callback(_ guid.GUID, code regentry.ControlCode, level uint8, any, all uint64, _ []byte, _ any) {
+	m.mu.Lock()
+	m.calls = append(m.calls, mCall{uint32(code), level, any, all})
+	m.mu.Unlock()
+}
+
+// lastCallbacks checks, once the workers joined and every queued callback was delivered,
+// that each open registration outside a group last heard what its GUID entry's slots now
+// say (the model's aggregate, mEntry.aggregate, of the kernel's slots): an enable with
+// the highest level, the OR of the any-keywords and the AND of the all-keywords, or a
+// disable (or nothing at all) when no slot is enabled. Callbacks are delivered in the
+// order the changes were made, so whatever the interleaving, the last one is the state.
+// Capture-state requests change nothing and are skipped.
+//
+// It returns how many registrations it checked that heard a callback.
+func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
+	heard := 0
+	for w, rs := range regs {
+		for i, m := range rs {
+			if m.closed || m.group != nil {
+				continue
+			}
+			var e mEntry
+			if ge, ok := k.LookupGuidEntry(m.provider, false); ok {
+				for j := range e.slots {
+					if s, used := ge.Slot(j); used && s.IsEnabled {
+						e.slots[j] = &mSlot{logger: s.LoggerID, level: s.Level, any: s.MatchAnyKeyword, all: s.MatchAllKeyword}
+					}
+				}
+			}
+			want := e.aggregate()
+			var last *mCall
+			m.mu.Lock()
+			for c := range m.calls {
+				if m.calls[c].code != uint32(regentry.ControlCaptureState) {
+					last = &m.calls[c]
+				}
+			}
+			m.mu.Unlock()
+			switch {
+			case last == nil && want.code == 0:
+			case last == nil:
+				return heard, fmt.Errorf("worker %d's registration %d of %v heard no callback, but its entry's slots enable it (%+v)", w, i, m.provider, want)
+			case last.code == 0 && want.code == 0:
+			case *last != want:
+				return heard, fmt.Errorf("worker %d's registration %d of %v last heard %+v, but its entry's slots say %+v", w, i, m.provider, *last, want)
+			}
+			if last != nil {
+				heard++
+			}
+		}
+	}
+	return heard, nil
+}
+
+// checkSink is a concurrent run's sink: it counts as session.Counter does and checks
+// every record against what the workers write: the process id, a provider of the run,
+// event id 1 at one of the levels and keywords the ops choose, a thread id naming a
+// processor of the buffer's stream (all records of a buffer come from its stream), a
+// payload of one of the sizes the ops choose, zeros before its serial, and no serial
+// twice; a system record, one of the PMC hooks.
+type checkSink struct {
+	session.Counter
+	streams int // the session's processor streams: 1 without per-processor buffers
+
+	mu      sync.Mutex
+	serials map[uint64]bool // protected by mu
+	bad     error           // the first wrong record; protected by mu
+}
+
+// WriteBuffer implements session.Sink.
+func (s *checkSink) WriteBuffer(buf []byte) error {
+	if err := s.Counter.WriteBuffer(buf); err != nil {
+		return err
+	}
+	h, _ := abi.DecodeBufferHeader(buf)
+	stream := h.ProcessorIndex()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := etl.SealedRecords(buf, func(r etl.Record) error {
+		switch r.Kind {
+		case etl.KindEventHeader:
+			e := r.Event
+			switch {
+			case e.ProcessID != processID:
+				return fmt.Errorf("a record of process %d", e.ProcessID)
+			case !slices.Contains(providers, e.ProviderID):
+				return fmt.Errorf("a record of provider %v, which no worker registers", e.ProviderID)
+			case e.Descriptor.ID != 1 || !slices.Contains(levels, e.Descriptor.Level) || !slices.Contains(keywords, e.Descriptor.Keyword):
+				return fmt.Errorf("a record with id %d level %d keyword %#x, which no write names", e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword)
+			case e.ThreadID < threadBase || int(e.ThreadID-threadBase)%s.streams != stream:
+				return fmt.Errorf("a record of thread %d (processor %d) in a buffer of stream %d", e.ThreadID, int(e.ThreadID)-threadBase, stream)
+			}
+		case etl.KindSystem:
+			if !slices.Contains(pmcHooks, uint32(r.HookID)) {
+				return fmt.Errorf("a system record of hook %#x", r.HookID)
+			}
+		default:
+			return fmt.Errorf("a %v record", r.Kind)
+		}
+		p := r.Payload
+		if !slices.Contains(payloads, len(p)) {
+			return fmt.Errorf("a %v record with %d payload bytes, a size no write names", r.Kind, len(p))
+		}
+		tail := len(p)
+		if r.Kind == etl.KindEventHeader && len(p) >= 8 {
+			tail -= 8
+			serial := binary.LittleEndian.Uint64(p[tail:])
+			if s.serials[serial] {
+				return fmt.Errorf("event %d received twice", serial)
+			}
+			s.serials[serial] = true
+		}
+		if slices.ContainsFunc(p[:tail], func(b byte) bool { return b != 0 }) {
+			return fmt.Errorf("a %v record whose payload is not the zeros written", r.Kind)
+		}
+		return nil
+	})
+	if err != nil && s.bad == nil {
+		s.bad = fmt.Errorf("buffer %d of stream %d: %w", h.SequenceNumber, stream, err)
+	}
+	return nil
+}
+
+func (s *checkSink) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bad
 }
 
 // routes reads the enable slots of r's provider and group entries and says which
@@ -227,9 +383,10 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.Logge
 }
 
 // worker runs its share of a program. Every error must carry a Windows code.
-func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op]) error {
+func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) error {
 	defer at.Store(nil)
 	var regs []*mine
+	defer func() { *out = regs }()
 	pick := func(i int) *mine {
 		if len(regs) == 0 {
 			return nil
@@ -247,7 +404,6 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		defer f.epoch.Add(1)
 		return call()
 	}
-	cb := func(guid.GUID, regentry.ControlCode, uint8, uint64, uint64, []byte, any) {}
 	for _, o := range ops {
 		h := handles[o.Session%4]
 		at.Store(&o)
@@ -267,9 +423,9 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpUpdate:
 			err = k.ControlTrace(h, "", &emu.Properties{MaximumBuffers: o.MaxBufs}, emu.ControlUpdate)
 		case OpRegister:
-			var r *emu.Registration
-			if r, err = k.EventRegister(providers[o.Provider], cb, nil); err == nil {
-				regs = append(regs, &mine{r: r, provider: providers[o.Provider]})
+			m := &mine{provider: providers[o.Provider]}
+			if m.r, err = k.EventRegister(providers[o.Provider], m.callback, nil); err == nil {
+				regs = append(regs, m)
 			}
 		case OpUnregister:
 			if err = control(func() error { return k.EventUnregister(reg(o.Reg)) }); err == nil && pick(o.Reg) != nil {
@@ -290,7 +446,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 				if m != nil && !m.closed && e1%2 == 0 {
 					want = routes(k, m, o.Level, o.Any)
 				}
-				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, Tally: &t}, data)
+				if len(data) >= 8 {
+					binary.LittleEndian.PutUint64(data[len(data)-8:], f.serial.Add(1))
+				}
+				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, ThreadID: threadBase + uint32(o.Processor), Tally: &t}, data)
 				for id := range t.Delivered {
 					tally.Delivered[id] += t.Delivered[id]
 					tally.Lost[id] += t.Lost[id]

@@ -169,10 +169,11 @@ func TestConcurrentPrograms(t *testing.T) {
 		n = 30
 	}
 	total := sample(t, n, rand.NewPCG(5, 6), RunConcurrent)
-	if total.Delivered == 0 || total.Lost == 0 {
-		t.Fatalf("delivered %d, lost %d: the sample does not exercise the write path", total.Delivered, total.Lost)
+	if total.Delivered == 0 || total.Lost == 0 || total.Callbacks == 0 {
+		t.Fatalf("delivered %d, lost %d, registrations checked against their last callback %d: the sample does not exercise the write path and enablement",
+			total.Delivered, total.Lost, total.Callbacks)
 	}
-	t.Logf("%d programs: %d events delivered, %d lost", n, total.Delivered, total.Lost)
+	t.Logf("%d programs: %d events delivered, %d lost, %d registrations' last callbacks checked", n, total.Delivered, total.Lost, total.Callbacks)
 }
 
 // watchdog crashes the process with every goroutine's stack if one input runs for
