@@ -1,6 +1,9 @@
 package guidtable
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Check walks the table and reports every broken rule through report. It takes each
 // bucket's lock in turn, so it may run while enables and registrations go on; each
@@ -22,16 +25,15 @@ func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, reg
 		b := &t.buckets[i]
 		b.mu.Lock()
 		for typ, list := range b.lists {
-			seen := map[*Entry]bool{}
-			for _, e := range list {
+			for j, e := range list {
 				bad := func(rule, format string, args ...any) {
 					report(rule, fmt.Sprintf("%v entry %s: ", e.typ, e.guid)+fmt.Sprintf(format, args...))
 				}
-				if Hash(e.guid) != i || int(e.typ) != typ || e.removed || seen[e] {
+				twice := slices.Contains(list[:j], e) // the lists are short: no map
+				if Hash(e.guid) != i || int(e.typ) != typ || e.removed || twice {
 					bad("entry-bucket", "found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
-						i, Type(typ), Hash(e.guid), e.removed, seen[e])
+						i, Type(typ), Hash(e.guid), e.removed, twice)
 				}
-				seen[e] = true
 				e.checkLocked(bad)
 				if visit != nil {
 					visit(e, e.regsCopyLocked())
@@ -48,17 +50,17 @@ func (e *Entry) checkLocked(bad func(rule, format string, args ...any)) {
 	var snap [Slots]*EnableInfo
 	var mask uint8
 	used := 0
-	ids := map[uint16]int{}
 	for i := range e.slots {
 		s := e.slots[i].Load()
 		if s == nil {
 			continue
 		}
 		snap[i], mask, used = s, mask|1<<i, used+1
-		if j, dup := ids[s.LoggerID]; dup {
-			bad("entry-slots", "slots %d and %d both belong to logger %d", j, i, s.LoggerID)
+		for j := range i {
+			if snap[j] != nil && snap[j].LoggerID == s.LoggerID {
+				bad("entry-slots", "slots %d and %d both belong to logger %d", j, i, s.LoggerID)
+			}
 		}
-		ids[s.LoggerID] = i
 		if s.IsEnabled != 1 {
 			bad("entry-slots", "used slot %d has IsEnabled %d", i, s.IsEnabled)
 		}

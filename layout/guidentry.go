@@ -11,6 +11,7 @@ const x86Unknown = -1
 // the sizes for both.
 var GuidEntry = Struct{
 	Name:   "ETW_GUID_ENTRY",
+	Module: "nt",
 	Source: "Geoff Chappell, \"ETW_GUID_ENTRY\" (Microsoft's public symbols; x64 offsets, sizes for both)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},

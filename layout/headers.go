@@ -8,6 +8,7 @@ import "github.com/etwemu/etwemu/winver"
 // row each, named by their arms.
 var BufferHeader = Struct{
 	Name:   "WMI_BUFFER_HEADER",
+	Module: "nt",
 	Source: "phnt ntwmi.h (asserts the size and offsets); Geoff Chappell, \"WMI_BUFFER_HEADER\"",
 	Sizes:  winver.Steps[[2]int]{{Since: winver.V5_0, Value: [2]int{0x48, 0x48}}},
 	Members: since(winver.V5_0, []Member{

@@ -43,7 +43,11 @@ type Member struct {
 
 // Struct is one structure's catalogue entry.
 type Struct struct {
-	Name   string // as in the symbol files: ETW_REG_ENTRY
+	Name string // as in the symbol files: ETW_REG_ENTRY
+	// Module is the module whose public symbols carry the type, as a debugger names it
+	// (nt!_ETW_REG_ENTRY): "nt", or "" for a type of the SDK headers or one known only
+	// from binaries, without symbols.
+	Module string
 	Source string // where the rows and sizes come from
 	// Build names the one build whose symbols gave the offsets, where the catalogue shows
 	// that build's layout for a version it is not ("ntoskrnl.exe build 19569"); "" where

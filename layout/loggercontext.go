@@ -15,6 +15,7 @@ const loggerContextBuild = "ntoskrnl.exe build 19569"
 // bytes.
 var LoggerContext = Struct{
 	Name:   "WMI_LOGGER_CONTEXT",
+	Module: "nt",
 	Source: "Microsoft's public symbols of " + loggerContextBuild + ", x64; Geoff Chappell, \"WMI_LOGGER_CONTEXT\" for the sizes of other versions, not catalogued: 6.1 0x330, 6.2 to 6.3 0x378, 10.0 0x398",
 	Build:  loggerContextBuild,
 	Sizes: winver.Steps[[2]int]{

@@ -7,6 +7,7 @@ import "github.com/etwemu/etwemu/winver"
 // ProcessorCtrs is an ANYSIZE_ARRAY: the sizes count one element. Before 6.2 there is none.
 var PMCSupport = Struct{
 	Name:   "ETW_PMC_SUPPORT",
+	Module: "nt",
 	Source: "Geoff Chappell, \"ETW_PMC_SUPPORT\" (Microsoft's public symbols, Windows 8 and later)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},

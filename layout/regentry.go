@@ -7,6 +7,7 @@ import "github.com/etwemu/etwemu/winver"
 // are one row each, named by their arms. Versions before 6.0 have none.
 var RegEntry = Struct{
 	Name:   "ETW_REG_ENTRY",
+	Module: "nt",
 	Source: "Geoff Chappell, \"ETW_REG_ENTRY\" (Microsoft's public symbols)",
 	Sizes: winver.Steps[[2]int]{
 		{Since: winver.V5_0, Value: [2]int{0, 0}},

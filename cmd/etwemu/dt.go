@@ -120,7 +120,11 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	if *asJSON {
 		return writeJSON("dt", stdout, stderr, jsonView(w))
 	}
-	fmt.Fprintf(stdout, "nt!_%s (Windows %s, %s; %s)\n", s.Name, version, a, s.Source)
+	title := "_" + s.Name
+	if s.Module != "" {
+		title = s.Module + "!" + title
+	}
+	fmt.Fprintf(stdout, "%s (Windows %s, %s; %s)\n", title, version, a, s.Source)
 	dtMembers(stdout, w, 0, "   ", *recurse)
 	if len(w.Members) == 0 {
 		fmt.Fprintf(stdout, "   (the source gives no member offsets for %s; -arch x64 shows them)\n", a)

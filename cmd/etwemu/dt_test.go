@@ -31,6 +31,9 @@ func TestDt(t *testing.T) {
 		{[]string{"ETW_PMC_SUPPORT", "-version", "6.1"}, 1, []string{"does not exist in Windows 6.1", "6.2 to 2004"}},
 		{[]string{"ETW_GUID_ENTRY", "-version", "2004"}, 0, []string{"+0x080 EnableInfo", ": [8] _TRACE_ENABLE_INFO", "+0x190 HostEntry", "size 0x1a8"}},
 		{[]string{"ETW_GUID_ENTRY", "-version", "6.1", "-arch", "x86"}, 0, []string{"gives no member offsets for x86", "size 0x178"}},
+		// A user-mode structure known from binaries, and an SDK one, are no nt! symbols.
+		{[]string{"ETW_UM_LOGGER_CONTEXT"}, 0, []string{"\n_ETW_UM_LOGGER_CONTEXT (Windows 2004"}},
+		{[]string{"EVENT_TRACE_PROPERTIES"}, 0, []string{"\n_EVENT_TRACE_PROPERTIES (Windows 2004"}},
 		{[]string{"ETW_NOTHING"}, 1, []string{"no structure"}},
 		{[]string{}, 2, []string{"name a structure"}},
 		{[]string{"ETW_REG_ENTRY", "-arch", "arm"}, 2, []string{"x86 or x64"}},
@@ -46,7 +49,7 @@ func TestDt(t *testing.T) {
 	for _, c := range cases {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"dt"}, c.args...), &out, &errb)
-		all := out.String() + errb.String()
+		all := "\n" + out.String() + errb.String() // a title starts a line
 		if code != c.code {
 			t.Errorf("dt %v: exit %d, want %d\n%s", c.args, code, c.code, all)
 			continue
