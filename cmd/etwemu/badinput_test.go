@@ -64,6 +64,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"dump", "-limit", "-1", etlFile}, 2, "-limit -1"},
 		{[]string{"dump", "-payload", "70000", etlFile}, 2, "-payload 70000"},
 		{[]string{"dump", "-summary", "-payload", "8", etlFile}, 2, "-payload has no effect with -summary"},
+		{[]string{"dump", "-summary", "-sort", "time", etlFile}, 2, "-sort has no effect with -summary"},
 		{[]string{"dump"}, 2, "name one FILE.etl"},
 		{[]string{"dump", etlFile, etlFile}, 2, "name one FILE.etl (got 2 arguments)"},
 		{[]string{"dump", missing}, 1, "missing.etl"},

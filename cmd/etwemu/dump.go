@@ -42,6 +42,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	if *summary && b.given("payload") {
 		b.fail("-payload has no effect with -summary, which prints no payloads")
 	}
+	if *summary && b.given("sort") {
+		b.fail("-sort has no effect with -summary, which counts the records per group whatever their order")
+	}
 	if *buffers && (*summary || b.given("payload") || b.given("sort")) {
 		b.fail("-buffers prints one row per buffer: it takes neither -summary, -payload nor -sort")
 	}

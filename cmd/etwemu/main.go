@@ -77,6 +77,10 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	if len(args) > 1 {
+		fmt.Fprintf(stderr, "etwemu help: one command at a time: etwemu help %s (then etwemu help %s)\n", args[0], args[1])
+		return 2
+	}
 	c, ok := commands[args[0]]
 	if !ok || args[0] == "help" {
 		if !ok {

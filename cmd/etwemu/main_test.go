@@ -27,6 +27,10 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		t.Fatalf("help demo: code %d, %q", code, out.String())
 	}
 	errb.Reset()
+	if code := run([]string{"help", "demo", "dump"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "one command at a time") {
+		t.Fatalf("help demo dump: code %d, %q", code, errb.String())
+	}
+	errb.Reset()
 	if code := run([]string{"nonsense"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nonsense"`) {
 		t.Fatalf("unknown command: code %d, %q", code, errb.String())
 	}
