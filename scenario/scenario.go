@@ -994,6 +994,9 @@ func cmdExpect(m *Machine, a args) error {
 		return errors.New("name a code and a command: expect ERROR_ALREADY_EXISTS start s")
 	}
 	want := strings.ToUpper(a.raw[0])
+	if _, ok := winerr.ByName(want); !ok && want != "SUCCESS" {
+		return fmt.Errorf("expect: %s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", a.raw[0])
+	}
 	c, ok := commands[strings.ToLower(a.raw[1])]
 	if !ok || c.raw {
 		return fmt.Errorf("expect: %q is not a command it can run", a.raw[1])

@@ -140,3 +140,21 @@ func TestPeekNeedsSynchronousKernel(t *testing.T) {
 		t.Fatalf("Peek on an asynchronous session: %v", err)
 	}
 }
+
+// expect names a code the emulator returns, or SUCCESS: a misspelt code is refused
+// before the command runs, not reported as a code the command did not return.
+func TestExpectUnknownCode(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	err := m.Exec("expect ERROR_FOO start s mode=REAL_TIME")
+	if err == nil || !strings.Contains(err.Error(), "ERROR_FOO is no Windows code") {
+		t.Fatalf("expect ERROR_FOO: %v", err)
+	}
+	if err := m.Exec("start s mode=REAL_TIME"); err != nil {
+		t.Fatalf("the refused expect ran its command: %v", err)
+	}
+	if err := m.Exec("expect error_already_exists start s mode=REAL_TIME"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -38,8 +38,23 @@ func (e *Errno) Error() string {
 	return fmt.Sprintf("%s (%d)", e.name, e.code)
 }
 
-func win32(code uint32, name string) *Errno    { return &Errno{code: code, name: name} }
-func ntstatus(code uint32, name string) *Errno { return &Errno{code: code, name: name, status: true} }
+func win32(code uint32, name string) *Errno    { return known(&Errno{code: code, name: name}) }
+func ntstatus(code uint32, name string) *Errno { return known(&Errno{code: code, name: name, status: true}) }
+
+// byName holds every code below by its name; filled as they are made.
+var byName = map[string]*Errno{}
+
+func known(e *Errno) *Errno {
+	byName[e.name] = e
+	return e
+}
+
+// ByName returns the code named name (ERROR_ACCESS_DENIED, STATUS_INVALID_PARAMETER), if
+// it is one the emulator returns.
+func ByName(name string) (*Errno, bool) {
+	e, ok := byName[name]
+	return e, ok
+}
 
 // Win32 error codes (winerror.h).
 var (

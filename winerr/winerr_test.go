@@ -31,3 +31,15 @@ func TestErrorIsAndCode(t *testing.T) {
 		t.Fatal("nil is not ERROR_SUCCESS")
 	}
 }
+
+// Every code can be found by its name, and a name no code has is not.
+func TestByName(t *testing.T) {
+	for _, e := range []*Errno{ErrInvalidParameter, ErrNotSupported, StatusInvalidParameter} {
+		if got, ok := ByName(e.Name()); !ok || got != e {
+			t.Errorf("ByName(%q) = %v, %v", e.Name(), got, ok)
+		}
+	}
+	if _, ok := ByName("ERROR_FOO"); ok {
+		t.Error("ERROR_FOO found")
+	}
+}
