@@ -234,7 +234,7 @@ func TestWriteStopsOnContext(t *testing.T) {
 	ctx2, cancel2 := context.WithCancelCause(context.Background())
 	m2.SetProgress(func(string, uint64) { cancel2(stop) })
 	ran, err := m2.RunContext(ctx2, strings.NewReader("start s file=s.etl\nregister P\nwrite P 5\nstrdump\n"))
-	if ran != 3 || !errors.Is(err, stop) || !strings.HasPrefix(err.Error(), "line 3: write: stopped after 0 of 5 events") {
+	if ran != 2 || !errors.Is(err, stop) || !strings.HasPrefix(err.Error(), "line 3: write: stopped after 0 of 5 events") {
 		t.Errorf("RunContext: %d commands, %v", ran, err)
 	}
 }

@@ -187,8 +187,8 @@ func (m *Machine) Run(r io.Reader) error {
 
 // RunContext is Run that stops when ctx is done, between commands or within a long
 // one (a write of many events), with an error naming the line and ctx's cause. It
-// returns how many commands ran (comments and blank lines are not commands), the
-// failing one included. The sessions keep running: StopAll stops them.
+// returns how many commands succeeded (comments and blank lines are not commands): with
+// an error, those before the failing line. The sessions keep running: StopAll stops them.
 func (m *Machine) RunContext(ctx context.Context, r io.Reader) (ran int, err error) {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the reading goroutine when a command fails
@@ -213,11 +213,11 @@ func (m *Machine) RunContext(ctx context.Context, r io.Reader) (ran int, err err
 			return ran, fmt.Errorf("line %d: %w", l.N, l.Err)
 		}
 		cmd, err := m.exec(ctx, l.Text)
-		if cmd {
-			ran++
-		}
 		if err != nil {
 			return ran, fmt.Errorf("line %d: %w", l.N, err)
+		}
+		if cmd {
+			ran++
 		}
 	}
 }

@@ -18,7 +18,7 @@ var runAbout = fmt.Sprintf(`Usage: etwemu run [-disk MB] FILE
 Runs a scenario: one command per line on an emulated kernel that is synchronous, with a
 manual clock and in-memory files, so a scenario prints the same text every time. It
 stops at the first command that fails unless the line expects that failure
-(expect ERROR_... COMMAND), and says on stderr how many commands ran. "-" reads the
+(expect ERROR_... COMMAND), and says on stderr how many commands succeeded. "-" reads the
 scenario from standard input. A line longer than %d bytes is an error naming its
 line. The in-memory disk holds -disk MB, all log files together: past it a log file's
 writes fail as on a full disk (ERROR_DISK_FULL) and its session counts the buffers in
@@ -96,7 +96,7 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 		return interrupted(ctx, m, "run: "+name, err, ran, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "etwemu run: %s: %v (%s ran)\n", name, err, plural(ran, "command"))
+		fmt.Fprintf(stderr, "etwemu run: %s: %v (%s ran before it)\n", name, err, plural(ran, "command"))
 		return 1
 	}
 	fmt.Fprintf(stderr, "etwemu run: %s: %s ran\n", name, plural(ran, "command"))
@@ -110,10 +110,11 @@ func interrupted(ctx context.Context, m *scenario.Machine, what string, err erro
 	if e := m.StopAll(); e != nil {
 		fmt.Fprintf(stderr, "etwemu %s: %v\n", what, e)
 	}
+	done := plural(ran, "command") + " ran before it" // the command the signal stopped
 	if err == nil {
-		err = context.Cause(ctx)
+		err, done = context.Cause(ctx), plural(ran, "command")+" succeeded"
 	}
-	fmt.Fprintf(stderr, "etwemu %s: %v (%s ran); every session was stopped\n", what, err, plural(ran, "command"))
+	fmt.Fprintf(stderr, "etwemu %s: %v (%s); every session was stopped\n", what, err, done)
 	return interruptedCode(ctx)
 }
 
@@ -179,15 +180,14 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 		if w := strings.TrimSpace(l.Text); w == "quit" || w == "exit" {
 			return 0
 		}
-		if t := strings.TrimSpace(l.Text); t != "" && t[0] != '#' {
-			ran++
-		}
 		if err := m.ExecContext(ctx, l.Text); err != nil {
 			if ctx.Err() != nil {
 				last = fmt.Errorf("line %d: %w", l.N, err)
 				break
 			}
 			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, err)
+		} else if t := strings.TrimSpace(l.Text); t != "" && t[0] != '#' {
+			ran++ // the commands that succeeded
 		}
 	}
 	if prompt {

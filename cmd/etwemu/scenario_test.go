@@ -35,7 +35,7 @@ func TestRunAndShell(t *testing.T) {
 	bad := writeScenario(t, "start s file=a.etl\nstart s file=a.etl\n")
 	out.Reset()
 	errb.Reset()
-	if code := run([]string{"run", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "line 2: start: ERROR_ALREADY_EXISTS") || !strings.Contains(errb.String(), "(2 commands ran)") {
+	if code := run([]string{"run", bad}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "line 2: start: ERROR_ALREADY_EXISTS") || !strings.Contains(errb.String(), "(1 command ran before it)") {
 		t.Errorf("failing scenario: exit %d, stderr %q", code, errb.String())
 	}
 
@@ -154,7 +154,7 @@ func TestRunInterrupted(t *testing.T) {
 	if strings.Contains(out.String(), "loggers running") {
 		t.Error("the command after the interrupted one ran")
 	}
-	for _, want := range []string{"SIGINT: stopping the scenario", "line 4: write: stopped after 2048 of 10000000 events: interrupted by SIGINT (4 commands ran); every session was stopped"} {
+	for _, want := range []string{"SIGINT: stopping the scenario", "line 4: write: stopped after 2048 of 10000000 events: interrupted by SIGINT (3 commands ran before it); every session was stopped"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
 		}
@@ -205,7 +205,7 @@ func TestShellInterrupted(t *testing.T) {
 		if code := shell(ctx, scenario.New(out), pr, out, &errb, false); code != 143 {
 			t.Errorf("exit %d, want 143", code)
 		}
-		if !strings.Contains(out.String(), "stopped s: NumberOfBuffers") || !strings.Contains(errb.String(), "etwemu shell: interrupted by SIGTERM (1 command ran); every session was stopped") {
+		if !strings.Contains(out.String(), "stopped s: NumberOfBuffers") || !strings.Contains(errb.String(), "etwemu shell: interrupted by SIGTERM (1 command succeeded); every session was stopped") {
 			t.Errorf("stdout %q\nstderr %q", out.String(), errb.String())
 		}
 	})
@@ -229,7 +229,7 @@ func TestShellInterrupted(t *testing.T) {
 		if !strings.Contains(out.String(), "wrote P x1024 of 10000000") || !strings.Contains(out.String(), "stopped s:") || strings.Contains(out.String(), "loggers running") {
 			t.Errorf("stdout %q", out.String())
 		}
-		if !strings.Contains(errb.String(), "etwemu shell: line 4: write: stopped after 1024 of 10000000 events: interrupted by SIGTERM (4 commands ran)") {
+		if !strings.Contains(errb.String(), "etwemu shell: line 4: write: stopped after 1024 of 10000000 events: interrupted by SIGTERM (3 commands ran before it)") {
 			t.Errorf("stderr %q", errb.String())
 		}
 	})
