@@ -12,13 +12,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/etwemu/etwemu/examples"
 	"github.com/etwemu/etwemu/web"
 )
 
-const webAbout = `Usage: etwemu web [-addr HOST:PORT] [-live] [SCENARIO]
+const webAbout = `Usage: etwemu web [-addr HOST:PORT] [-live [-duration D] [-payload N] [-processors N]] [SCENARIO]
 
 Serves one page that draws the emulated kernel: GUID entries with their eight
 EnableInfo slots, registrations with the bits of EnableMask, each logger context with
@@ -112,6 +113,9 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	ln, err := web.Listen(*addr)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu web: %v\n", err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			fmt.Fprintf(stderr, "another program (perhaps another etwemu web) listens on %s: stop it, or give another port, as in -addr 127.0.0.1:8078\n", *addr)
+		}
 		return 1
 	}
 	parent := context.Background()

@@ -48,3 +48,16 @@ func TestWebBadFlags(t *testing.T) {
 		t.Errorf("-h: exit %d:\n%s", code, out.String())
 	}
 }
+
+// A port another program holds is refused with what to do about it.
+func TestWebPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ln.Close()
+	var out, errb bytes.Buffer
+	if code := runWeb([]string{"-addr", ln.Addr().String()}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "give another port, as in -addr") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
