@@ -54,6 +54,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"demo", "-events", "-1"}, 2, "-events"},
 		{[]string{"demo", "-events", "-5"}, 2, "-events -5: must be 0 to 1099511627776"},
 		{[]string{"demo", "-pmc", "NoSuchCounter"}, 2, `-pmc "NoSuchCounter"`},
+		{[]string{"demo", "-pmc", "CacheMisses", "-pmc-source", "tsc", "-duration", "10ms"}, 1, "-pmc-source synthetic counts every profile source"},
 		{[]string{"demo", "-force"}, 2, "-force needs -logfile"},
 		{[]string{"demo", "-logfile", notETL}, 1, "exists and is not an ETL file"},
 		{[]string{"logsave", "-o", notETL}, 1, "ERROR_ALREADY_EXISTS (183): -o " + notETL + " exists and is not an ETL file"},

@@ -511,6 +511,9 @@ func demoPMC(k *emu.Kernel, h emu.TraceHandle, sources []pmc.ProfileSource, out 
 		srcs[i], names[i] = uint32(s), s.String()
 	}
 	if err := k.TraceSetInformation(h, pmc.TracePmcCounterListInfo, pmc.ULONGs(srcs...)); err != nil {
+		if r := (*pmc.Refusal)(nil); errors.As(err, &r) && r.Rule == pmc.RuleCannotCount {
+			return fmt.Errorf("TraceSetInformation(TracePmcCounterListInfo): %w; etwemu pmc says what this machine's counter sources count, and -pmc-source synthetic counts every profile source with made-up, increasing values", err)
+		}
 		return fmt.Errorf("TraceSetInformation(TracePmcCounterListInfo): %w", err)
 	}
 	if err := k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), 1)); err != nil {
