@@ -80,7 +80,7 @@ type Buffer struct {
 }
 
 func newBuffer(size uint32, id int) *Buffer {
-	b := &Buffer{data: make([]byte, size), id: id, commit: newFlags((size-abi.BufferHeaderSize)/minRecord + 1)}
+	b := &Buffer{data: takeData(size), id: id, commit: newFlags((size-abi.BufferHeaderSize)/minRecord + 1)}
 	b.word.Store(uint64(closedOff | abi.BufferHeaderSize))
 	b.state.Store(uint32(abi.BufferStateFree))
 	b.done = true
@@ -232,6 +232,20 @@ type BufferView struct {
 	ReferenceCount uint32
 	SavedOffset    uint32
 	Closed         bool
+}
+
+// filled returns where the records of an unsealed buffer end, from its view v: a closed
+// buffer's end (the offset it was closed at, past which a refused reservation wrote
+// nothing), a buffer that a writer crossed its SavedOffset, else its CurrentOffset. The
+// bytes past it are a previous fill's, or another session's (bufmem.go).
+func (b *Buffer) filled(v BufferView) uint32 {
+	switch {
+	case v.Closed:
+		return b.end.Load()
+	case v.SavedOffset != 0:
+		return v.SavedOffset
+	}
+	return min(v.CurrentOffset, uint32(len(b.data)))
 }
 
 // View returns a snapshot of the buffer's live header fields. ReferenceCount is the

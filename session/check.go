@@ -173,13 +173,7 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 
 // countRecords counts the records of a buffer not yet sealed, up to where its data ends.
 func (l *Logger) countRecords(b *Buffer, v BufferView, bad func(rule, format string, args ...any)) int {
-	end := min(v.CurrentOffset, l.bufSize)
-	if v.Closed {
-		end = b.end.Load()
-	} else if v.SavedOffset != 0 {
-		end = v.SavedOffset
-	}
-	n, err := etl.CountRecords(b.data, int(end))
+	n, err := etl.CountRecords(b.data, int(b.filled(v)))
 	if err != nil {
 		bad("buffer-records", "unsealed buffer %d: %v", b.id, err)
 	}

@@ -189,6 +189,7 @@ func (l *Logger) Stop() bool {
 	if l.synchronous {
 		l.syncMu.Lock()
 		l.finish()
+		l.releaseData()
 		l.syncMu.Unlock()
 		close(l.done)
 		return true
@@ -197,6 +198,7 @@ func (l *Logger) Stop() bool {
 	l.reqs <- r
 	<-r.reply
 	<-l.done
+	l.releaseData()
 	return true
 }
 

@@ -29,11 +29,7 @@ func (l *Logger) Peek(fn func(v BufferView, data []byte)) error {
 			v := b.View() // loads the completion flags: the acquires that order the records below
 			var data []byte
 			if v.ReferenceCount == 0 && v.State != abi.BufferStateFree {
-				end := min(int(v.CurrentOffset), len(b.data))
-				if v.Closed && v.SavedOffset != 0 {
-					end = min(end, int(v.SavedOffset))
-				}
-				data = append([]byte(nil), b.data[:end]...)
+				data = append([]byte(nil), b.data[:b.filled(v)]...)
 			}
 			fn(v, data)
 		}

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"testing"
+
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/logmode"
+)
+
+// A session whose buffers take the bytes of a stopped session's shows none of that
+// session's records: Peek and the checker end every buffer at its own records, whatever
+// lies past them (here the small records of the first session, past the end of a buffer
+// of larger ones).
+func TestReusedBufferMemoryShowsNoStaleRecords(t *testing.T) {
+	p := Properties{LogFileMode: logmode.Buffering, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4}
+	for round := range 2 { // the second round may reuse the first one's bytes, or the runs' before it
+		first := startSynchronous(t, "first", 1, p)
+		for range 400 { // the ring goes round: every buffer full of small records
+			if err := first.Write(0, testEvent(8, 0xAB)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first.Stop()
+
+		l := startSynchronous(t, "second", 1, p)
+		const written = 30 // a full buffer of 100-byte records, whose tail the small ones filled, and more
+		for range written {
+			if err := l.Write(0, testEvent(100, 0x01)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		records := 0
+		if err := l.Peek(func(_ BufferView, data []byte) {
+			if len(data) > 0x48 {
+				n, err := etl.CountRecords(data, len(data))
+				if err != nil {
+					t.Errorf("round %d: %v", round, err)
+				}
+				records += n
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if records != written {
+			t.Fatalf("round %d: Peek shows %d records, want the %d written", round, records, written)
+		}
+		if pending, _ := l.Check(func(rule, detail string) { t.Errorf("round %d: %s: %s", round, rule, detail) }); pending != written {
+			t.Errorf("round %d: the checker counts %d records, want %d", round, pending, written)
+		}
+		l.Stop()
+	}
+}
