@@ -85,8 +85,9 @@ func runProgram(p Program) (Coverage, []error, error) {
 	}
 	defer k.Close()
 	h := &harness{k: k, m: newModel(p.Version, p.Processors), handles: map[string]emu.TraceHandle{},
-		sinks: map[emu.TraceHandle]*recSink{}, check: emu.NewChecker(k), cov: &cov}
+		sinks: map[emu.TraceHandle]*recSink{}, check: emu.NewChecker(k), cov: &cov, pin: newPinner()}
 	defer h.release()
+	defer h.pin.done()
 	for i, op := range p.Ops {
 		lost := h.cov.Lost + h.cov.Denied
 		err := h.step(op)
@@ -149,11 +150,12 @@ type harness struct {
 	calls   [][]mCall           // callbacks each registration received, parallel to m.regs
 	check   *emu.Checker
 	cov     *Coverage
-	writes  int    // OpWrite operations so far
-	proc    int    // the processor the last OpWrite wrote on
-	serial  uint64 // events written so far: the last eight bytes of each payload (payload)
-	pay     []byte // the payloads' bytes (payload)
-	payN    int    // the length of the last payload
+	pin     *pinner // EventWrite's processor
+	writes  int     // OpWrite operations so far
+	proc    int     // the processor the last OpWrite wrote on
+	serial  uint64  // events written so far: the last eight bytes of each payload (payload)
+	pay     []byte  // the payloads' bytes (payload)
+	payN    int     // the length of the last payload
 	// results is the emulator's answer to each operation step has run, in order, for
 	// printing the program as a scenario.
 	results []error

@@ -196,7 +196,7 @@ type API uint8
 // The write calls.
 const (
 	APIEx       API = iota // EventWriteEx, on the processor the operation names, with a thread id
-	APIPlain               // EventWrite, on the processor the goroutine runs on (pinned; see onProcessor)
+	APIPlain               // EventWrite, on the processor the goroutine runs on (pinned; see pinner)
 	APITransfer            // EventWriteTransfer, with an activity id and a related activity id
 	numAPIs
 )

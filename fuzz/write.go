@@ -110,7 +110,7 @@ func (h *harness) write(o Op) error {
 	}
 	if api != APIEx && h.m.nproc > 1 {
 		var ok bool
-		if proc, ok = onProcessor(k.CurrentProcessor, call); !ok {
+		if proc, ok = h.pin.on(k.CurrentProcessor, call); !ok {
 			api = APIEx // the processor cannot be known: write as EventWriteEx on the one named
 			proc = o.Processor
 		}
