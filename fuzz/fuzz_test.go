@@ -60,6 +60,26 @@ func TestSeedReachesSwitchRace(t *testing.T) {
 	t.Fatal("no interleaved-switch seed")
 }
 
+// The tracelogging-provider seed writes through package etw's provider: events its own
+// filter passes reach the session, with their traits and schema, and the others do not.
+func TestSeedWritesTraceLogging(t *testing.T) {
+	for _, s := range seeds() {
+		if s.name != "tracelogging-provider" {
+			continue
+		}
+		cov, err := RunProgram(Decode(s.data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cov.TraceLogging != 7 || cov.Delivered != 3 || cov.Lost != 1 {
+			t.Fatalf("%d TraceLogging writes, %d delivered, %d lost; want 7, 3 (level 3 with keyword 2 or none, then level 5 after the second enable) and 1 (too large)",
+				cov.TraceLogging, cov.Delivered, cov.Lost)
+		}
+		return
+	}
+	t.Fatal("no tracelogging-provider seed")
+}
+
 // A deliberately broken emulator is caught: with the fault hook keeping EnableMask bits
 // after a disable, random programs (fixed seed) expose it within a few hundred inputs,
 // and the report names the mask. The same holds for dropped enable callbacks.
@@ -107,6 +127,9 @@ func TestRandomPrograms(t *testing.T) {
 		if total.Succeeded[k] == 0 || (total.Failed[k] == 0 && k != OpRegister) {
 			t.Errorf("%v: %d succeeded, %d failed; the sample does not exercise it", k, total.Succeeded[k], total.Failed[k])
 		}
+	}
+	if !testing.Short() && total.TraceLogging == 0 {
+		t.Errorf("no TraceLogging write: the sample does not exercise package etw's provider")
 	}
 	if total.Delivered == 0 || total.Lost == 0 || total.Callbacks == 0 {
 		t.Errorf("delivered %d, lost %d, callbacks %d: the sample does not exercise the write path", total.Delivered, total.Lost, total.Callbacks)
@@ -249,8 +272,8 @@ func TestProgramsAsScenarios(t *testing.T) {
 	for i := range n {
 		data := randomInput(rng, 400)
 		p := Decode(data)
-		if slices.ContainsFunc(p.Ops, func(o Op) bool { return o.Kind == OpHold }) {
-			continue // the scenario language cannot hold a logger back
+		if slices.ContainsFunc(p.Ops, func(o Op) bool { return o.Kind == OpHold || o.Kind == OpRegister && o.TL }) {
+			continue // the scenario language cannot hold a logger back, nor register through package etw
 		}
 		text, err := Scenario(p)
 		if err != nil {

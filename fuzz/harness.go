@@ -8,6 +8,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
@@ -45,6 +46,8 @@ type Coverage struct {
 	// holdInterleave), and Retired those after which that writer retired the buffer it
 	// had taken.
 	Interleaved, Retired int
+	// TraceLogging counts the writes through a TraceLogging provider of package etw.
+	TraceLogging int
 }
 
 // Add adds c2 to c.
@@ -61,6 +64,7 @@ func (c *Coverage) Add(c2 Coverage) {
 	c.Counted += c2.Counted
 	c.Interleaved += c2.Interleaved
 	c.Retired += c2.Retired
+	c.TraceLogging += c2.TraceLogging
 }
 
 // RunProgram is Run for a decoded program; it also reports what the run exercised.
@@ -147,6 +151,7 @@ type harness struct {
 	handles map[string]emu.TraceHandle // last handle per lower-cased session name
 	sinks   map[emu.TraceHandle]*recSink
 	regs    []*emu.Registration // parallel to m.regs
+	tl      []*etw.Provider     // parallel to regs: the TraceLogging provider, or nil
 	calls   [][]mCall           // callbacks each registration received, parallel to m.regs
 	check   *emu.Checker
 	cov     *Coverage
@@ -282,6 +287,9 @@ func (h *harness) step(o Op) error {
 		return compareProps(&p, ms)
 
 	case OpRegister:
+		if o.TL {
+			return h.registerTL(o)
+		}
 		idx := len(h.regs)
 		cb := func(_ guid.GUID, code regentry.ControlCode, level uint8, any, all uint64, _ []byte, _ any) {
 			h.calls[idx] = append(h.calls[idx], mCall{uint32(code), level, any, all})
@@ -299,7 +307,7 @@ func (h *harness) step(o Op) error {
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {
 			return e
 		}
-		h.regs = append(h.regs, r)
+		h.regs, h.tl = append(h.regs, r), append(h.tl, nil)
 		m.register(providers[o.Provider])
 		return nil
 

@@ -647,16 +647,16 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 		case tooBig || (failed != nil && !s.independent):
 			o.lost++
 			s.lost++
-		case need+uint32(s.pmcExtra(1, false)) > s.bufSize-headerSize || size+s.pmcExtra(1, false) > maxEvent:
+		case need+uint32(s.pmcExtra(uint32(ev.hook), false)) > s.bufSize-headerSize || size+s.pmcExtra(uint32(ev.hook), false) > maxEvent:
 			o.lost++
 			s.lost++
 			if failed == nil {
 				failed = winerr.ErrMoreData
 			}
 		default:
-			if s.reserve(proc, need+uint32(s.pmcExtra(1, false))) {
+			if s.reserve(proc, need+uint32(s.pmcExtra(uint32(ev.hook), false))) {
 				o.delivered++
-				ev.size = uint16(size + s.pmcExtra(1, false))
+				ev.size = uint16(size + s.pmcExtra(uint32(ev.hook), false))
 				s.accept(proc, ev)
 			} else {
 				o.lost++

@@ -178,6 +178,10 @@ type Op struct {
 	Level     uint8
 	Any, All  uint64
 	Group     bool // enable/disable a provider group; traits: join Provider as a group
+	// TL: register a TraceLogging provider of package etw (go-winio's pkg/etw shape) for
+	// Provider, whose writes are its WriteEvent: the provider's own filter, then the
+	// kernel's EventWriteDescriptors with its traits, the event's schema and its fields.
+	TL bool
 	BufferKB  uint32
 	MinBufs   uint32
 	MaxBufs   uint32
@@ -252,6 +256,10 @@ func (o Op) line(reg string) string {
 	case OpUpdate:
 		return fmt.Sprintf("update %s max=%d", name, o.MaxBufs)
 	case OpRegister:
+		if o.TL {
+			// Not in the scenario language: a TraceLogging provider of package etw.
+			return fmt.Sprintf("# register %s through package etw (TraceLogging), guid=%v", providerNames[o.Provider], providers[o.Provider])
+		}
 		return fmt.Sprintf("register %s guid=%v", reg, providers[o.Provider])
 	case OpUnregister:
 		return "unregister " + reg
@@ -414,7 +422,8 @@ func Decode(data []byte) Program {
 			o.Session = r.pick(len(sessionNames))
 			o.MaxBufs = uint32(r.pick(64))
 		case OpRegister:
-			o.Provider = r.pick(len(providers))
+			c := r.pick(2 * len(providers))
+			o.Provider, o.TL = c%len(providers), c >= len(providers)
 		case OpUnregister:
 			o.Reg = int(r.byte())
 		case OpEnable:
@@ -508,6 +517,9 @@ func Encode(p Program) ([]byte, error) {
 		case OpUpdate:
 			out = append(out, sess, idx(int(o.MaxBufs), o.MaxBufs < 64))
 		case OpRegister:
+			if o.TL {
+				prov += byte(len(providers))
+			}
 			out = append(out, prov)
 		case OpUnregister:
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256))

@@ -162,6 +162,16 @@ func seeds() []seed {
 				Op{Kind: OpStop, Session: 1}, start(2, 4, 2, 10, 0), enable(2, 0, 0, 0, 0), Op{Kind: OpHold, Session: 2, Count: 1},
 				write(0, 4, 0, 3944, 0), interleave(2)),
 				append(repeat(2, write(0, 4, 0, 3944, 0)), Op{Kind: OpHold, Session: 2}, Op{Kind: OpQuery, Session: 2}, Op{Kind: OpStop, Session: 2})...)...),
+		// A TraceLogging provider of package etw: its own filter (level, keywords) before
+		// the kernel's, and records carrying its traits and the event's schema; refused
+		// traits before Windows 10.
+		enc("tracelogging-provider", winver.V2004, 2,
+			start(0, 4, 2, 10, 0), Op{Kind: OpRegister, Provider: 1, TL: true}, enable(0, 1, 3, 0x2, 0),
+			write(0, 3, 0x2, 100, 0), write(0, 4, 0x2, 100, 0), write(0, 3, 0x1, 16, 0), write(0, 2, 0, 100, 0),
+			write(0, 1, 0x2, 0xFFFF-0x50, 0), Op{Kind: OpDisable, Session: 0, Provider: 1}, write(0, 3, 0x2, 100, 0),
+			enable(0, 1, 0, 0, 0), write(0, 5, 0x8000000000000000, 100, 0), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0}),
+		enc("tracelogging-before-windows-10", winver.V6_3, 1, start(0, 4, 2, 10, 0), enable(0, 1, 0, 0, 0),
+			Op{Kind: OpRegister, Provider: 1, TL: true}, write(0, 3, 0x2, 100, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),

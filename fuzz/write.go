@@ -60,6 +60,9 @@ func activity(serial uint64) guid.GUID {
 // session did with the event.
 func (h *harness) write(o Op) error {
 	k, m := h.k, h.m
+	if len(h.tl) > 0 && h.tl[o.Reg%len(h.tl)] != nil {
+		return h.writeTL(o)
+	}
 	r, mr := h.reg(o.Reg)
 	d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
 	h.writes++
@@ -169,25 +172,48 @@ func (h *harness) write(o Op) error {
 		return e
 	}
 	if !useTally {
-		after := h.stats()
-		for _, ms := range m.sessions {
-			id := ms.id
-			tally.Lost[id] = after[id].lost - before[id].lost
-			tally.Denied[id] = after[id].denied - before[id].denied
-			for _, f := range fired { // the counters hold the interleaved writes' too
-				tally.Lost[id] -= f.tally.Lost[id]
-				tally.Denied[id] -= f.tally.Denied[id]
-			}
-			// What it delivered is taken from the model: the Checker's conservation rule
-			// and the sink's records hold the emulator to it.
-			tally.Delivered[id] = want[id].delivered
-		}
+		tally = h.tallyOf(before, want, fired)
 	}
+	if err := h.compareTally(apiNames[api], proc, tally, want); err != nil {
+		return err
+	}
+	// The writes in the middle of switches, once the write itself agrees: a write that
+	// went where the model says it does not shows as that, not as a switch.
+	if err := h.compareFired(fired, modelFired, nestedWant, nestedErr); err != nil {
+		return err
+	}
+	return h.compareOverwritten()
+}
+
+// tallyOf is what a write did, read from the sessions' counters: their losses and
+// denials since before (less those of the writes fired inside it), and the deliveries
+// the model predicts (want), which the Checker's conservation rule and the sinks' records
+// hold the emulator to.
+func (h *harness) tallyOf(before [session.LoggerIDs]counts, want map[uint16]outcome, fired []firing) emu.Tally {
+	var tally emu.Tally
+	after := h.stats()
+	for _, ms := range h.m.sessions {
+		id := ms.id
+		tally.Lost[id] = after[id].lost - before[id].lost
+		tally.Denied[id] = after[id].denied - before[id].denied
+		for _, f := range fired { // the counters hold the interleaved writes' too
+			tally.Lost[id] -= f.tally.Lost[id]
+			tally.Denied[id] -= f.tally.Denied[id]
+		}
+		tally.Delivered[id] = want[id].delivered
+	}
+	return tally
+}
+
+// compareTally holds what a write did in each session to the model's prediction, counts
+// it in the coverage and tells the Checker the events each session accepted.
+func (h *harness) compareTally(api string, proc int, tally emu.Tally, want map[uint16]outcome) error {
+	k, m := h.k, h.m
 	for id := range tally.Delivered {
 		w := want[uint16(id)]
 		if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
 			return fmt.Errorf("%s on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
-				apiNames[api], proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
+				api, proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
 		}
 		h.cov.Denied += tally.Denied[id]
 		h.cov.Delivered += tally.Delivered[id]
@@ -199,13 +225,14 @@ func (h *harness) write(o Op) error {
 			h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
 		}
 	}
-	// The writes in the middle of switches, once the write itself agrees: a write that
-	// went where the model says it does not shows as that, not as a switch.
-	if err := h.compareFired(fired, modelFired, nestedWant, nestedErr); err != nil {
-		return err
-	}
-	for _, ms := range m.sessions {
-		if got := k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
+	return nil
+}
+
+// compareOverwritten holds every session's count of events its ring overwrote to the
+// model's.
+func (h *harness) compareOverwritten() error {
+	for _, ms := range h.m.sessions {
+		if got := h.k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
 			return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
 		}
 	}
