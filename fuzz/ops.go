@@ -171,17 +171,17 @@ func (o Op) decide(v winver.Version, name string) oracle.Answer {
 
 // Op is one decoded operation. Which fields matter depends on Kind.
 type Op struct {
-	Kind      Kind
-	Session   int // index into sessionNames
-	Provider  int // index into providers
-	Reg       int // which registration (index into the run's registrations, wrapped)
-	Level     uint8
-	Any, All  uint64
-	Group     bool // enable/disable a provider group; traits: join Provider as a group
+	Kind     Kind
+	Session  int // index into sessionNames
+	Provider int // index into providers
+	Reg      int // which registration (index into the run's registrations, wrapped)
+	Level    uint8
+	Any, All uint64
+	Group    bool // enable/disable a provider group; traits: join Provider as a group
 	// TL: register a TraceLogging provider of package etw (go-winio's pkg/etw shape) for
 	// Provider, whose writes are its WriteEvent: the provider's own filter, then the
 	// kernel's EventWriteDescriptors with its traits, the event's schema and its fields.
-	TL bool
+	TL        bool
 	BufferKB  uint32
 	MinBufs   uint32
 	MaxBufs   uint32

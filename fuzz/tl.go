@@ -133,4 +133,3 @@ func (r *mReg) tlPasses(level uint8, kw uint64) bool {
 	}
 	return kw == 0 || (last.matchAny == 0 || kw&last.matchAny != 0) && kw&last.match == last.match
 }
-
