@@ -67,8 +67,9 @@ func (h *harness) write(o Op) error {
 	d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
 	h.writes++
 	h.serial++
+	serial := h.serial // the writes run inside this one's buffer switches take the next ones
 	data := h.payload(o.Payload)
-	ev := rec{hook: 1, level: o.Level, keyword: o.Any, pid: processID, tail: h.serial}
+	ev := rec{hook: 1, level: o.Level, keyword: o.Any, pid: processID, tail: serial}
 	if mr != nil {
 		ev.provider = mr.provider.g
 	}
@@ -85,10 +86,10 @@ func (h *harness) write(o Op) error {
 			err = k.EventWrite(r, d, data)
 			return
 		}
-		act := activity(h.serial)
+		act := activity(serial)
 		var related *guid.GUID
-		if h.serial%2 == 1 {
-			rel := activity(^h.serial)
+		if serial%2 == 1 {
+			rel := activity(^serial)
 			related = &rel
 		}
 		err = k.EventWriteTransfer(r, d, &act, related, data)
@@ -107,7 +108,11 @@ func (h *harness) write(o Op) error {
 						p = k.CurrentProcessor()
 					}
 				}
-				fired = append(fired, h.nestedWrite(ms, r, d, o.Payload, p, ev))
+				// Listed before it runs, as the model lists it: a hook that fires inside
+				// this write (another armed session's switch) comes after it.
+				i := len(fired)
+				fired = append(fired, firing{session: ms})
+				fired[i] = h.nestedWrite(ms, r, d, o.Payload, p, ev)
 			})
 		}
 	}
@@ -133,8 +138,8 @@ func (h *harness) write(o Op) error {
 		}
 		err = k.EventWriteEx(r, d, opts, data)
 	case APITransfer:
-		ev.activity = activity(h.serial)
-		if h.serial%2 == 1 {
+		ev.activity = activity(serial)
+		if serial%2 == 1 {
 			extra = session.RelatedItemSize
 		}
 	}
@@ -149,11 +154,13 @@ func (h *harness) write(o Op) error {
 			k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(nil)
 			ms := ms
 			ms.onSwitch = func() {
+				// Listed before it runs, as the emulator's: a write nested in this one
+				// comes after it.
 				i := len(modelFired)
 				modelFired = append(modelFired, ms)
+				nestedWant, nestedErr = append(nestedWant, nil), append(nestedErr, nil)
 				if i < len(fired) && fired[i].session == ms {
-					w, e := m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev)
-					nestedWant, nestedErr = append(nestedWant, w), append(nestedErr, e)
+					nestedWant[i], nestedErr[i] = m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev)
 				}
 			}
 		}

@@ -48,6 +48,10 @@ type Buffer struct {
 	// state is the ETW_BUFFER_STATE. Atomic; written by whoever moves the buffer (see
 	// invariant 1 of the package), read by views.
 	state atomic.Uint32
+	// opens counts the times the buffer opened. Atomic; added to by open, read by a
+	// switching writer (switchBuffer) to tell the buffer it found full from the same
+	// buffer opened again meanwhile.
+	opens atomic.Uint32
 	// stream is the processor stream the buffer was last current for. Written by the
 	// switching writer before the buffer opens; read by the logger after it closes.
 	stream atomic.Uint32
@@ -100,6 +104,7 @@ func (b *Buffer) open(stream int) {
 	b.end.Store(0)
 	b.stream.Store(uint32(stream))
 	b.state.Store(uint32(abi.BufferStateGeneralLogging))
+	b.opens.Add(1)
 	b.word.Store(abi.BufferHeaderSize)
 }
 

@@ -50,3 +50,40 @@ func TestReusedBufferMemoryShowsNoStaleRecords(t *testing.T) {
 		l.Stop()
 	}
 }
+
+// A writer whose stream has no spare takes the free list's buffer, else another stream's
+// spare: a free buffer is free for every processor (Windows keeps one free list per
+// logger), so the event is lost only when no buffer is free anywhere.
+func TestSwitchTakesAnotherStreamsSpare(t *testing.T) {
+	l := startSynchronous(t, "steal", 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4})
+	defer l.Stop()
+	l.freeMu.Lock()
+	free := len(l.free)
+	if free == 0 || l.spareCount() != 0 {
+		l.freeMu.Unlock()
+		t.Fatalf("%d free buffers and %d spares at start", free, l.spareCount())
+	}
+	b := l.free[free-1]
+	l.free = l.free[:free-1]
+	l.freeBuffers.Store(int64(len(l.free)))
+	l.streams[0].spare.Store(b) // as if stream 0's full buffer had come back
+	others := l.free
+	l.free = nil // every other free buffer is out of reach: the spare is the only one
+	l.freeBuffers.Store(0)
+	l.freeMu.Unlock()
+	defer func() {
+		l.freeMu.Lock()
+		l.free = append(l.free, others...)
+		l.freeBuffers.Store(int64(len(l.free)))
+		l.freeMu.Unlock()
+	}()
+	lost := l.Stats().EventsLost
+	for range 2 { // two events of 4,024 bytes: the second needs a buffer of its own on stream 1
+		if err := l.Write(1, testEvent(4096-0x48-0x50, 1)); err != nil {
+			t.Fatalf("write on stream 1: %v (stream 0's spare was free)", err)
+		}
+	}
+	if l.Stats().EventsLost != lost || l.streams[0].spare.Load() != nil {
+		t.Fatalf("EventsLost %d (was %d), stream 0's spare %v; want none lost and the spare taken", l.Stats().EventsLost, lost, l.streams[0].spare.Load() != nil)
+	}
+}

@@ -28,9 +28,16 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		l.unhook(s, old) // the logger drops it, counting it in RealTimeBuffersLost
 		return winerr.ErrLogFileFull
 	}
+	var opens uint32
+	if old != nil {
+		opens = old.opens.Load()
+	}
 	nb := s.takeSpare()
 	if nb == nil {
 		nb = l.popFree()
+	}
+	if nb == nil {
+		nb = l.stealSpare()
 	}
 	if nb == nil {
 		l.unhook(s, old)
@@ -52,7 +59,11 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 			(*fn)()
 		}
 	}
-	if !s.cur.CompareAndSwap(old, nb) {
+	// [emulator choice] A writer that finds its full buffer back in the slot, emptied by
+	// the logger and opened again by another writer meanwhile (the stream's spare comes
+	// back round), does not install over it: its compare-and-swap would succeed on the
+	// pointer and flush the reopened buffer early. The opens count tells the two apart.
+	if old != nil && old.opens.Load() != opens || !s.cur.CompareAndSwap(old, nb) {
 		// Another writer switched first, or a flush emptied the slot: use theirs.
 		l.retire(nb)
 		return nil
@@ -112,6 +123,22 @@ func (s *stream) takeSpare() *Buffer {
 		return nil
 	}
 	return s.spare.Swap(nil)
+}
+
+// stealSpare takes another stream's spare when the free list is empty: a free buffer is
+// free for every processor, as in Windows' one free list per logger, so a writer loses
+// its event only when no buffer is free anywhere. A scan of the streams, on the way to a
+// shortage only.
+func (l *Logger) stealSpare() *Buffer {
+	if !l.spares {
+		return nil
+	}
+	for i := range l.streams {
+		if b := l.streams[i].takeSpare(); b != nil {
+			return b
+		}
+	}
+	return nil
 }
 
 // spareCount counts the buffers in the streams' spare slots. Exact while no writer is
