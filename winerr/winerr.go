@@ -38,8 +38,10 @@ func (e *Errno) Error() string {
 	return fmt.Sprintf("%s (%d)", e.name, e.code)
 }
 
-func win32(code uint32, name string) *Errno    { return known(&Errno{code: code, name: name}) }
-func ntstatus(code uint32, name string) *Errno { return known(&Errno{code: code, name: name, status: true}) }
+func win32(code uint32, name string) *Errno { return known(&Errno{code: code, name: name}) }
+func ntstatus(code uint32, name string) *Errno {
+	return known(&Errno{code: code, name: name, status: true})
+}
 
 // byName holds every code below by its name; filled as they are made.
 var byName = map[string]*Errno{}
