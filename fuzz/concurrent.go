@@ -387,6 +387,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 	defer at.Store(nil)
 	var regs []*mine
 	defer func() { *out = regs }()
+	var zeros []byte // the payloads: zeros, but for a write's serial while it is written
 	pick := func(i int) *mine {
 		if len(regs) == 0 {
 			return nil
@@ -438,7 +439,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpWrite:
 			d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any} // 1: a hook id OpPMC selects
 			m := pick(o.Reg)
-			data := make([]byte, o.Payload)
+			if cap(zeros) < o.Payload {
+				zeros = make([]byte, o.Payload)
+			}
+			data := zeros[:o.Payload]
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
 				var t emu.Tally
 				e1 := f.epoch.Load()
@@ -464,6 +468,9 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 					break
 				}
 			}
+			if len(data) >= 8 {
+				clear(data[len(data)-8:]) // zeros again for the next write
+			}
 		case OpTraits:
 			if err = control(func() error { return k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob()) }); err == nil {
 				if m := pick(o.Reg); m != nil && o.Group {
@@ -476,7 +483,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpPMC:
 			err = o.setPMC(k, h)
 		case OpSysWrite:
-			err = k.WriteSystemEvent(h, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: tally}, make([]byte, o.Payload))
+			if cap(zeros) < o.Payload {
+				zeros = make([]byte, o.Payload)
+			}
+			err = k.WriteSystemEvent(h, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: tally}, zeros[:o.Payload])
 		}
 		if _, ok := winerr.Code(err); !ok {
 			return fmt.Errorf("%v returned an error without a Windows code: %v", o, err)

@@ -3,6 +3,7 @@ package pmc
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/winver"
@@ -38,6 +39,23 @@ const MaxHookIDs = 4
 // (layout.PMCSupport, after Geoff Chappell, "ETW_PMC_SUPPORT"), and false before 6.2, which
 // has no PMC support.
 func LayoutFor(v winver.Version) (Layout, bool) {
+	if v < winver.Oldest || v > winver.Newest {
+		return layoutFor(v)
+	}
+	c := &layouts[v]
+	c.once.Do(func() { c.l, c.ok = layoutFor(v) })
+	return c.l, c.ok
+}
+
+// layouts holds LayoutFor's answer per version, worked out once from the catalogue: a
+// session start asks for it, and a fuzz run starts thousands.
+var layouts [winver.Newest + 1]struct {
+	once sync.Once
+	l    Layout
+	ok   bool
+}
+
+func layoutFor(v winver.Version) (Layout, bool) {
 	w := [2]layout.View{layout.PMCSupport.At(v, layout.X86), layout.PMCSupport.At(v, layout.X64)}
 	if !w[X64].Exists {
 		return Layout{}, false
