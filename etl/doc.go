@@ -20,6 +20,12 @@
 // BufferSize, all of them to at most 32 times their stored bytes, and a file yields at
 // most as many records as an uncompressed file of its size could hold.
 //
+// The same walker reads the emulator's own buffers (RecordsTo, SealedRecords, and
+// CountRecords, which counts by framing alone), where a marker it does not know is an
+// error: those buffers hold only the kinds the emulator writes. Clock turns a record's
+// timestamp into wall time, from a buffer's ETW_REF_CLOCK or a file header's reference.
+// Package decode turns the records into events for every reader.
+//
 // Glossary:
 //   - stored size: the bytes a buffer takes in the file, its BufferSize (for a compressed
 //     buffer, the header and the compressed stream).
