@@ -25,8 +25,9 @@ type Case struct {
 	Payload  int
 	Parallel bool
 	Floor    bool // the floor baseline for this payload and parallelism
-	// Baseline names the baseline a case is (floor, mutex, ...; "" for the emulator's
-	// cases), and About says in one line what it measures, for the table's legend.
+	// Baseline names the baseline a case is (floor, mutex, ..., or a logger bench/peers
+	// compares with; "" for the emulator's cases), and About says in one line what it
+	// measures, for the table's legend.
 	Baseline, About string
 	// Unwritten: no session takes the case's events (a disabled provider, a level the
 	// session filters out), so nothing is written. Its rate is of calls (calls/s, no

@@ -143,3 +143,20 @@ func Table(results []Result) string {
 	fmt.Fprintf(&b, "\nEach row ran %d times: ns/op is the median run (a floor's fastest, as it is a lower bound),\nspread the runs' (slowest − fastest) / fastest. A row whose runs, or whose floor's, are more\nthan %.0f %% apart is \"unsteady\": the machine's speed moved, and a ratio would mean nothing.\n", Runs, 100*UnsteadyAt)
 	return b.String()
 }
+
+// ProbeNs runs the machine probe on one goroutine once and returns its time a call (0 if
+// it timed nothing): run before and after a suite, it shows whether the machine's speed
+// moved meanwhile (Trailer).
+func ProbeNs() float64 {
+	return Measure([]Case{ProbeCase(false)}, nil)[0].NsPerOp()
+}
+
+// Trailer is what follows a suite's Table: the machine probe's times before and after
+// the suite, and how to read the table.
+func Trailer(before, after float64) string {
+	return fmt.Sprintf("\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n", before, after, 100*Spread([]float64{before, after})) +
+		"\n× floor is the time per event against the floor's at the same payload and parallelism.\n" +
+		"Rows of \"none written\" time EventWrite calls whose events no session takes (a disabled\n" +
+		"provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.\n" +
+		"For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.\n"
+}

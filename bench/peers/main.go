@@ -39,11 +39,13 @@ func run(benchtime time.Duration, short bool, out string) error {
 	}
 	cases := suite(short)
 	start := time.Now()
-	fmt.Fprintf(os.Stderr, "%d benchmarks, %v each, GOMAXPROCS %d\n", len(cases), benchtime, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(os.Stderr, "%d benchmarks, %v each, GOMAXPROCS %d\n  machine probe, before\n", len(cases), benchtime, runtime.GOMAXPROCS(0))
+	before := benchsuite.ProbeNs()
 	results := benchsuite.Measure(cases, func(i int, c benchsuite.Case) {
 		fmt.Fprintf(os.Stderr, "  [%d/%d] %s (%v)\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
 	})
-	table := benchsuite.Table(results)
+	fmt.Fprintln(os.Stderr, "  machine probe, after")
+	table := benchsuite.Table(results) + benchsuite.Trailer(before, benchsuite.ProbeNs())
 	fmt.Print(table)
 	if out != "" {
 		return os.WriteFile(out, []byte(table), 0o644)

@@ -23,7 +23,7 @@ import (
 const providerName = "etwemu.bench"
 
 func zerologCase(payload int, parallel bool) benchsuite.Case {
-	return peerCase("zerolog", payload, parallel, func() func() {
+	return peerCase("zerolog", "zerolog's Logger with a timestamp, writing the event as a JSON line (payload in hex) to io.Discard", payload, parallel, func() func() {
 		log := zerolog.New(io.Discard).With().Timestamp().Str("provider", providerName).Logger()
 		data := make([]byte, payload)
 		return func() {
@@ -33,7 +33,7 @@ func zerologCase(payload int, parallel bool) benchsuite.Case {
 }
 
 func zapCase(payload int, parallel bool) benchsuite.Case {
-	return peerCase("zap", payload, parallel, func() func() {
+	return peerCase("zap", "zap's production JSON encoder on a core, writing the event as a JSON line (payload in base64) to io.Discard", payload, parallel, func() func() {
 		cfg := zap.NewProductionEncoderConfig()
 		cfg.EncodeTime = zapcore.EpochNanosTimeEncoder
 		core := zapcore.NewCore(zapcore.NewJSONEncoder(cfg), zapcore.AddSync(io.Discard), zapcore.InfoLevel)
@@ -45,12 +45,12 @@ func zapCase(payload int, parallel bool) benchsuite.Case {
 	})
 }
 
-func peerCase(name string, payload int, parallel bool, setup func() func()) benchsuite.Case {
+func peerCase(name, about string, payload int, parallel bool, setup func() func()) benchsuite.Case {
 	n := fmt.Sprintf("payload=%d/%s", payload, name)
 	if parallel {
 		n += "/parallel"
 	}
-	return benchsuite.Case{Name: n, Payload: payload, Parallel: parallel, Run: func(b *testing.B) {
+	return benchsuite.Case{Name: n, Payload: payload, Parallel: parallel, Baseline: name, About: about, Run: func(b *testing.B) {
 		one := setup()
 		benchbase.Run(b, payload, parallel, one)
 	}}

@@ -66,7 +66,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%d benchmarks, %v each, GOMAXPROCS %d, %s/%s\n\n", len(cases), *benchtime, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	tty := isTerminal(stderr)
 	fmt.Fprintln(stderr, "  machine probe, before")
-	before := probeNs()
+	before := benchsuite.ProbeNs()
 	results := benchsuite.Measure(cases, func(i int, c benchsuite.Case) {
 		line := fmt.Sprintf("  [%d/%d] %s", i+1, len(cases), c.Name)
 		if tty {
@@ -79,21 +79,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	fmt.Fprintln(stderr, "  machine probe, after")
-	after := probeNs()
-	fmt.Fprint(stdout, benchsuite.Table(results))
-	fmt.Fprintf(stdout, "\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n",
-		before, after, 100*benchsuite.Spread([]float64{before, after}))
-	fmt.Fprintln(stdout, "\n× floor is the time per event against the floor's at the same payload and parallelism.")
-	fmt.Fprintln(stdout, "Rows of \"none written\" time EventWrite calls whose events no session takes (a disabled")
-	fmt.Fprintln(stdout, "provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.")
-	fmt.Fprintln(stdout, "For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.")
+	after := benchsuite.ProbeNs()
+	fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, after))
 	return 0
-}
-
-// probeNs runs the machine probe on one goroutine once and returns its time a call (0
-// if it timed nothing).
-func probeNs() float64 {
-	return benchsuite.Measure([]benchsuite.Case{benchsuite.ProbeCase(false)}, nil)[0].NsPerOp()
 }
 
 // setBenchtime sets the time testing.Benchmark gives each benchmark, which it takes from
