@@ -43,41 +43,36 @@ func TestSeeds(t *testing.T) {
 // The interleaved-switch seed reaches the race of two writers switching one buffer:
 // writes run inside another writer's switch, and writers retire the buffer they took.
 func TestSeedReachesSwitchRace(t *testing.T) {
-	for _, s := range seeds() {
-		if s.name != "interleaved-switch" {
-			continue
-		}
-		cov, err := RunProgram(Decode(s.data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cov.Interleaved < 4 || cov.Retired < 3 || cov.Lost == 0 {
-			t.Fatalf("%d interleaved writes, %d retired buffers, %d events lost: the seed misses the race", cov.Interleaved, cov.Retired, cov.Lost)
-		}
-		t.Logf("%+v", cov)
-		return
+	cov := runSeed(t, "interleaved-switch")
+	if cov.Interleaved < 4 || cov.Retired < 3 || cov.Lost == 0 {
+		t.Fatalf("%d interleaved writes, %d retired buffers, %d events lost: the seed misses the race", cov.Interleaved, cov.Retired, cov.Lost)
 	}
-	t.Fatal("no interleaved-switch seed")
+}
+
+// runSeed runs the seed named name and returns what it exercised.
+func runSeed(t *testing.T, name string) Coverage {
+	t.Helper()
+	for _, s := range seeds() {
+		if s.name == name {
+			cov, err := RunProgram(Decode(s.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cov
+		}
+	}
+	t.Fatalf("no seed %s", name)
+	return Coverage{}
 }
 
 // The tracelogging-provider seed writes through package etw's provider: events its own
 // filter passes reach the session, with their traits and schema, and the others do not.
 func TestSeedWritesTraceLogging(t *testing.T) {
-	for _, s := range seeds() {
-		if s.name != "tracelogging-provider" {
-			continue
-		}
-		cov, err := RunProgram(Decode(s.data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if cov.TraceLogging != 7 || cov.Delivered != 3 || cov.Lost != 1 {
-			t.Fatalf("%d TraceLogging writes, %d delivered, %d lost; want 7, 3 (level 3 with keyword 2 or none, then level 5 after the second enable) and 1 (too large)",
-				cov.TraceLogging, cov.Delivered, cov.Lost)
-		}
-		return
+	cov := runSeed(t, "tracelogging-provider")
+	if cov.TraceLogging != 7 || cov.Delivered != 3 || cov.Lost != 1 {
+		t.Fatalf("%d TraceLogging writes, %d delivered, %d lost; want 7, 3 (level 3 with keyword 2 or none, then level 5 after the second enable) and 1 (too large)",
+			cov.TraceLogging, cov.Delivered, cov.Lost)
 	}
-	t.Fatal("no tracelogging-provider seed")
 }
 
 // A deliberately broken emulator is caught: with the fault hook keeping EnableMask bits
