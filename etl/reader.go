@@ -635,7 +635,9 @@ func (c Clock) Time(ts int64) (time.Time, bool) {
 func (b *Buffer) Clock() (Clock, bool) {
 	h := &b.Header
 	c := Clock{Type: clock.Type(h.ClockFrequency & 7), Frequency: int64(h.ClockFrequency >> 3), StartTime: h.StartTime, StartPerf: h.StartPerfClock}
-	if c.Type != clock.System && (c.StartTime <= 0 || c.Frequency <= 0) {
+	// Before 6.2 the eight bytes at 0x20 are a list link (a pointer, 8-aligned: clock type
+	// 0) or zero: only a clock type ETW knows makes them a clock word.
+	if !c.Type.Valid() || c.Type != clock.System && (c.StartTime <= 0 || c.Frequency <= 0) {
 		return Clock{}, false
 	}
 	return c, true

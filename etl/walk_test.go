@@ -87,3 +87,16 @@ func TestCountRecordsFraming(t *testing.T) {
 		t.Fatalf("RecordsTo walked %d, %v; want 3 and an error", walked, err)
 	}
 }
+
+// A buffer's clock word counts only with a clock type ETW knows: before 6.2 the same
+// eight bytes are a list link (an 8-aligned pointer, clock type 0) or zero.
+func TestBufferClockNeedsAClockType(t *testing.T) {
+	b := Buffer{Header: abi.BufferHeader{ClockFrequency: 0xFFFFF80012345670, StartTime: 133_000_000_000_000_000, StartPerfClock: 5}}
+	if c, ok := b.Clock(); ok {
+		t.Fatalf("a list link read as clock %+v", c)
+	}
+	b.Header.ClockFrequency = abi.ClockFrequency(1, 10_000_000) // QPC at 10 MHz
+	if _, ok := b.Clock(); !ok {
+		t.Fatal("a QPC clock word not read")
+	}
+}

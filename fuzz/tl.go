@@ -1,6 +1,8 @@
 package fuzz
 
 import (
+	"slices"
+
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/winerr"
@@ -96,7 +98,7 @@ func (h *harness) writeTL(o Op) error {
 	want, werr := map[uint16]outcome{}, error(nil)
 	if mr.tlPasses(o.Level, o.Any) {
 		ev := rec{hook: 0, level: o.Level, keyword: o.Any, pid: processID, tail: serial, provider: mr.provider.g}
-		extra := tlItem(len(providerNames[o.Provider%len(providerNames)])+3) + tlItem(tlSchemaSize)
+		extra := tlItem(len(providerNames[slices.Index(providers, mr.provider.g)])+3) + tlItem(tlSchemaSize)
 		want, werr = m.write(mr, o.Level, o.Any, tlCountSize+n+8, extra, proc, ev)
 	}
 	if e := h.sameErr(o, err, werr); e != nil {

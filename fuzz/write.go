@@ -112,7 +112,8 @@ func (h *harness) write(o Op) error {
 				// this write (another armed session's switch) comes after it.
 				i := len(fired)
 				fired = append(fired, firing{session: ms})
-				fired[i] = h.nestedWrite(ms, r, d, o.Payload, p, ev)
+				f := h.nestedWrite(ms, r, d, o.Payload, p, ev) // appends to fired: not in the assignment
+				fired[i] = f
 			})
 		}
 	}
@@ -160,7 +161,8 @@ func (h *harness) write(o Op) error {
 				modelFired = append(modelFired, ms)
 				nestedWant, nestedErr = append(nestedWant, nil), append(nestedErr, nil)
 				if i < len(fired) && fired[i].session == ms {
-					nestedWant[i], nestedErr[i] = m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev)
+					w, e := m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev) // appends to them
+					nestedWant[i], nestedErr[i] = w, e
 				}
 			}
 		}

@@ -240,14 +240,16 @@ type BufferView struct {
 }
 
 // filled returns where the records of an unsealed buffer end, from its view v: a closed
-// buffer's end (the offset it was closed at, past which a refused reservation wrote
-// nothing), a buffer that a writer crossed its SavedOffset, else its CurrentOffset. The
-// bytes past it are a previous fill's, or another session's (bufmem.go).
+// buffer's end once tryClose has found it, else the SavedOffset the writer whose
+// reservation crossed the end stored, else CurrentOffset within the buffer. The bytes
+// past it are a previous fill's, or another session's (bufmem.go).
 func (b *Buffer) filled(v BufferView) uint32 {
-	switch {
-	case v.Closed:
-		return b.end.Load()
-	case v.SavedOffset != 0:
+	if v.Closed {
+		if end := b.end.Load(); end != 0 { // 0: closed, but not yet complete (tryClose)
+			return end
+		}
+	}
+	if v.SavedOffset != 0 {
 		return v.SavedOffset
 	}
 	return min(v.CurrentOffset, uint32(len(b.data)))

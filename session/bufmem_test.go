@@ -87,3 +87,43 @@ func TestSwitchTakesAnotherStreamsSpare(t *testing.T) {
 		t.Fatalf("EventsLost %d (was %d), stream 0's spare %v; want none lost and the spare taken", l.Stats().EventsLost, lost, l.streams[0].spare.Load() != nil)
 	}
 }
+
+// A buffer that a writer overflowed and another took out of its stream, closed before the
+// writer that crossed its end stored SavedOffset (recycle closes it while that writer is
+// between its reservation and the store), shows its records to Peek and the checker up to
+// that SavedOffset once stored, not none.
+func TestFilledClosedBeforeSaved(t *testing.T) {
+	l := startSynchronous(t, "r", 1, Properties{LogFileMode: logmode.Buffering, BufferSize: 4, MinimumBuffers: 4, MaximumBuffers: 4})
+	defer l.Stop()
+	const written = 5
+	for range written {
+		if err := l.Write(0, testEvent(100, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := l.streams[0].cur.Load()
+	const need = 4096 // crosses the end
+	w := b.word.Add(need | oneRecord)
+	if !l.streams[0].cur.CompareAndSwap(b, nil) { // another writer switched it out
+		t.Fatal("the buffer left its stream")
+	}
+	l.queueFlush(b)
+	l.recycle() // closes b, which it cannot complete: SavedOffset is not stored yet
+	fit := ordinal(w)
+	b.saved.Store(b.settle(fit) | uint64(uint32(w)-need) | uint64(fit)<<32) // the crossing writer's store
+	records := 0
+	if err := l.Peek(func(_ BufferView, data []byte) {
+		if len(data) > 0x48 {
+			n, _ := etl.CountRecords(data, len(data))
+			records += n
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if records != written {
+		t.Errorf("Peek shows %d records, want %d", records, written)
+	}
+	if pending, _ := l.Check(func(rule, detail string) { t.Errorf("%s: %s", rule, detail) }); pending != written {
+		t.Errorf("the checker counts %d records, want %d", pending, written)
+	}
+}

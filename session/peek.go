@@ -6,10 +6,12 @@ import (
 )
 
 // Peek calls fn for each of the session's buffers, in the order of Buffers, with its view
-// and a copy of its bytes up to CurrentOffset, as a debugger reads a logger's buffers
-// from kernel memory (`!wmitrace.bufdump`). A buffer holding a reservation whose record is
-// still being written (ReferenceCount, as View derives it, above 0), and a free buffer,
-// come with nil bytes.
+// and a copy of its bytes up to the end of its records (Buffer.filled: CurrentOffset, or
+// where a full buffer's records end), as a debugger reads a logger's buffers from kernel
+// memory (`!wmitrace.bufdump`). The first 0x48 bytes of a buffer not yet sealed are not
+// its header, which the seal writes: they hold whatever an earlier fill left. A buffer
+// holding a reservation whose record is still being written (ReferenceCount, as View
+// derives it, above 0), and a free buffer, come with nil bytes.
 //
 // Peek is for synchronous sessions (Config.Synchronous), where it runs under the lock
 // that stands in for the logger: no buffer is sealed, recycled or reopened meanwhile, and

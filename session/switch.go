@@ -60,9 +60,11 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		}
 	}
 	// [emulator choice] A writer that finds its full buffer back in the slot, emptied by
-	// the logger and opened again by another writer meanwhile (the stream's spare comes
-	// back round), does not install over it: its compare-and-swap would succeed on the
-	// pointer and flush the reopened buffer early. The opens count tells the two apart.
+	// the logger and opened again by another writer while it switched (the stream's spare
+	// comes back round), does not install over it: its compare-and-swap would succeed on
+	// the pointer and flush the reopened buffer early. The opens count, read as the switch
+	// begins, tells the two apart; a reopening before that (the writer preempted between
+	// its reservation and the switch) still costs that early flush, nothing more.
 	if old != nil && old.opens.Load() != opens || !s.cur.CompareAndSwap(old, nb) {
 		// Another writer switched first, or a flush emptied the slot: use theirs.
 		l.retire(nb)
