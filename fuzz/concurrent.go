@@ -188,10 +188,14 @@ const Deadline = 20 * time.Second
 // does not finish, and the control calls in progress, for the routing check.
 type flight struct {
 	at [Workers]atomic.Pointer[Op] // each worker's operation in progress; stored by the worker
-	// epoch is odd while a control call that may change where events go is in
-	// progress, and counts them: a write that sees the same even value before and after
-	// overlapped none. Atomic; added to by the workers around each control call.
-	epoch atomic.Uint64
+	// epoch counts the starts and ends of the control calls that may change where events
+	// go, and inFlight how many are in progress: a write that saw none in flight and the
+	// same epoch before and after overlapped none. (One counter whose parity said "in
+	// progress" failed when two workers' control calls overlapped: two starts made it
+	// even again.) Atomic; a control call adds to inFlight, then to epoch, as it starts,
+	// and to epoch, then takes from inFlight, as it ends.
+	epoch    atomic.Uint64
+	inFlight atomic.Int64
 	// serial numbers the events the workers write (the last eight bytes of a payload
 	// that has them), so that the sinks see each at most once. Atomic.
 	serial atomic.Uint64
@@ -400,7 +404,9 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		return nil
 	}
 	control := func(call func() error) error {
+		f.inFlight.Add(1)
 		f.epoch.Add(1)
+		defer f.inFlight.Add(-1)
 		defer f.epoch.Add(1)
 		return call()
 	}
@@ -445,8 +451,9 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
 				var t emu.Tally
 				e1 := f.epoch.Load()
+				quiet := f.inFlight.Load() == 0 // read after the epoch: see flight
 				var want [session.LoggerIDs]bool
-				if m != nil && !m.closed && e1%2 == 0 {
+				if m != nil && !m.closed && quiet {
 					want = routes(k, m, o.Level, o.Any)
 				}
 				if len(data) >= 8 {
@@ -458,7 +465,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 					tally.Lost[id] += t.Lost[id]
 					tally.Denied[id] += t.Denied[id]
 					got := t.Delivered[id]+t.Lost[id]+t.Denied[id] != 0
-					if m != nil && !m.closed && e1%2 == 0 && f.epoch.Load() == e1 && got != want[id] {
+					if m != nil && !m.closed && quiet && f.epoch.Load() == e1 && got != want[id] {
 						return fmt.Errorf("%v (event %d of the burst, provider %v): logger %d delivered %d lost %d denied %d, but its enable slots %s the event",
 							o, i, m.provider, id, t.Delivered[id], t.Lost[id], t.Denied[id], map[bool]string{true: "pass", false: "filter out"}[want[id]])
 					}
