@@ -51,8 +51,9 @@ type Event struct {
 
 // Decoder decodes the records of one source, caching what records repeat: parsed
 // TraceLogging schemas and provider names. A decoder belongs to one goroutine; each cache
-// holds at most maxCached entries (the schemas at most maxSchemaBytes) and starts again
-// empty when full: a hostile file can give every record a schema or a provider of its own.
+// holds at most maxCached entries (those keyed by a blob at most maxBlobBytes of keys) and
+// starts again empty when full: a hostile file can give every record a schema, traits or a
+// provider of its own.
 type Decoder struct {
 	// Clock converts the timestamps of buffers that carry no reference clock of their
 	// own (files before 6.2): a file's is etl.Reader.Clock. The zero Clock gives no time.
@@ -64,9 +65,9 @@ type Decoder struct {
 	// neither).
 	HeadersOnly bool
 
-	schemas     map[string]*schema
-	schemaBytes int // the schemas' keys together
-	providers   map[guid.GUID]string
+	schemas   blobCache[*schema]
+	providers map[guid.GUID]string
+	traits    blobCache[string] // provider name by traits blob
 
 	// the last time formatted by TimeText
 	lastTS   int64
@@ -79,16 +80,37 @@ type schema struct {
 	err    string               // why it is malformed
 }
 
-// maxCached bounds the entries of each cache, maxSchemaBytes the schemas' bytes (a
-// schema is up to 64 KB).
+// maxCached bounds the entries of each cache, maxBlobBytes the keys of a cache keyed by a
+// blob (a schema or traits blob is up to 64 KB).
 const (
-	maxCached      = 4096
-	maxSchemaBytes = 4 << 20
+	maxCached    = 4096
+	maxBlobBytes = 4 << 20
 )
+
+// blobCache maps blobs (by their bytes) to what was parsed of them, within maxCached
+// entries and maxBlobBytes of keys; full, it starts again empty.
+type blobCache[V any] struct {
+	m     map[string]V
+	bytes int
+}
+
+// get returns what parse makes of b, calling it once per distinct blob.
+func (c *blobCache[V]) get(b []byte, parse func([]byte) V) V {
+	v, ok := c.m[string(b)]
+	if !ok {
+		if c.m == nil || len(c.m) >= maxCached || c.bytes+len(b) > maxBlobBytes {
+			c.m, c.bytes = map[string]V{}, 0
+		}
+		v = parse(b)
+		c.m[string(b)] = v
+		c.bytes += len(b)
+	}
+	return v
+}
 
 // New returns a decoder with no reference clock and no extra names.
 func New() *Decoder {
-	return &Decoder{schemas: map[string]*schema{}, providers: map[guid.GUID]string{}}
+	return &Decoder{providers: map[guid.GUID]string{}}
 }
 
 // Buffer calls fn with every record of b decoded, in order, numbering the buffer n. The
@@ -153,22 +175,15 @@ func (d *Decoder) Fields(e *Event) bool {
 }
 
 func (d *Decoder) schema(b []byte) *schema {
-	sc := d.schemas[string(b)]
-	if sc == nil {
-		if len(d.schemas) >= maxCached || d.schemaBytes+len(b) > maxSchemaBytes {
-			clear(d.schemas)
-			d.schemaBytes = 0
-		}
-		d.schemaBytes += len(b)
-		sc = &schema{}
+	return d.schemas.get(b, func(b []byte) *schema {
+		sc := &schema{}
 		if parsed, err := tracelogging.ParseSchema(b); err != nil {
 			sc.err = err.Error()
 		} else {
 			sc.parsed = &parsed
 		}
-		d.schemas[string(b)] = sc
-	}
-	return sc
+		return sc
+	})
 }
 
 // providerName names provider g: by the traits among ext, which it remembers for the
@@ -179,8 +194,8 @@ func (d *Decoder) providerName(g guid.GUID, ext []etl.ExtItem) string {
 		if x.Type != abi.ExtTypeProvTraits {
 			continue
 		}
-		if t, err := regentry.ParseTraits(x.Data); err == nil && t.Name != "" && t.Name != name {
-			name, known = t.Name, false
+		if t := d.traitsName(x.Data); t != "" && t != name {
+			name, known = t, false
 		}
 	}
 	if known {
@@ -196,6 +211,17 @@ func (d *Decoder) providerName(g guid.GUID, ext []etl.ExtItem) string {
 	}
 	d.providers[g] = name
 	return name
+}
+
+// traitsName returns the provider name a traits blob gives ("" for a malformed one),
+// parsing each distinct blob once: every TraceLogging record carries its provider's.
+func (d *Decoder) traitsName(blob []byte) string {
+	return d.traits.get(blob, func(b []byte) string {
+		if t, err := regentry.ParseTraits(b); err == nil {
+			return t.Name
+		}
+		return ""
+	})
 }
 
 // TimeText returns e.Time in TimeLayout, or "" when the event has no time. Records in a

@@ -126,8 +126,8 @@ func TestTraceLoggingAndJSON(t *testing.T) {
 	if e.Name != "Hello\"<&>\u2028" || len(e.Fields) != 2 || e.DecodeError != "" || e.ProviderName != "Demo.<Network>" {
 		t.Fatalf("event %q fields %v error %q provider %q", e.Name, e.Fields, e.DecodeError, e.ProviderName)
 	}
-	if len(d.schemas) != 1 {
-		t.Errorf("%d schemas cached, want 1", len(d.schemas))
+	if len(d.schemas.m) != 1 {
+		t.Errorf("%d schemas cached, want 1", len(d.schemas.m))
 	}
 	line := d.AppendJSON(nil, &e, 4)
 	var j map[string]any
@@ -154,5 +154,32 @@ func TestTraceLoggingAndJSON(t *testing.T) {
 	e = one(t, d, buffer(t, abi.BufferHeader{}, guid.FromName("Demo.<Network>"), ext, payload))
 	if e.DecodeError == "" || e.Fields != nil {
 		t.Errorf("a malformed schema: error %q fields %v", e.DecodeError, e.Fields)
+	}
+}
+
+// A blob cache parses each distinct blob once and starts again empty past maxCached
+// entries or maxBlobBytes of keys, so a file of distinct blobs holds it bounded.
+func TestBlobCacheBounded(t *testing.T) {
+	var c blobCache[int]
+	parses := 0
+	parse := func(b []byte) int { parses++; return len(b) }
+	c.get([]byte("a"), parse)
+	c.get([]byte("a"), parse)
+	if parses != 1 {
+		t.Fatalf("one blob parsed %d times", parses)
+	}
+	big := make([]byte, 0x10000)
+	for i := range maxBlobBytes/len(big) + 2 {
+		big[0] = byte(i)
+		c.get(big, parse)
+		if c.bytes > maxBlobBytes || len(c.m) > maxCached {
+			t.Fatalf("cache at %d bytes, %d entries", c.bytes, len(c.m))
+		}
+	}
+	for i := range maxCached + 10 {
+		c.get([]byte{byte(i), byte(i >> 8), 1}, parse)
+		if len(c.m) > maxCached {
+			t.Fatalf("cache at %d entries", len(c.m))
+		}
 	}
 }

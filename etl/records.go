@@ -324,8 +324,8 @@ func SealedRecords(buf []byte, fn func(Record) error) error {
 // whose header is not written. A marker it does not know is an error naming the offset,
 // not a KindUnknown record: the emulator's own buffers hold only the kinds it writes.
 func RecordsTo(data []byte, end int, fn func(Record) error) error {
-	if end < abi.BufferHeaderSize || end > len(data) {
-		return fmt.Errorf("etl: buffer Offset %#x outside [%#x, %#x]", end, abi.BufferHeaderSize, len(data))
+	if err := checkEnd(data, end); err != nil {
+		return err
 	}
 	b := Buffer{Data: data[:end]}
 	return b.Records(func(r Record) error {
@@ -341,8 +341,8 @@ func RecordsTo(data []byte, end int, fn func(Record) error) error {
 // it does not know, or a size past end, is an error, and the count is of the records
 // before it.
 func CountRecords(data []byte, end int) (int, error) {
-	if end < abi.BufferHeaderSize || end > len(data) {
-		return 0, fmt.Errorf("etl: buffer Offset %#x outside [%#x, %#x]", end, abi.BufferHeaderSize, len(data))
+	if err := checkEnd(data, end); err != nil {
+		return 0, err
 	}
 	n := 0
 	for off := abi.BufferHeaderSize; off < end; n++ {
@@ -358,4 +358,12 @@ func CountRecords(data []byte, end int) (int, error) {
 		off += abi.Align(r.Size)
 	}
 	return n, nil
+}
+
+// checkEnd refuses an end of data that a buffer of len(data) bytes cannot have.
+func checkEnd(data []byte, end int) error {
+	if end < abi.BufferHeaderSize || end > len(data) {
+		return fmt.Errorf("etl: buffer Offset %#x outside [%#x, %#x]", end, abi.BufferHeaderSize, len(data))
+	}
+	return nil
 }

@@ -391,6 +391,12 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 	var regs []*mine
 	defer func() { *out = regs }()
 	var zeros []byte // the payloads: zeros, but for a write's serial while it is written
+	payload := func(n int) []byte {
+		if cap(zeros) < n {
+			zeros = make([]byte, n)
+		}
+		return zeros[:n]
+	}
 	pick := func(i int) *mine {
 		if len(regs) == 0 {
 			return nil
@@ -444,10 +450,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpWrite:
 			d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any} // 1: a hook id OpPMC selects
 			m := pick(o.Reg)
-			if cap(zeros) < o.Payload {
-				zeros = make([]byte, o.Payload)
-			}
-			data := zeros[:o.Payload]
+			data := payload(o.Payload)
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
 				var t emu.Tally
 				e1 := f.epoch.Load()
@@ -489,10 +492,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 		case OpPMC:
 			err = o.setPMC(k, h)
 		case OpSysWrite:
-			if cap(zeros) < o.Payload {
-				zeros = make([]byte, o.Payload)
-			}
-			err = k.WriteSystemEvent(h, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: tally}, zeros[:o.Payload])
+			err = k.WriteSystemEvent(h, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, Tally: tally}, payload(o.Payload))
 		}
 		if _, ok := winerr.Code(err); !ok {
 			return fmt.Errorf("%v returned an error without a Windows code: %v", o, err)

@@ -30,6 +30,14 @@ func FormatValue(in InType, out OutType, v any) string {
 		}
 		return strconv.FormatUint(x, 10)
 	}
+	// signed writes a signed value in decimal, or its bits (bits, the value as unsigned
+	// at its own width) in hexadecimal.
+	signed := func(x int64, bits uint64) string {
+		if hexOut {
+			return unsigned(bits)
+		}
+		return strconv.FormatInt(x, 10)
+	}
 	switch x := v.(type) {
 	case string:
 		return x
@@ -59,25 +67,13 @@ func FormatValue(in InType, out OutType, v any) string {
 	case uint64:
 		return unsigned(x)
 	case int8:
-		if hexOut {
-			return unsigned(uint64(uint8(x)))
-		}
-		return strconv.FormatInt(int64(x), 10)
+		return signed(int64(x), uint64(uint8(x)))
 	case int16:
-		if hexOut {
-			return unsigned(uint64(uint16(x)))
-		}
-		return strconv.FormatInt(int64(x), 10)
+		return signed(int64(x), uint64(uint16(x)))
 	case int32:
-		if hexOut {
-			return unsigned(uint64(uint32(x)))
-		}
-		return strconv.FormatInt(int64(x), 10)
+		return signed(int64(x), uint64(uint32(x)))
 	case int64:
-		if hexOut {
-			return unsigned(uint64(x))
-		}
-		return strconv.FormatInt(x, 10)
+		return signed(x, uint64(x))
 	case float32:
 		return strconv.FormatFloat(float64(x), 'g', -1, 32)
 	case float64:
