@@ -218,11 +218,13 @@ func (f *flight) stuck() string {
 }
 
 // mine is a registration a worker made, and what it knows of it: the provider, the
-// group its traits joined, and whether it is closed.
+// group its traits joined, whether its traits ever left a group, and whether it is
+// closed. Written by its worker only.
 type mine struct {
 	r        *emu.Registration
 	provider guid.GUID
 	group    *guid.GUID
+	left     bool // a traits call took it out of a group: no callback says so
 	closed   bool
 
 	mu    sync.Mutex
@@ -243,14 +245,16 @@ func (m *mine) callback(_ guid.GUID, code regentry.ControlCode, level uint8, any
 // the highest level, the OR of the any-keywords and the AND of the all-keywords, or a
 // disable (or nothing at all) when no slot is enabled. Callbacks are delivered in the
 // order the changes were made, so whatever the interleaving, the last one is the state.
-// Capture-state requests change nothing and are skipped.
+// Capture-state requests change nothing and are skipped. A registration that left a group
+// is skipped too: EventSetInformation changes membership, not enablement, so it hears
+// nothing as it leaves, and its last callback may be the group's.
 //
 // It returns how many registrations it checked that heard a callback.
 func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 	heard := 0
 	for w, rs := range regs {
 		for i, m := range rs {
-			if m.closed || m.group != nil {
+			if m.closed || m.group != nil || m.left {
 				continue
 			}
 			var e mEntry
@@ -482,11 +486,13 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 			}
 		case OpTraits:
 			if err = control(func() error { return k.EventSetInformation(reg(o.Reg), emu.EventProviderSetTraits, o.traitsBlob()) }); err == nil {
-				if m := pick(o.Reg); m != nil && o.Group {
-					g := providers[o.Provider]
-					m.group = &g
-				} else if m != nil {
-					m.group = nil
+				if m := pick(o.Reg); m != nil {
+					var g *guid.GUID
+					if o.Group {
+						g = &providers[o.Provider]
+					}
+					m.left = m.left || m.group != nil && (g == nil || *g != *m.group)
+					m.group = g
 				}
 			}
 		case OpPMC:

@@ -39,6 +39,7 @@ func seeds() []seed {
 		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu}
 	}
 	plain := func(o Op) Op { o.API = APIPlain; return o }
+	q := func(s int) Op { return Op{Kind: OpQuery, Session: s} }
 	interleave := func(s int) Op { return Op{Kind: OpHold, Session: s, Count: holdInterleave} }
 	transfer := func(o Op) Op { o.API = APITransfer; return o }
 	repeat := func(n int, o Op) []Op {
@@ -172,6 +173,16 @@ func seeds() []seed {
 			enable(0, 1, 0, 0, 0), write(0, 5, 0x8000000000000000, 100, 0), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 0}),
 		enc("tracelogging-before-windows-10", winver.V6_3, 1, start(0, 4, 2, 10, 0), enable(0, 1, 0, 0, 0),
 			Op{Kind: OpRegister, Provider: 1, TL: true}, write(0, 3, 0x2, 100, 0)),
+		// Regression (harness): a registration that leaves an enabled group hears no
+		// callback (EventSetInformation changes membership, not enablement), so its last
+		// callback is the group's enable, not its own entry's state. Laid out for
+		// RunConcurrent's three workers: worker 1 runs ops 1, 4, 7 and 10 in order (the
+		// others query), so the run is the same whatever the interleaving (CI's
+		// FuzzConcurrent found it with the enable on another worker).
+		enc("regression-group-left-enabled", winver.V1809, 1,
+			q(0), reg(2), q(1), q(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, q(3), q(0),
+			Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255, Any: ^uint64(0)}, q(1), q(2),
+			Op{Kind: OpTraits, Reg: 0}),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),
