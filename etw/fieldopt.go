@@ -102,6 +102,10 @@ func array[T any](name string, in tl.InType, out tl.OutType, vs []T, put func([]
 	return func(em *eventMetadata, ed *eventData) {
 		em.b.Field(name, in, out, 0, tl.Vcount, 0)
 		ed.b = le.AppendUint16(ed.b, uint16(len(vs)))
+		if bs, ok := any(vs).([]uint8); ok { // bytes are their own encoding: one copy, not one call each
+			ed.b = append(ed.b, bs...)
+			return
+		}
 		for _, v := range vs {
 			ed.b = put(ed.b, v)
 		}
