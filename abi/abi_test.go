@@ -117,3 +117,20 @@ func TestBufferFlagAndTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// FillUnused fills every byte it is given with 0xFF, whatever the length against its
+// block, and nothing past them.
+func TestFillUnused(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, 4096, 4097, 10000} {
+		b := make([]byte, n+1)
+		FillUnused(b[:n])
+		for i, c := range b[:n] {
+			if c != 0xFF {
+				t.Fatalf("length %d: byte %d is %#x", n, i, c)
+			}
+		}
+		if b[n] != 0 {
+			t.Fatalf("length %d: the byte past the end was written", n)
+		}
+	}
+}

@@ -216,3 +216,19 @@ func itoa(v uint64) string {
 		}
 	}
 }
+
+// FillUnused fills b, the bytes of a buffer past its filled bytes, with 0xFF, as ETW
+// leaves them: a block at a time, not a byte at a time.
+func FillUnused(b []byte) {
+	for len(b) > 0 {
+		b = b[copy(b, unusedBlock[:]):]
+	}
+}
+
+// unusedBlock is the 0xFF that FillUnused copies.
+var unusedBlock = func() (b [4096]byte) {
+	for i := range b {
+		b[i] = 0xFF
+	}
+	return
+}()

@@ -357,9 +357,7 @@ func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, e
 		copy(b[end+SystemHeaderSize:], r.payload)
 		end += abi.Align(size)
 	}
-	for i := end; i < len(b); i++ {
-		b[i] = 0xFF
-	}
+	abi.FillUnused(b[end:])
 	flag := uint16(abi.BufferFlagFlushMarker)
 	if info.Version >= procIndexSince {
 		flag |= abi.BufferFlagProcIndex

@@ -297,15 +297,6 @@ func (l *Logger) write(b *Buffer, end uint32, flag uint16) {
 	l.writeOut(b.data, int(b.stream.Load()))
 }
 
-// ffBlock is what the unused tail of a sealed buffer is filled with, copied a block at a
-// time rather than a byte at a time.
-var ffBlock = func() (b [4096]byte) {
-	for i := range b {
-		b[i] = 0xFF
-	}
-	return
-}()
-
 // procIndexSince is the first version whose buffers carry ETW_BUFFER_FLAG_PROC_INDEX and
 // the clock type and frequency at offset 0x20.
 const procIndexSince = winver.V6_2
@@ -322,9 +313,7 @@ const procIndexSince = winver.V6_2
 // BufferSize). The emulator closes with bit 31 instead (see the package comment) and
 // adds BufferSize here.
 func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
-	for tail := b.data[end:]; len(tail) > 0; {
-		tail = tail[copy(tail, ffBlock[:]):]
-	}
+	abi.FillUnused(b.data[end:])
 	cur := uint32(b.word.Load()) &^ closedOff
 	if b.saved.Load() == 0 {
 		cur += l.bufSize
