@@ -218,7 +218,7 @@ func itoa(v uint64) string {
 }
 
 // FillUnused fills b, the bytes of a buffer past its filled bytes, with 0xFF, as ETW
-// leaves them: a block at a time, not a byte at a time.
+// leaves them. It copies a 4 KB block at a time rather than writing a byte at a time.
 func FillUnused(b []byte) {
 	for len(b) > 0 {
 		b = b[copy(b, unusedBlock[:]):]

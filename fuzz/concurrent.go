@@ -220,7 +220,8 @@ func (f *flight) stuck() string {
 
 // mine is a registration a worker made, and what it knows of it: the provider, the
 // group its traits joined, whether its traits ever left a group, and whether it is
-// closed. Written by its worker only.
+// closed. r, provider, group, left and closed are written by its worker only; calls by
+// the callback, under mu.
 type mine struct {
 	r        *emu.Registration
 	provider guid.GUID

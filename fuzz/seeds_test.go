@@ -13,6 +13,9 @@ type seed struct {
 // seeds are programs written by hand, each exercising one part of the interplay; they
 // are the fuzzer's starting corpus and run as plain tests.
 func seeds() []seed {
+	if Workers != 3 {
+		panic("seed regression-group-left-enabled places its operations for three concurrent workers")
+	}
 	enc := func(name string, v winver.Version, nproc int, ops ...Op) seed {
 		b, err := Encode(Program{Version: v, Processors: nproc, Ops: ops})
 		if err != nil {
@@ -176,9 +179,9 @@ func seeds() []seed {
 		// Regression (harness): a registration that leaves an enabled group hears no
 		// callback (EventSetInformation changes membership, not enablement), so its last
 		// callback is the group's enable, not its own entry's state. Laid out for
-		// RunConcurrent's three workers: worker 1 runs ops 1, 4, 7 and 10 in order (the
-		// others query), so the run is the same whatever the interleaving (CI's
-		// FuzzConcurrent found it with the enable on another worker).
+		// RunConcurrent's Workers, three (checked below): worker 1 runs ops 1, 4, 7 and 10
+		// in order (the others query), so the run is the same whatever the interleaving
+		// (FuzzConcurrent found it with the enable on another worker).
 		enc("regression-group-left-enabled", winver.V1809, 1,
 			q(0), reg(2), q(1), q(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, q(3), q(0),
 			Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255, Any: ^uint64(0)}, q(1), q(2),
