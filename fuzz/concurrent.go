@@ -268,13 +268,8 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 				}
 			}
 			want := e.aggregate()
-			var last *mCall
 			m.mu.Lock()
-			for c := range m.calls {
-				if m.calls[c].code != uint32(regentry.ControlCaptureState) {
-					last = &m.calls[c]
-				}
-			}
+			last := lastState(m.calls)
 			m.mu.Unlock()
 			switch {
 			case last == nil && want.code == 0:

@@ -301,7 +301,7 @@ func (h *harness) step(o Op) error {
 			h.calls = h.calls[:idx]
 		}
 		var werr error
-		if !factsOf(m.version).eventRegister {
+		if !m.facts.eventRegister {
 			werr = winerr.ErrNotSupported
 		}
 		if e := h.sameErr(o, err, werr); e != nil || err != nil {
@@ -330,9 +330,9 @@ func (h *harness) step(o Op) error {
 		h.results = append(h.results, err)
 		var werr error
 		switch {
-		case !factsOf(m.version).eventRegister: // no ETW_GUID_ENTRY enablement before 6.0
+		case !m.facts.eventRegister: // no ETW_GUID_ENTRY enablement before 6.0
 			werr = winerr.ErrNotSupported
-		case o.Group && !factsOf(m.version).groups:
+		case o.Group && !m.facts.groups:
 			werr = winerr.ErrInvalidParameter
 		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound
@@ -405,7 +405,7 @@ func (h *harness) step(o Op) error {
 		switch {
 		case mr == nil || mr.closed:
 			werr = winerr.ErrInvalidHandle
-		case !factsOf(m.version).groups:
+		case !m.facts.groups:
 			werr = winerr.ErrNotSupported
 		default:
 			m.traits(mr, providers[o.Provider], o.Group)

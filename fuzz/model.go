@@ -33,7 +33,6 @@ const (
 // rules (package oracle): each row holds from its version until the next row's,
 // transcribed from the public sources named, independently of the emulator's tables.
 type facts struct {
-	since winver.Version
 	// eventRegister: EventRegister and ETW_GUID_ENTRY enablement (EnableTraceEx2)
 	// arrived in 6.0; before, both fail.
 	eventRegister bool
@@ -51,29 +50,29 @@ type facts struct {
 	privateNeedsInProc     bool
 }
 
-var factTable = []facts{
-	{since: winver.V5_0, private: 1, privateInProc: 3, privateNeedsInProc: true},
-	{since: winver.V6_0, eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true},
-	{since: winver.V6_2, eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true},
-	{since: winver.V10_0, eventRegister: true, groups: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true},
-	{since: winver.V1703, eventRegister: true, groups: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8},
-}
-
-// factsOf returns the facts that hold at version v: the last row from v or before.
-func factsOf(v winver.Version) facts {
-	f := factTable[0]
-	for _, r := range factTable {
-		if r.since <= v {
-			f = r
-		}
-	}
-	return f
+var factTable = winver.Steps[facts]{
+	{Since: winver.V5_0, Value: facts{private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V6_0, Value: facts{eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V6_2, Value: facts{eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V10_0, Value: facts{eventRegister: true, groups: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V1703, Value: facts{eventRegister: true, groups: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8}},
 }
 
 type mCall struct {
 	code            uint32 // 0 disable, 1 enable, 2 capture state
 	level           uint8
 	matchAny, match uint64
+}
+
+// lastState returns the last of calls that was an enable or a disable, or nil: a
+// capture-state request changes nothing a provider keeps.
+func lastState(calls []mCall) *mCall {
+	for i := len(calls) - 1; i >= 0; i-- {
+		if calls[i].code != 2 { // capture state
+			return &calls[i]
+		}
+	}
+	return nil
 }
 
 type mSlot struct {
@@ -229,6 +228,7 @@ type entryKey struct {
 
 type model struct {
 	version   winver.Version
+	facts     facts // factTable at version
 	nproc     int
 	sessions  map[string]*mSession // by lower-cased name
 	byID      map[uint16]*mSession
@@ -243,7 +243,7 @@ type model struct {
 const pmcCounters = 8
 
 func newModel(v winver.Version, nproc int) *model {
-	return &model{version: v, nproc: nproc, sessions: map[string]*mSession{}, byID: map[uint16]*mSession{},
+	return &model{version: v, facts: factTable.At(v), nproc: nproc, sessions: map[string]*mSession{}, byID: map[uint16]*mSession{},
 		entries: map[entryKey]*mEntry{}}
 }
 
@@ -292,7 +292,7 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 		// PRIVATE_IN_PROC lets the start through. How many run at once (Microsoft Learn,
 		// "Logging Mode Constants"): before 1703 one a process, or three in-process
 		// ones with PRIVATE_IN_PROC; from 1703 eight.
-		f := factsOf(m.version)
+		f := m.facts
 		if f.privateNeedsInProc && mode&logmode.PrivateInProc == 0 {
 			return nil, winerr.ErrWMIGuidNotFound
 		}
@@ -785,7 +785,7 @@ func (m *model) pmc(s *mSession, o Op) error {
 		}
 		return win32
 	}
-	limit := factsOf(m.version).pmcCounters
+	limit := m.facts.pmcCounters
 	if limit == 0 {
 		return code(winerr.ErrNotSupported, winerr.StatusInvalidInfoClass)
 	}

@@ -23,7 +23,7 @@ func (h *harness) registerTL(o Op) error {
 	p, err := etw.NewProviderWithOptions(providerNames[o.Provider], etw.WithKernel(k), etw.WithID(g), etw.WithCallback(cb))
 	h.results = append(h.results, err)
 	var werr error
-	f := factsOf(m.version)
+	f := m.facts
 	switch {
 	case !f.eventRegister:
 		werr = winerr.ErrNotSupported
@@ -56,7 +56,8 @@ const (
 	tlCountSize  = 2 // the pad array's u16 count
 )
 
-// tlItem is the size of an extended item carrying n bytes: its 8-byte head and the data,
+// tlItem is the size of an extended item carrying n bytes (the model's own reading of
+// evntcons.h, not abi.ExtItemSize, so that a wrong size there is caught): its 8-byte head and the data,
 // padded to 8.
 func tlItem(n int) int { return 8 + (n+7)&^7 }
 
@@ -112,26 +113,9 @@ func (h *harness) writeTL(o Op) error {
 }
 
 // tlPasses is package etw's filter (Provider.IsEnabledForLevelAndKeywords) by the state
-// the registration's last enable or disable callback left, a capture-state request
-// changing nothing: disabled, or enabled with a level (0: all) and keywords, which a
-// keyword of 0 always passes and others pass when they share a bit with match-any (0:
-// all) and hold every bit of match-all.
+// the registration's last enable or disable callback left: disabled, or enabled with a
+// level and keywords, tested as a slot tests them (mSlot.passes).
 func (r *mReg) tlPasses(level uint8, kw uint64) bool {
-	var last *mCall
-	for i := range r.calls {
-		if r.calls[i].code != 2 {
-			last = &r.calls[i]
-		}
-	}
-	if last == nil || last.code != 1 {
-		return false
-	}
-	enabled := last.level
-	if enabled == 0 {
-		enabled = 255
-	}
-	if level > enabled {
-		return false
-	}
-	return kw == 0 || (last.matchAny == 0 || kw&last.matchAny != 0) && kw&last.match == last.match
+	last := lastState(r.calls)
+	return last != nil && last.code == 1 && (&mSlot{level: last.level, any: last.matchAny, all: last.match}).passes(level, kw)
 }

@@ -318,17 +318,8 @@ func (h *harness) compareFired(fired []firing, model []*mSession, want []map[uin
 		if err := sameErr("interleaved write", f.err, werr[i]); err != nil {
 			return err
 		}
-		for id := range f.tally.Delivered {
-			w := want[i][uint16(id)]
-			if f.tally.Delivered[id] != w.delivered || f.tally.Lost[id] != w.lost || f.tally.Denied[id] != w.denied {
-				return fmt.Errorf("interleaved write %d in session %s's switch, on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
-					i, f.session.name, f.proc, id, f.tally.Delivered[id], f.tally.Lost[id], f.tally.Denied[id], w.delivered, w.lost, w.denied)
-			}
-			h.cov.Delivered += f.tally.Delivered[id]
-			h.cov.Lost += f.tally.Lost[id]
-			if f.tally.Delivered[id] != 0 {
-				h.check.Accepted(h.k.Session(emu.TraceHandle(h.m.byID[uint16(id)].handle)), f.tally.Delivered[id])
-			}
+		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, f.tally, want[i]); err != nil {
+			return err
 		}
 	}
 	return nil
