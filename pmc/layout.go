@@ -39,7 +39,7 @@ const MaxHookIDs = 4
 // (layout.PMCSupport, after Geoff Chappell, "ETW_PMC_SUPPORT"), and false before 6.2, which
 // has no PMC support.
 func LayoutFor(v winver.Version) (Layout, bool) {
-	if v < winver.Oldest || v > winver.Newest {
+	if !v.Valid() {
 		return layoutFor(v)
 	}
 	c := &layouts[v]

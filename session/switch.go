@@ -37,7 +37,7 @@ func (l *Logger) switchBuffer(s *stream, idx int, old *Buffer) error {
 		nb = l.popFree()
 	}
 	if nb == nil {
-		nb = l.stealSpare()
+		nb = l.stealSpare(idx)
 	}
 	if nb == nil {
 		l.unhook(s, old)
@@ -127,15 +127,18 @@ func (s *stream) takeSpare() *Buffer {
 	return s.spare.Swap(nil)
 }
 
-// stealSpare takes another stream's spare when the free list is empty: a free buffer is
-// free for every processor, as in Windows' one free list per logger, so a writer loses
-// its event only when no buffer is free anywhere. A scan of the streams, on the way to a
-// shortage only.
-func (l *Logger) stealSpare() *Buffer {
+// stealSpare takes another stream's spare than stream own's (whose spare the writer has
+// just found empty) when the free list is empty: a free buffer is free for every
+// processor, as in Windows' one free list per logger, so a writer loses its event only
+// when no buffer is free anywhere. A scan of the streams, on the way to a shortage only.
+func (l *Logger) stealSpare(own int) *Buffer {
 	if !l.spares {
 		return nil
 	}
 	for i := range l.streams {
+		if i == own {
+			continue
+		}
 		if b := l.streams[i].takeSpare(); b != nil {
 			return b
 		}
