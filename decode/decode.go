@@ -68,6 +68,7 @@ type Decoder struct {
 	schemas   blobCache[*schema]
 	providers map[guid.GUID]string
 	traits    blobCache[string] // provider name by traits blob
+	hooks     map[uint16]string // hookName by hook id: at most 65,536
 
 	// the last time formatted by TimeText
 	lastTS   int64
@@ -110,7 +111,7 @@ func (c *blobCache[V]) get(b []byte, parse func([]byte) V) V {
 
 // New returns a decoder with no reference clock and no extra names.
 func New() *Decoder {
-	return &Decoder{providers: map[guid.GUID]string{}}
+	return &Decoder{providers: map[guid.GUID]string{}, hooks: map[uint16]string{}}
 }
 
 // Buffer calls fn with every record of b decoded, in order, numbering the buffer n. The
@@ -138,7 +139,7 @@ func (d *Decoder) Decode(b *etl.Buffer, r etl.Record, e *Event) {
 	case etl.KindEventHeader, etl.KindFullHeader, etl.KindInstance:
 		e.ProviderName = d.providerName(r.Provider, r.Ext)
 	case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:
-		e.HookName = hookName(r.HookID)
+		e.HookName = d.hookName(r.HookID)
 		if !d.HeadersOnly {
 			e.Detail = hookDetail(r.HookID, r.Payload)
 		}
@@ -242,14 +243,18 @@ const TimeLayout = "2006-01-02T15:04:05.0000000Z07:00"
 
 // hookName names a system record's hook: the EventTrace record it is, or its kernel event
 // class and type ("Thread type 0x24"); "" for a group without a known class.
-func hookName(hook uint16) string {
+func (d *Decoder) hookName(hook uint16) string {
 	if n := etl.HookName(hook); n != "" {
 		return n
 	}
-	if id, ok := pmc.ClassicEventIDOf(uint32(hook)); ok {
-		return fmt.Sprintf("%s type %#02x", pmc.KernelClassName(id.EventGUID), id.Type)
+	n, ok := d.hooks[hook] // the kernel class names are formatted once a hook, not once a record
+	if !ok {
+		if id, known := pmc.ClassicEventIDOf(uint32(hook)); known {
+			n = fmt.Sprintf("%s type %#02x", pmc.KernelClassName(id.EventGUID), id.Type)
+		}
+		d.hooks[hook] = n
 	}
-	return ""
+	return n
 }
 
 // hookDetail decodes the payload of the EventTrace records that a file's header buffer

@@ -74,7 +74,7 @@ func appendJSON(l []byte, e *Event, payload int, when string) []byte {
 	l = num(l, "size", int64(e.Size))
 	switch e.Kind {
 	case etl.KindEventHeader, etl.KindFullHeader, etl.KindInstance:
-		l = str(l, "provider", e.Provider.String())
+		l = append(e.Provider.Append(append(l, `,"provider":"`...)), '"') // hex and dashes: nothing to escape
 		l = str(l, "providerName", e.ProviderName)
 	}
 	if e.Kind == etl.KindEventHeader {
@@ -88,7 +88,7 @@ func appendJSON(l []byte, e *Event, payload int, when string) []byte {
 				l = num(l, f.key, f.v)
 			}
 		}
-		l = str(l, "keyword", "0x"+strconv.FormatUint(d.Keyword, 16))
+		l = append(strconv.AppendUint(append(l, `,"keyword":"0x`...), d.Keyword, 16), '"')
 	}
 	switch e.Kind {
 	case etl.KindSystem, etl.KindCompact, etl.KindPerfInfo:

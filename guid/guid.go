@@ -38,11 +38,14 @@ func (g GUID) IsZero() bool { return g == Null }
 // String formats g as xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx in lower case.
 func (g GUID) String() string {
 	var b [36]byte
-	var raw [16]byte
-	binary.BigEndian.PutUint32(raw[0:], g.Data1)
-	binary.BigEndian.PutUint16(raw[4:], g.Data2)
-	binary.BigEndian.PutUint16(raw[6:], g.Data3)
-	copy(raw[8:], g.Data4[:])
+	return string(g.Append(b[:0]))
+}
+
+// Append appends g to dst as String formats it, for writers of many GUIDs (a dump's
+// records) that need no string of each.
+func (g GUID) Append(dst []byte) []byte {
+	var b [36]byte
+	raw := g.ToArray()
 	hex.Encode(b[0:8], raw[0:4])
 	b[8] = '-'
 	hex.Encode(b[9:13], raw[4:6])
@@ -52,7 +55,7 @@ func (g GUID) String() string {
 	hex.Encode(b[19:23], raw[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:], raw[10:])
-	return string(b[:])
+	return append(dst, b[:]...)
 }
 
 // Parse reads a GUID in the 8-4-4-4-12 form, with or without braces.
@@ -161,12 +164,7 @@ var eventSourceNamespace = GUID{0x482C2DB2, 0xC390, 0x47C8, [8]byte{0x87, 0xF8, 
 // bytes read as a big-endian GUID with the version nibble set to 5.
 func FromName(name string) GUID {
 	h := sha1.New()
-	ns := eventSourceNamespace
-	var nb [16]byte
-	binary.BigEndian.PutUint32(nb[0:], ns.Data1)
-	binary.BigEndian.PutUint16(nb[4:], ns.Data2)
-	binary.BigEndian.PutUint16(nb[6:], ns.Data3)
-	copy(nb[8:], ns.Data4[:])
+	nb := eventSourceNamespace.ToArray()
 	h.Write(nb[:])
 	for _, u := range utf16.Encode([]rune(strings.ToUpper(name))) {
 		h.Write([]byte{byte(u >> 8), byte(u)})

@@ -60,3 +60,11 @@ func TestFromName(t *testing.T) {
 		}
 	}
 }
+
+// Append appends what String returns, after what dst holds.
+func TestAppend(t *testing.T) {
+	g := MustParse("0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9")
+	if got := string(g.Append([]byte("id="))); got != "id=0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9" || g.String() != got[3:] {
+		t.Fatalf("Append gave %q, String %q", got, g.String())
+	}
+}

@@ -362,7 +362,7 @@ func printRecord(out io.Writer, dec *decode.Decoder, asJSON bool, payload int, e
 	l = append(append(l, ' '), e.Kind.String()...)
 	switch e.Kind {
 	case etl.KindEventHeader, etl.KindFullHeader, etl.KindInstance:
-		l = append(append(l, ' '), e.Provider.String()...)
+		l = e.Provider.Append(append(l, ' '))
 		if e.ProviderName != "" {
 			l = append(append(append(l, " ("...), e.ProviderName...), ')')
 		}
