@@ -68,19 +68,18 @@ func (c *Checker) Check() []Violation {
 	k := c.k
 
 	k.mu.Lock()
-	regs := make(map[*regentry.Entry]bool, len(k.regs))
-	for r := range k.regs {
-		regs[r] = true
-	}
-	loggers := map[uint16]*session.Logger{}
-	handles := map[TraceHandle]uint16{}
+	// By logger id; running is the ids in use, in order. Arrays and a short list, not
+	// maps: a fuzz run checks after most steps.
+	var loggers [session.LoggerIDs]*session.Logger
+	var running []uint16
 	limit := maxLoggers.At(k.version)
 	for i := range k.loggers {
 		l := k.loggers[i].Load()
 		if l == nil {
 			continue
 		}
-		loggers[uint16(i)] = l
+		loggers[i] = l
+		running = append(running, uint16(i))
 		private := l.Kind() == logmode.Private
 		if int(l.ID()) != i || (!private && i >= limit) || (private && i < session.MaxLoggers) {
 			report("logger-table", fmt.Sprintf("%v %q has id %d in slot %d (kernel table size %d)", l.Kind(), l.Name(), l.ID(), i, limit))
@@ -91,27 +90,30 @@ func (c *Checker) Check() []Violation {
 		if id, ok := k.names[lowerName(l.Name())]; !ok || id != uint16(i) {
 			report("logger-table", fmt.Sprintf("logger %q in slot %d is registered under id %d (found %v)", l.Name(), i, id, ok))
 		}
-		if j, dup := handles[handleOf(l)]; dup {
-			report("logger-table", fmt.Sprintf("loggers %d and %d share handle %#x", j, i, uint64(handleOf(l))))
+		for _, j := range running[:len(running)-1] {
+			if handleOf(loggers[j]) == handleOf(l) {
+				report("logger-table", fmt.Sprintf("loggers %d and %d share handle %#x", j, i, uint64(handleOf(l))))
+			}
 		}
-		handles[handleOf(l)] = uint16(i)
 	}
 	for i, l := range k.sysLoggers {
 		if l == nil {
 			continue
 		}
-		if si, ok := l.SystemLoggerIndex(); !ok || si != i || loggers[l.ID()] != l {
+		if si, ok := l.SystemLoggerIndex(); !ok || si != i || int(l.ID()) >= len(loggers) || loggers[l.ID()] != l {
 			report("system-logger", fmt.Sprintf("system-logger slot %d holds %q, which is not a running system logger of that slot", i, l.Name()))
 		}
 	}
 	for name, id := range k.names {
-		if loggers[id] == nil {
+		if int(id) >= len(loggers) || loggers[id] == nil {
 			report("logger-table", fmt.Sprintf("name %q maps to id %d, where no logger runs", name, id))
 		}
 	}
-	stopping := map[uint16]bool{}
+	var stopping [session.LoggerIDs]bool
 	for id := range k.stopping {
-		stopping[id] = true
+		if int(id) < len(stopping) {
+			stopping[id] = true
+		}
 	}
 
 	onTrace := map[*regentry.Entry][]*guidtable.Entry{}
@@ -122,8 +124,11 @@ func (c *Checker) Check() []Violation {
 			if s == nil {
 				continue
 			}
-			l := loggers[s.LoggerID]
-			if (l == nil && !stopping[s.LoggerID]) || (l != nil && s.Target != l) {
+			var l *session.Logger
+			if int(s.LoggerID) < len(loggers) {
+				l = loggers[s.LoggerID]
+			}
+			if (l == nil && (int(s.LoggerID) >= len(stopping) || !stopping[s.LoggerID])) || (l != nil && s.Target != l) {
 				report("slot-target", fmt.Sprintf("%v entry %s slot %d names logger %d, which is not running there", e.Type(), e.GUID(), i, s.LoggerID))
 			}
 		}
@@ -139,22 +144,23 @@ func (c *Checker) Check() []Violation {
 			}
 		}
 	})
-	for r := range regs {
+	for r := range k.regs {
 		c.checkRegistration(r, onTrace[r], onGroup[r], report)
 	}
 	for r, es := range onTrace {
-		if !regs[r] {
+		if _, open := k.regs[r]; !open {
 			report("reg-link", fmt.Sprintf("registration %d is closed but still on %d trace lists", r.Index(), len(es)))
 		}
 	}
 	for r, es := range onGroup {
-		if !regs[r] {
+		if _, open := k.regs[r]; !open {
 			report("reg-link", fmt.Sprintf("registration %d is closed but still on %d group lists", r.Index(), len(es)))
 		}
 	}
 	k.mu.Unlock()
 
-	for _, l := range loggers {
+	for _, id := range running {
+		l := loggers[id]
 		pending, sealed := l.Check(report)
 		c.checkCounters(l, report)
 		if want, told := c.accepted[l]; told && sealed >= 0 {
