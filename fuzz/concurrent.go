@@ -66,6 +66,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 		}
 	}
 	var loggers [4]*emu.Session // to read what a BUFFERING ring overwrote, after stop
+	var ids []uint16            // their logger ids: no other logger runs while the workers do
 	for s := 0; s < 4; s++ {
 		o := Op{BufferKB: 4, Mode: logmode.RealTime}
 		if s < len(starts) {
@@ -78,6 +79,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 		}
 		handles[s], sinks[h] = h, sink
 		loggers[s] = k.Session(h)
+		ids = append(ids, h.LoggerID())
 	}
 
 	stopped := &finals{m: map[emu.TraceHandle]emu.Properties{}}
@@ -94,7 +96,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			errs[w] = worker(k, handles, ops, &tallies[w], stopped, run, &run.at[w], &regs[w])
+			errs[w] = worker(k, handles, ids, ops, &tallies[w], stopped, run, &run.at[w], &regs[w])
 		}(w)
 	}
 	joined := make(chan struct{})
@@ -386,12 +388,16 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.Logge
 	return want
 }
 
-// worker runs its share of a program. Every error must carry a Windows code.
-func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) error {
+// worker runs its share of a program. Every error must carry a Windows code. ids are the
+// logger ids of the four sessions, the only loggers an event can reach, whose tallies it
+// adds up and checks against the enable slots (not all of session.LoggerIDs: a loop over
+// them a write was a tenth of an instrumented input).
+func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) error {
 	defer at.Store(nil)
 	var regs []*mine
 	defer func() { *out = regs }()
-	var zeros []byte // the payloads: zeros, but for a write's serial while it is written
+	t := new(emu.Tally) // one write's: allocated once, not an event (it escapes to EventWriteEx)
+	var zeros []byte    // the payloads: zeros, but for a write's serial while it is written
 	payload := func(n int) []byte {
 		if cap(zeros) < n {
 			zeros = make([]byte, n)
@@ -453,7 +459,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 			m := pick(o.Reg)
 			data := payload(o.Payload)
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
-				var t emu.Tally
+				*t = emu.Tally{}
 				e1 := f.epoch.Load()
 				quiet := f.inFlight.Load() == 0 // read after the epoch: see flight
 				var want [session.LoggerIDs]bool
@@ -463,8 +469,8 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ops []Op, tally *emu
 				if len(data) >= 8 {
 					binary.LittleEndian.PutUint64(data[len(data)-8:], f.serial.Add(1))
 				}
-				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, ThreadID: threadBase + uint32(o.Processor), Tally: &t}, data)
-				for id := range t.Delivered {
+				err = k.EventWriteEx(reg(o.Reg), d, &emu.WriteOptions{Processor: o.Processor, ThreadID: threadBase + uint32(o.Processor), Tally: t}, data)
+				for _, id := range ids {
 					tally.Delivered[id] += t.Delivered[id]
 					tally.Lost[id] += t.Lost[id]
 					tally.Denied[id] += t.Denied[id]

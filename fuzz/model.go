@@ -615,14 +615,44 @@ type outcome struct {
 	delivered, lost, denied uint64
 }
 
+// outcomes is what one write did in each session it reached, in the order it reached
+// them: a few entries (the provider's slots, then its group's), found by a scan.
+type outcomes []sessionOutcome
+
+type sessionOutcome struct {
+	id uint16 // the session's logger id
+	outcome
+}
+
+// of returns the outcome in the session of logger id id: zero where the write did not
+// reach it.
+func (os outcomes) of(id uint16) outcome {
+	if i := os.index(id); i >= 0 {
+		return os[i].outcome
+	}
+	return outcome{}
+}
+
+// reached reports whether the write reached the session of logger id id.
+func (os outcomes) reached(id uint16) bool { return os.index(id) >= 0 }
+
+func (os outcomes) index(id uint16) int {
+	for i, o := range os {
+		if o.id == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // write predicts EventWriteEx: the sessions of the provider's slots in slot order, then
 // those of its group's slots not yet written; without INDEPENDENT_SESSION_MODE a
 // session after a failure loses the event.
 //
 // ev is the record the write makes, less its size; extra is the bytes of the extended
 // items it carries besides the PMC counters.
-func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int, ev rec) (map[uint16]outcome, error) {
-	out := map[uint16]outcome{}
+func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int, ev rec) (outcomes, error) {
+	var out outcomes
 	if r == nil || r.closed {
 		return out, winerr.ErrInvalidHandle
 	}
@@ -635,10 +665,8 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 	need := uint32(size+7) &^ 7
 	var failed error
 	anyDenied := false
-	seen := map[uint16]bool{}
 	deliver := func(s *mSession) {
-		seen[s.id] = true
-		o := out[s.id]
+		var o outcome
 		switch {
 		case s.secure:
 			o.denied++
@@ -665,14 +693,14 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 				}
 			}
 		}
-		out[s.id] = o
+		out = append(out, sessionOutcome{s.id, o})
 	}
 	for _, e := range []*mEntry{r.provider, r.group} {
 		if e == nil {
 			continue
 		}
 		for _, sl := range e.slots {
-			if sl != nil && sl.passes(level, kw) && !seen[sl.logger] {
+			if sl != nil && sl.passes(level, kw) && !out.reached(sl.logger) {
 				deliver(m.byID[sl.logger])
 			}
 		}

@@ -96,7 +96,7 @@ func (h *harness) writeTL(o Op) error {
 	}
 	h.results = append(h.results, err)
 	h.proc = proc
-	want, werr := map[uint16]outcome{}, error(nil)
+	want, werr := outcomes(nil), error(nil)
 	if mr.tlPasses(o.Level, o.Any) {
 		ev := rec{hook: 0, level: o.Level, keyword: o.Any, pid: processID, tail: serial, provider: mr.provider.g}
 		extra := tlItem(len(providerNames[slices.Index(providers, mr.provider.g)])+3) + tlItem(tlSchemaSize)

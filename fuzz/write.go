@@ -148,7 +148,7 @@ func (h *harness) write(o Op) error {
 	h.proc = proc
 	// The model's writes in the middle of a switch: the emulator's, in the order they ran.
 	var modelFired []*mSession
-	var nestedWant []map[uint16]outcome
+	var nestedWant []outcomes
 	var nestedErr []error
 	for _, ms := range m.sessions {
 		if ms.armed {
@@ -198,7 +198,7 @@ func (h *harness) write(o Op) error {
 // denials since before (less those of the writes fired inside it), and the deliveries
 // the model predicts (want), which the Checker's conservation rule and the sinks' records
 // hold the emulator to.
-func (h *harness) tallyOf(before [session.LoggerIDs]counts, want map[uint16]outcome, fired []firing) emu.Tally {
+func (h *harness) tallyOf(before [session.LoggerIDs]counts, want outcomes, fired []firing) emu.Tally {
 	var tally emu.Tally
 	after := h.stats()
 	for _, ms := range h.m.sessions {
@@ -209,39 +209,47 @@ func (h *harness) tallyOf(before [session.LoggerIDs]counts, want map[uint16]outc
 			tally.Lost[id] -= f.tally.Lost[id]
 			tally.Denied[id] -= f.tally.Denied[id]
 		}
-		tally.Delivered[id] = want[id].delivered
+		tally.Delivered[id] = want.of(id).delivered
 	}
 	return tally
 }
 
 // compareTally holds what a write did in each session to the model's prediction, counts
 // it in the coverage and tells the Checker the events each session accepted.
-func (h *harness) compareTally(api string, proc int, tally emu.Tally, want map[uint16]outcome) error {
+func (h *harness) compareTally(api string, proc int, tally emu.Tally, want outcomes) error {
 	k, m := h.k, h.m
-	var wants [session.LoggerIDs]outcome // want by logger id: one array read each, not a map lookup
-	for id, w := range want {
-		wants[id] = w
-	}
-	for id := range tally.Delivered {
-		w := wants[id]
-		if w == (outcome{}) && tally.Delivered[id]|tally.Lost[id]|tally.Denied[id] == 0 {
-			continue
-		}
+	rest := tally // the tally less the sessions the model predicts: nothing may be left
+	for _, w := range want {
+		id := w.id
 		if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
-			return fmt.Errorf("%s on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
-				api, proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
+			return tallyMismatch(api, proc, id, tally, w.outcome)
 		}
-		h.cov.Denied += tally.Denied[id]
-		h.cov.Delivered += tally.Delivered[id]
-		h.cov.Lost += tally.Lost[id]
-		if ms := m.byID[uint16(id)]; ms != nil && ms.pmcExtra(1, false) > 0 {
-			h.cov.Counted += tally.Delivered[id]
+		h.cov.Denied += w.denied
+		h.cov.Delivered += w.delivered
+		h.cov.Lost += w.lost
+		if ms := m.byID[id]; ms != nil && ms.pmcExtra(1, false) > 0 {
+			h.cov.Counted += w.delivered
 		}
-		if tally.Delivered[id] != 0 {
-			h.check.Accepted(k.Session(emu.TraceHandle(m.byID[uint16(id)].handle)), tally.Delivered[id])
+		if w.delivered != 0 {
+			h.check.Accepted(k.Session(emu.TraceHandle(m.byID[id].handle)), w.delivered)
+		}
+		rest.Delivered[id], rest.Lost[id], rest.Denied[id] = 0, 0, 0
+	}
+	if rest != (emu.Tally{}) { // one comparison of the whole, not a loop over every logger id
+		for id := range rest.Delivered {
+			if rest.Delivered[id]|rest.Lost[id]|rest.Denied[id] != 0 {
+				return tallyMismatch(api, proc, uint16(id), tally, outcome{})
+			}
 		}
 	}
 	return nil
+}
+
+// tallyMismatch is compareTally's report of a write whose outcome in logger id's session
+// is not the model's.
+func tallyMismatch(api string, proc int, id uint16, tally emu.Tally, w outcome) error {
+	return fmt.Errorf("%s on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
+		api, proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
 }
 
 // compareOverwritten holds every session's count of events its ring overwrote to the
@@ -298,7 +306,7 @@ func (h *harness) nestedWrite(ms *mSession, r *emu.Registration, d *emu.EventDes
 // compareFired holds the writes the emulator ran inside buffer switches to those the
 // model ran: the same sessions in the same order, the same error and, for each session,
 // the same deliveries, losses and denials. Each fired session is disarmed.
-func (h *harness) compareFired(fired []firing, model []*mSession, want []map[uint16]outcome, werr []error) error {
+func (h *harness) compareFired(fired []firing, model []*mSession, want []outcomes, werr []error) error {
 	if len(fired) != len(model) {
 		names := func(n int, at func(int) *mSession) (out []string) {
 			for i := range n {
