@@ -43,6 +43,7 @@ const Workers = 3
 // told was delivered and lost. A run that does not finish within Deadline fails with the
 // operation each worker is stuck in. The coverage counts the events delivered and lost.
 func RunConcurrent(data []byte) (Coverage, error) {
+	growStack()
 	var cov Coverage
 	err := runConcurrent(Decode(data), &cov)
 	return cov, err
@@ -300,6 +301,7 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 // before reserving, may re-check the slot; the emulator does not).
 type checkSink struct {
 	session.Counter
+	grown atomic.Bool // the first call grew its goroutine's stack (the logger's, as a rule)
 
 	mu      sync.Mutex
 	serials map[uint64]bool // protected by mu
@@ -308,6 +310,9 @@ type checkSink struct {
 
 // WriteBuffer implements session.Sink.
 func (s *checkSink) WriteBuffer(buf []byte) error {
+	if !s.grown.Swap(true) {
+		growStack() // see growStack: the logger goroutine is new each run too
+	}
 	if err := s.Counter.WriteBuffer(buf); err != nil {
 		return err
 	}
