@@ -121,8 +121,16 @@ func Code(err error) (code uint32, ok bool) {
 	if err == nil {
 		return 0, true
 	}
+	switch e := err.(type) { // the errors this package makes, without errors.As's reflection
+	case *Errno:
+		return e.code, true
+	case *Error:
+		if e.Errno != nil {
+			return e.Errno.code, true
+		}
+	}
 	var e *Errno
-	if errors.As(err, &e) {
+	if errors.As(err, &e) && e != nil { // an Error with no Errno unwraps to a nil one
 		return e.code, true
 	}
 	return 0, false

@@ -15,8 +15,13 @@ func TestErrorIsAndCode(t *testing.T) {
 		t.Fatal("explained error matches a different sentinel")
 	}
 	wrapped := fmt.Errorf("start: %w", err)
-	if c, ok := Code(wrapped); !ok || c != 183 {
-		t.Fatalf("Code = %d, %v; want 183", c, ok)
+	for _, e := range []error{err, wrapped, ErrAlreadyExists, fmt.Errorf("start: %w", ErrAlreadyExists)} {
+		if c, ok := Code(e); !ok || c != 183 {
+			t.Fatalf("Code(%v) = %d, %v; want 183", e, c, ok)
+		}
+	}
+	if c, ok := Code(&Error{Reason: "no code"}); ok || c != 0 {
+		t.Fatalf("Code of an Error without its Errno = %d, %v; want none", c, ok)
 	}
 	if got := err.Error(); got != `ERROR_ALREADY_EXISTS (183): a session named "demo" is running` {
 		t.Fatalf("message = %q", got)
