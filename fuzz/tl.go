@@ -106,7 +106,8 @@ func (h *harness) writeTL(o Op) error {
 		return e
 	}
 	h.cov.TraceLogging++
-	if err := h.compareTally("WriteEvent", proc, h.tallyOf(before, want, nil), want); err != nil {
+	tally := h.tallyOf(before, want, nil)
+	if err := h.compareTally("WriteEvent", proc, &tally, want); err != nil {
 		return err
 	}
 	return h.compareOverwritten()

@@ -73,7 +73,8 @@ func (h *harness) write(o Op) error {
 	if mr != nil {
 		ev.provider = mr.provider.g
 	}
-	var tally emu.Tally
+	tally := &h.tally
+	*tally = emu.Tally{}
 	useTally := false
 	before := h.stats()
 	proc, extra := o.Processor, 0
@@ -135,7 +136,7 @@ func (h *harness) write(o Op) error {
 		ev.tid = uint32(200 + proc)
 		opts := &emu.WriteOptions{Processor: proc, ThreadID: ev.tid}
 		if useTally = h.writes%2 == 1; useTally {
-			opts.Tally = &tally
+			opts.Tally = tally
 		}
 		err = k.EventWriteEx(r, d, opts, data)
 	case APITransfer:
@@ -181,7 +182,7 @@ func (h *harness) write(o Op) error {
 		return e
 	}
 	if !useTally {
-		tally = h.tallyOf(before, want, fired)
+		*tally = h.tallyOf(before, want, fired)
 	}
 	if err := h.compareTally(apiNames[api], proc, tally, want); err != nil {
 		return err
@@ -216,9 +217,9 @@ func (h *harness) tallyOf(before [session.LoggerIDs]counts, want outcomes, fired
 
 // compareTally holds what a write did in each session to the model's prediction, counts
 // it in the coverage and tells the Checker the events each session accepted.
-func (h *harness) compareTally(api string, proc int, tally emu.Tally, want outcomes) error {
+func (h *harness) compareTally(api string, proc int, tally *emu.Tally, want outcomes) error {
 	k, m := h.k, h.m
-	rest := tally // the tally less the sessions the model predicts: nothing may be left
+	rest := *tally // the tally less the sessions the model predicts: nothing may be left
 	for _, w := range want {
 		id := w.id
 		if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
@@ -247,7 +248,7 @@ func (h *harness) compareTally(api string, proc int, tally emu.Tally, want outco
 
 // tallyMismatch is compareTally's report of a write whose outcome in logger id's session
 // is not the model's.
-func tallyMismatch(api string, proc int, id uint16, tally emu.Tally, w outcome) error {
+func tallyMismatch(api string, proc int, id uint16, tally *emu.Tally, w outcome) error {
 	return fmt.Errorf("%s on processor %d, logger %d: emulator delivered %d lost %d denied %d, model expects %d, %d and %d",
 		api, proc, id, tally.Delivered[id], tally.Lost[id], tally.Denied[id], w.delivered, w.lost, w.denied)
 }
@@ -326,7 +327,7 @@ func (h *harness) compareFired(fired []firing, model []*mSession, want []outcome
 		if err := sameErr("interleaved write", f.err, werr[i]); err != nil {
 			return err
 		}
-		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, f.tally, want[i]); err != nil {
+		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, &fired[i].tally, want[i]); err != nil {
 			return err
 		}
 	}
