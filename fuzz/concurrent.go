@@ -301,7 +301,6 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 // before reserving, may re-check the slot; the emulator does not).
 type checkSink struct {
 	session.Counter
-	grown atomic.Bool // the first call grew its goroutine's stack (the logger's, as a rule)
 
 	mu      sync.Mutex
 	serials map[uint64]bool // protected by mu
@@ -310,9 +309,6 @@ type checkSink struct {
 
 // WriteBuffer implements session.Sink.
 func (s *checkSink) WriteBuffer(buf []byte) error {
-	if !s.grown.Swap(true) {
-		growStack() // see growStack: the logger goroutine is new each run too
-	}
 	if err := s.Counter.WriteBuffer(buf); err != nil {
 		return err
 	}
