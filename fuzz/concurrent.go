@@ -391,13 +391,14 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.Logge
 
 // worker runs its share of a program. Every error must carry a Windows code. ids are the
 // logger ids of the four sessions, the only loggers an event can reach, whose tallies it
-// adds up and checks against the enable slots (not all of session.LoggerIDs: a loop over
-// them a write was a tenth of an instrumented input).
+// adds up and checks against the enable slots; the rest of each event's tally must be
+// zero, one comparison (a loop over all session.LoggerIDs on every event was a tenth of
+// an instrumented input).
 func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) error {
 	defer at.Store(nil)
 	var regs []*mine
 	defer func() { *out = regs }()
-	t := new(emu.Tally) // one write's: allocated once, not an event (it escapes to EventWriteEx)
+	t := new(emu.Tally) // one event's: allocated once a worker, not once an event (it escapes to EventWriteEx)
 	var zeros []byte    // the payloads: zeros, but for a write's serial while it is written
 	payload := func(n int) []byte {
 		if cap(zeros) < n {
@@ -480,6 +481,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 						return fmt.Errorf("%v (event %d of the burst, provider %v): logger %d delivered %d lost %d denied %d, but its enable slots %s the event",
 							o, i, m.provider, id, t.Delivered[id], t.Lost[id], t.Denied[id], map[bool]string{true: "pass", false: "filter out"}[want[id]])
 					}
+					t.Delivered[id], t.Lost[id], t.Denied[id] = 0, 0, 0
+				}
+				if *t != (emu.Tally{}) { // what is left went to a logger id of no session
+					return fmt.Errorf("%v (event %d of the burst): the tally counts it for a logger that is none of the four sessions' %v: %+v", o, i, ids, *t)
 				}
 				if err != nil {
 					break

@@ -619,6 +619,7 @@ type outcome struct {
 // them: a few entries (the provider's slots, then its group's), found by a scan.
 type outcomes []sessionOutcome
 
+// sessionOutcome is one session's entry in outcomes.
 type sessionOutcome struct {
 	id uint16 // the session's logger id
 	outcome
@@ -636,6 +637,7 @@ func (os outcomes) of(id uint16) outcome {
 // reached reports whether the write reached the session of logger id id.
 func (os outcomes) reached(id uint16) bool { return os.index(id) >= 0 }
 
+// index returns the position of logger id id's entry, or -1.
 func (os outcomes) index(id uint16) int {
 	for i, o := range os {
 		if o.id == id {

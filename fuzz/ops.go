@@ -179,7 +179,8 @@ func (o Op) decide(v winver.Version, name string) oracle.Answer {
 // answers memoises decide (oracle.Request to oracle.Answer): the oracle's answer depends
 // on the request alone, and walking its table for every start was a twentieth of an
 // input's time. Every request comes from the choice tables, so it holds at most
-// versions × modes × start properties × session names answers.
+// versions × modes × start properties × (session names and the empty name) answers.
+// Written by decide from any goroutine (Load, then Store: two may store the same answer).
 var answers sync.Map
 
 // Op is one decoded operation. Which fields matter depends on Kind.
@@ -417,10 +418,12 @@ func (r *reader) pick(n int) int { return int(r.byte()) % n }
 
 // Decode turns fuzzer bytes into a program. Every input decodes; the first two bytes
 // choose the version and the processors, then each operation takes a kind byte and its
-// arguments. A zero kind byte is skipped: the fuzzer's mutations insert runs of zeros,
-// and when zero picked an operation each run decoded to the same start repeated (a
-// refused duplicate, at the cost of a whole start and check), which was a third of the
-// operations of the inputs a fuzzing run tried and two fifths of their time.
+// arguments. A zero kind byte is skipped: zero bytes are common in the inputs the
+// fuzzer makes (an "interesting" value of its mutator, and argument bytes that insertions
+// and removals shift into kind bytes), and when zero picked an operation each run of them
+// decoded to the same start repeated (a refused duplicate, at the cost of a whole start
+// and check), which was a third of the operations of the inputs a fuzzing run tried and
+// two fifths of their time.
 func Decode(data []byte) Program {
 	r := &reader{b: data}
 	p := Program{Version: versions[r.pick(len(versions))], Processors: 1 + r.pick(4)}

@@ -186,6 +186,12 @@ func seeds() []seed {
 			q(0), reg(2), q(1), q(2), Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, q(3), q(0),
 			Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255, Any: ^uint64(0)}, q(1), q(2),
 			Op{Kind: OpTraits, Reg: 0}),
+		// A write reaching one session through its provider's slot and its group's counts
+		// once: the session is a private logger, whose id (64) is past the first 64.
+		enc("regression-provider-and-group-one-session", winver.V1909, 2,
+			Op{Kind: OpStart, Session: 1, BufferKB: 4, MinBufs: 9, MaxBufs: 16, Mode: logmode.PrivateLogger | logmode.RealTime, StartProp: startLogFile},
+			reg(0), enable(1, 0, 255, 0, 0), Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255},
+			Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, write(0, 255, 0, 100, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),

@@ -10,7 +10,7 @@ package fuzz
 //
 //go:noinline
 func growStack() byte {
-	var pad [32 << 10]byte // the frame: the stack grows to hold it, then keeps its size
+	var pad [32 << 10]byte // the frame: the stack grows to hold it, and keeps its size until a GC shrinks it
 	return pad[padIndex]
 }
 

@@ -123,14 +123,18 @@ func Code(err error) (code uint32, ok bool) {
 	}
 	switch e := err.(type) { // the errors this package makes, without errors.As's reflection
 	case *Errno:
+		if e == nil {
+			return 0, false
+		}
 		return e.code, true
 	case *Error:
-		if e.Errno != nil {
-			return e.Errno.code, true
+		if e == nil || e.Errno == nil { // nothing to unwrap to
+			return 0, false
 		}
+		return e.Errno.code, true
 	}
 	var e *Errno
-	if errors.As(err, &e) && e != nil { // an Error with no Errno unwraps to a nil one
+	if errors.As(err, &e) && e != nil { // a wrapped Error with no Errno unwraps to a nil one
 		return e.code, true
 	}
 	return 0, false

@@ -20,8 +20,12 @@ func TestErrorIsAndCode(t *testing.T) {
 			t.Fatalf("Code(%v) = %d, %v; want 183", e, c, ok)
 		}
 	}
-	if c, ok := Code(&Error{Reason: "no code"}); ok || c != 0 {
-		t.Fatalf("Code of an Error without its Errno = %d, %v; want none", c, ok)
+	var nilErrno *Errno
+	var nilError *Error
+	for _, e := range []error{&Error{Reason: "no code"}, fmt.Errorf("start: %w", &Error{Reason: "no code"}), nilErrno, nilError} {
+		if c, ok := Code(e); ok || c != 0 {
+			t.Fatalf("Code of %#v = %d, %v; want none", e, c, ok)
+		}
 	}
 	if got := err.Error(); got != `ERROR_ALREADY_EXISTS (183): a session named "demo" is running` {
 		t.Fatalf("message = %q", got)
