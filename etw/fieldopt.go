@@ -96,7 +96,7 @@ func scalar[T any](name string, in tl.InType, out tl.OutType, v T, put func([]by
 // array is a variable-count array field: a u16 count, then the values. The count is
 // 16 bits: values past the 65535th are not written.
 func array[T any](name string, in tl.InType, out tl.OutType, vs []T, put func([]byte, T) []byte) FieldOpt {
-	vs = vs[:min(len(vs), math.MaxUint16)]
+	vs = counted16(vs)
 	return counted(name, in, out, uint16(len(vs)), func(b []byte) []byte {
 		for _, v := range vs {
 			b = put(b, v)
@@ -104,6 +104,10 @@ func array[T any](name string, in tl.InType, out tl.OutType, vs []T, put func([]
 		return b
 	})
 }
+
+// counted16 is vs up to what a 16-bit count or length holds: values past the 65535th are
+// not written.
+func counted16[T any](vs []T) []T { return vs[:min(len(vs), math.MaxUint16)] }
 
 // counted is a variable-count array field of n values, which appendValues appends after
 // the count.
@@ -208,7 +212,7 @@ func Uint8Field(name string, value uint8) FieldOpt {
 func Uint8Array(name string, values []uint8) FieldOpt {
 	// Bytes are their own encoding: one copy, not a call each (array's way cost a fuzz
 	// input with 64 KB arrays a fifth of its time).
-	values = values[:min(len(values), math.MaxUint16)]
+	values = counted16(values)
 	return counted(name, tl.InUInt8, tl.OutDefault, uint16(len(values)), func(b []byte) []byte { return append(b, values...) })
 }
 
@@ -297,9 +301,7 @@ func Time(name string, value time.Time) FieldOpt {
 // BinaryField is a byte string: a u16 length, then the bytes (an etwemu addition,
 // TraceLoggingBinary's encoding). Bytes past 65535 are not written.
 func BinaryField(name string, value []byte) FieldOpt {
-	if len(value) > math.MaxUint16 {
-		value = value[:math.MaxUint16]
-	}
+	value = counted16(value)
 	return scalar(name, tl.InBinary, tl.OutDefault, value, func(b, v []byte) []byte {
 		return append(le.AppendUint16(b, uint16(len(v))), v...)
 	})
