@@ -162,7 +162,7 @@ type harness struct {
 	serial  uint64    // events written so far: the last eight bytes of each payload (payload)
 	pay     []byte    // the payloads' bytes (payload)
 	payN    int       // the length of the last payload
-	tally   emu.Tally // an EventWrite-family OpWrite's, reused: 1.7 KB, on the heap each write it was a fifth of the write's time
+	tally   emu.Tally // the last OpWrite's, reused: 1.7 KB, on the heap each write it was a fifth of the write's time
 	// results is the emulator's answer to each operation step has run, in order, for
 	// printing the program as a scenario.
 	results []error

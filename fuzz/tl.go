@@ -106,8 +106,8 @@ func (h *harness) writeTL(o Op) error {
 		return e
 	}
 	h.cov.TraceLogging++
-	tally := h.tallyOf(before, want, nil)
-	if err := h.compareTally("WriteEvent", proc, &tally, want); err != nil {
+	h.tally = h.tallyOf(before, want, nil)
+	if err := h.compareTally("WriteEvent", proc, &h.tally, want); err != nil {
 		return err
 	}
 	return h.compareOverwritten()
