@@ -140,6 +140,20 @@ func (d *Decision) EffectiveRequest() Request {
 	return q
 }
 
+// ofVersion lists, for each emulated version, its rules: those of rules whose Versions
+// contain it, in table order. It is derived from rules once, so that Decide, called on
+// every session start, walks only the version's rules.
+var ofVersion = func() (of [winver.Newest + 1][]*Rule) {
+	for v := winver.Oldest; v <= winver.Newest; v++ {
+		for i := range rules {
+			if rules[i].Versions.Contains(v) {
+				of[v] = append(of[v], &rules[i])
+			}
+		}
+	}
+	return of
+}()
+
 // Decide applies the rules of q.Version to q, as the kernel (or, for a private logger,
 // the user-mode logger) would when starting the session. It never panics; an invalid
 // version is refused.
@@ -156,16 +170,16 @@ func Decide(q Request) Decision {
 		d.Fired = append(d.Fired, Fired{Flag: b, Outcome: Ignored})
 	}
 	m := d.Recognised
+	of := ofVersion[v] // the rules whose Versions contain v
 	active := func(r *Rule) bool {
-		return r.Versions.Contains(v) && r.Loggers&d.Kind != 0 &&
+		return r.Loggers&d.Kind != 0 &&
 			(r.Flag == 0 || m&r.Flag != 0) && m&r.Unless == 0 && (r.Without == NoProp || !q.has(r.Without))
 	}
 	present := func(r *Rule) bool { // the Other flag or the Prop the rule names
 		return (r.Other != 0 && m&r.Other != 0) || (r.Prop != NoProp && q.has(r.Prop))
 	}
 	allowed := func(n Need) bool {
-		for i := range rules {
-			r := &rules[i]
+		for _, r := range of {
 			if r.Effect == Allows && r.Need == n && active(r) && (r.Flag != 0 || q.has(r.Prop)) {
 				return true
 			}
@@ -174,8 +188,7 @@ func Decide(q Request) Decision {
 	}
 
 	// Constraints, on the recognised bits as requested.
-	for i := range rules {
-		r := &rules[i]
+	for _, r := range of {
 		if !active(r) {
 			continue
 		}
@@ -202,15 +215,14 @@ func Decide(q Request) Decision {
 	}
 
 	// Implications, then overrides computed from the implied mode all at once.
-	for i := range rules {
-		if r := &rules[i]; r.Effect == Implies && active(r) && m&r.Other != r.Other {
+	for _, r := range of {
+		if r.Effect == Implies && active(r) && m&r.Other != r.Other {
 			d.Implied |= r.Other
 			d.Fired = append(d.Fired, Fired{Rule: r, Outcome: Applied})
 		}
 	}
 	m |= d.Implied
-	for i := range rules {
-		r := &rules[i]
+	for _, r := range of {
 		if !active(r) {
 			continue
 		}
@@ -237,9 +249,11 @@ func Decide(q Request) Decision {
 // v for kind k, holds a pair of flags some InvalidWith rule of the version forbids. An
 // accepted start's effective mode never does.
 func Forbidden(v winver.Version, k LoggerKind, m Mode) *Rule {
-	for i := range rules {
-		r := &rules[i]
-		if r.Effect == InvalidWith && r.Other != 0 && r.Versions.Contains(v) && r.Loggers&k != 0 &&
+	if !v.Valid() {
+		return nil
+	}
+	for _, r := range ofVersion[v] {
+		if r.Effect == InvalidWith && r.Other != 0 && r.Loggers&k != 0 &&
 			m&r.Flag != 0 && m&r.Other != 0 && m&r.Unless == 0 {
 			return r
 		}
