@@ -17,6 +17,8 @@ import (
 //   - entry-aggregate: ProviderEnableInfo is the aggregate of the used slots.
 //   - entry-refs: RefCount is the registrations on the list plus the used slots, and
 //     above zero (an entry whose last reference went is unlinked).
+//   - bucket-used: the table's mask of buckets in use has a bucket's bit set exactly
+//     when the bucket holds an entry.
 //
 // visit, if not nil, is called for every entry with its registrations, under the bucket
 // lock, so a caller can check the registrations' side.
@@ -24,6 +26,9 @@ func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, reg
 	for i := range t.buckets {
 		b := &t.buckets[i]
 		b.mu.Lock()
+		if inUse := t.used.Load()&(1<<i) != 0; inUse == b.emptyLocked() {
+			report("bucket-used", fmt.Sprintf("bucket %d: marked in use %v, holds entries %v", i, inUse, !b.emptyLocked()))
+		}
 		for typ, list := range b.lists {
 			for j, e := range list {
 				bad := func(rule, format string, args ...any) {

@@ -1,6 +1,7 @@
 package guidtable
 
 import (
+	"math/bits"
 	"sync"
 	"sync/atomic"
 
@@ -60,6 +61,10 @@ type Table struct {
 	version winver.Version // immutable
 	buckets [Buckets]bucket
 	count   atomic.Int64 // entries in the table; written under a bucket lock
+	// used has bit i set while bucket i holds an entry, so that a walk for one logger
+	// (DisableLogger, on every session stop) skips the empty buckets, most of the 64.
+	// Bit i is written (atomic Or and And) only under bucket i's lock.
+	used atomic.Uint64
 }
 
 // bucket models ETW_HASH_BUCKET: a list head per GUID type and the bucket lock.
@@ -105,6 +110,7 @@ func (t *Table) getLocked(b *bucket, g guid.GUID, typ Type) *Entry {
 	e.provider.Store(&EnableInfo{})
 	b.lists[typ] = append(b.lists[typ], e)
 	t.count.Add(1)
+	t.used.Or(1 << Hash(g))
 	return e
 }
 
@@ -123,6 +129,20 @@ func (t *Table) releaseLocked(b *bucket, e *Entry) {
 	}
 	e.removed = true
 	t.count.Add(-1)
+	if b.emptyLocked() {
+		t.used.And(^(1 << Hash(e.guid)))
+	}
+}
+
+// emptyLocked reports whether b holds no entry of any type.
+// Preconditions: b.mu is held.
+func (b *bucket) emptyLocked() bool {
+	for typ := range b.lists {
+		if len(b.lists[typ]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Lookup returns the entry for (g, typ), or nil when the table has none.
@@ -242,11 +262,13 @@ func (t *Table) disableLocked(b *bucket, e *Entry, loggerID uint16) (Change, boo
 }
 
 // DisableLogger clears every slot that loggerID holds in any entry, as stopping a session
-// does, and returns one Change per cleared slot in bucket order.
+// does, and returns one Change per cleared slot in bucket order. It walks the buckets
+// that hold entries; one that gains its first entry after the walk began is as a bucket
+// the walk passed before the entry came.
 func (t *Table) DisableLogger(loggerID uint16) []Change {
 	var out []Change
-	for i := range t.buckets {
-		b := &t.buckets[i]
+	for used := t.used.Load(); used != 0; used &= used - 1 {
+		b := &t.buckets[bits.TrailingZeros64(used)]
 		b.mu.Lock()
 		for typ := range b.lists {
 			// disableLocked may unlink entries, so walk a copy.

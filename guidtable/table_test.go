@@ -2,6 +2,8 @@ package guidtable
 
 import (
 	"errors"
+	"math/bits"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -235,5 +237,50 @@ func TestEnableInfoEncode(t *testing.T) {
 	e.Encode(b)
 	if b[0] != 1 || b[4] != 5 || b[6] != 0x34 || b[7] != 0x12 || b[8] != 0x10 || b[0x10] != 0x88 || b[0x17] != 0x11 || b[0x18] != 9 {
 		t.Fatalf("TRACE_ENABLE_INFO bytes % x", b)
+	}
+}
+
+// DisableLogger walks only the buckets in use, and finds the logger in every one of
+// them: 64 providers spread over the buckets, each enabled for the logger, all
+// cleared by one stop. The mask of buckets in use follows the entries as they come
+// and go, and Check reports a mask that does not.
+func TestDisableLoggerEveryBucket(t *testing.T) {
+	tab := New(winver.V2004)
+	var want uint64
+	for i := 0; i < 64; i++ {
+		g := guid.FromName(string(rune('a' + i)))
+		want |= 1 << Hash(g)
+		if _, err := tab.Enable(g, TraceGuid, EnableInfo{LoggerID: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := tab.used.Load(); got != want || bits.OnesCount64(want) < 20 {
+		t.Fatalf("buckets in use %064b, want %064b (at least 20 of them)", got, want)
+	}
+	check := func() (broken []string) {
+		tab.Check(func(rule, detail string) { broken = append(broken, rule+": "+detail) }, nil)
+		return broken
+	}
+	if b := check(); len(b) != 0 {
+		t.Fatalf("a sound table broke %v", b)
+	}
+	if changes := tab.DisableLogger(3); len(changes) != 64 {
+		t.Fatalf("%d changes, want 64", len(changes))
+	}
+	// The enables were the entries' only references: every entry is gone, every bucket
+	// free, and a second stop finds nothing.
+	if tab.Len() != 0 || tab.used.Load() != 0 || len(tab.DisableLogger(3)) != 0 {
+		t.Fatalf("after the stop: %d entries, buckets in use %064b", tab.Len(), tab.used.Load())
+	}
+	if b := check(); len(b) != 0 {
+		t.Fatalf("the emptied table broke %v", b)
+	}
+
+	// An entry in a bucket the mask does not mark: DisableLogger would pass it by.
+	tab.Enable(provA, TraceGuid, EnableInfo{LoggerID: 4})
+	tab.used.Store(0)
+	b := check()
+	if len(b) != 1 || !strings.HasPrefix(b[0], "bucket-used: ") {
+		t.Fatalf("a bucket with an entry, not marked in use, was reported as %v", b)
 	}
 }
