@@ -1,20 +1,17 @@
 package fuzz
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/etwemu/etwemu/internal/fault"
-	"github.com/etwemu/etwemu/scenario"
 )
 
 // FuzzInterplay runs decoded operation sequences on a deterministic kernel and the
@@ -251,37 +248,4 @@ func TestPMCSeed(t *testing.T) {
 		return
 	}
 	t.Fatal("no PMC seed")
-}
-
-// A program printed as a scenario replays on the scenario machine with every answer the
-// harness saw: each operation the emulator refused is an expect of the same code, and
-// each it accepted runs without error. Two drivers, one through the fuzz harness and one
-// through the scenario language, agree on a thousand random programs.
-func TestProgramsAsScenarios(t *testing.T) {
-	n := 1000
-	if testing.Short() {
-		n = 200
-	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	lines := 0
-	for i := range n {
-		data := randomInput(rng, 400)
-		p := Decode(data)
-		if slices.ContainsFunc(p.Ops, func(o Op) bool { return o.Kind == OpHold || o.Kind == OpRegister && o.TL }) {
-			continue // the scenario language cannot hold a logger back, nor register through package etw
-		}
-		text, err := Scenario(p)
-		if err != nil {
-			t.Fatalf("input %d (%x): %v", i, data, err)
-		}
-		var out bytes.Buffer
-		m := scenario.New(&out)
-		err = m.Run(strings.NewReader(text))
-		m.Close()
-		if err != nil {
-			t.Fatalf("input %d (%x): the scenario does not replay: %v\n%s", i, data, err, text)
-		}
-		lines += strings.Count(text, "\n")
-	}
-	t.Logf("%d programs, %d scenario lines replayed", n, lines)
 }

@@ -1,0 +1,54 @@
+package replay_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/fuzz"
+	"github.com/etwemu/etwemu/scenario"
+)
+
+// A program printed as a scenario replays on the scenario machine with every answer the
+// harness saw: each operation the emulator refused is an expect of the same code, and
+// each it accepted runs without error. Two drivers, one through the fuzz harness and one
+// through the scenario language, agree on a thousand random programs.
+func TestProgramsAsScenarios(t *testing.T) {
+	n := 1000
+	if testing.Short() {
+		n = 200
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	lines := 0
+	for i := range n {
+		data := randomInput(rng, 400)
+		p := fuzz.Decode(data)
+		if slices.ContainsFunc(p.Ops, func(o fuzz.Op) bool { return o.Kind == fuzz.OpHold || o.Kind == fuzz.OpRegister && o.TL }) {
+			continue // the scenario language cannot hold a logger back, nor register through package etw
+		}
+		text, err := fuzz.Scenario(p)
+		if err != nil {
+			t.Fatalf("input %d (%x): %v", i, data, err)
+		}
+		var out bytes.Buffer
+		m := scenario.New(&out)
+		err = m.Run(strings.NewReader(text))
+		m.Close()
+		if err != nil {
+			t.Fatalf("input %d (%x): the scenario does not replay: %v\n%s", i, data, err, text)
+		}
+		lines += strings.Count(text, "\n")
+	}
+	t.Logf("%d programs, %d scenario lines replayed", n, lines)
+}
+
+// randomInput returns 2 to max+1 random bytes.
+func randomInput(rng *rand.Rand, max int) []byte {
+	data := make([]byte, 2+rng.IntN(max))
+	for j := range data {
+		data[j] = byte(rng.Uint32())
+	}
+	return data
+}
