@@ -91,13 +91,20 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	}
 	l.freeMu.Unlock()
 
-	where := make(map[*Buffer]place, len(all))
+	// where[i] is the place of all[i]: a buffer's id is its index in the GlobalList,
+	// which only grows. A buffer found in a place but not in the GlobalList is reported
+	// where it is found.
+	where := make([]place, len(all))
 	put := func(b *Buffer, p place) {
-		if old, ok := where[b]; ok {
+		if b.id < 0 || b.id >= len(all) || all[b.id] != b {
+			bad("buffer-place", "a buffer on %v is not in the GlobalList", p)
+			return
+		}
+		if old := where[b.id]; old != nowhere {
 			bad("buffer-place", "buffer %d is both on %v and on %v", b.id, old, p)
 			return
 		}
-		where[b] = p
+		where[b.id] = p
 	}
 	for _, b := range free {
 		put(b, onFree)
@@ -119,16 +126,9 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	for _, b := range flight {
 		put(b, inFlight)
 	}
-	known := make(map[*Buffer]bool, len(all))
-	for _, b := range all {
-		known[b] = true
-		if _, ok := where[b]; !ok {
+	for i, b := range all {
+		if where[i] == nowhere {
 			bad("buffer-place", "buffer %d is on no list and in no stream", b.id)
-		}
-	}
-	for b, p := range where {
-		if !known[b] {
-			bad("buffer-place", "a buffer on %v is not in the GlobalList", p)
 		}
 	}
 
@@ -144,12 +144,12 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	}
 
 	pending := 0
-	for _, b := range all {
+	for i, b := range all {
 		v := b.View()
 		if v.ReferenceCount != 0 {
 			bad("buffer-refs", "buffer %d holds %d references with no writer active", b.id, v.ReferenceCount)
 		}
-		switch where[b] {
+		switch where[i] {
 		case onFree, onSpare:
 			if v.State != abi.BufferStateFree || !v.Closed {
 				bad("buffer-state", "free buffer %d has state %v, closed %v", b.id, v.State, v.Closed)

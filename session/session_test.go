@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -525,6 +527,32 @@ func TestCheck(t *testing.T) {
 		l.freeMu.Lock()
 		l.free = l.free[:len(l.free)-1]
 		l.freeMu.Unlock()
+		// A free buffer taken off the free list is in no place; one on the free list that
+		// is not in the GlobalList is a stranger.
+		for _, edit := range []func() (want string){
+			func() string {
+				b := l.free[len(l.free)-1]
+				l.free = l.free[:len(l.free)-1]
+				return fmt.Sprintf("buffer-place: session \"chk\" (id 3): buffer %d is on no list and in no stream", b.id)
+			},
+			func() string {
+				l.free = append(l.free, newBuffer(4096, 1))
+				return "buffer-place: session \"chk\" (id 3): a buffer on free list is not in the GlobalList"
+			},
+		} {
+			l.freeMu.Lock()
+			saved := append([]*Buffer(nil), l.free...)
+			want := edit()
+			l.freeMu.Unlock()
+			problems = nil
+			l.Check(report)
+			if !slices.Contains(problems, want) {
+				t.Fatalf("synchronous=%v: got %q, want %q among them", synchronous, problems, want)
+			}
+			l.freeMu.Lock()
+			l.free = saved
+			l.freeMu.Unlock()
+		}
 		l.Stop()
 	}
 }
