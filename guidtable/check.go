@@ -2,6 +2,7 @@ package guidtable
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -20,26 +21,30 @@ import (
 //   - bucket-used: the table's mask of buckets in use has a bucket's bit set exactly
 //     when the bucket holds an entry.
 //
+// It walks the buckets in use, as DisableLogger does. An entry in a bucket the mask
+// does not mark would be missed by both; the walk then finds fewer entries than the
+// table counts, and Check looks at every bucket under its lock for one such.
+//
 // visit, if not nil, is called for every entry with its registrations, under the bucket
 // lock, so a caller can check the registrations' side.
 func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, regs []Registration)) {
-	for i := range t.buckets {
+	seen := 0
+	for used := t.used.Load(); used != 0; used &= used - 1 {
+		i := bits.TrailingZeros64(used)
 		b := &t.buckets[i]
 		b.mu.Lock()
-		if inUse := t.used.Load()&(1<<i) != 0; inUse == b.emptyLocked() {
-			report("bucket-used", fmt.Sprintf("bucket %d: marked in use %v, holds entries %v", i, inUse, !b.emptyLocked()))
+		if t.used.Load()&(1<<i) != 0 && b.emptyLocked() { // read again: the bit may have gone since
+			report("bucket-used", fmt.Sprintf("bucket %d is marked in use and holds no entry", i))
 		}
 		for typ, list := range b.lists {
+			seen += len(list)
 			for j, e := range list {
-				bad := func(rule, format string, args ...any) {
-					report(rule, fmt.Sprintf("%v entry %s: ", e.typ, e.guid)+fmt.Sprintf(format, args...))
-				}
 				twice := slices.Contains(list[:j], e) // the lists are short: no map
 				if Hash(e.guid) != i || int(e.typ) != typ || e.removed || twice {
-					bad("entry-bucket", "found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
-						i, Type(typ), Hash(e.guid), e.removed, twice)
+					report("entry-bucket", fmt.Sprintf("%v entry %s: found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
+						e.typ, e.guid, i, Type(typ), Hash(e.guid), e.removed, twice))
 				}
-				e.checkLocked(bad)
+				e.checkLocked(report)
 				if visit != nil {
 					visit(e, e.regsCopyLocked())
 				}
@@ -47,11 +52,26 @@ func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, reg
 		}
 		b.mu.Unlock()
 	}
+	if seen == t.Len() {
+		return
+	}
+	// Fewer entries than counted (or entries came and went during the walk).
+	for i := range t.buckets {
+		b := &t.buckets[i]
+		b.mu.Lock()
+		if t.used.Load()&(1<<i) == 0 && !b.emptyLocked() {
+			report("bucket-used", fmt.Sprintf("bucket %d holds entries and is not marked in use", i))
+		}
+		b.mu.Unlock()
+	}
 }
 
 // checkLocked checks one entry's slots, mask, aggregate and reference count.
 // Preconditions: the entry's bucket lock is held.
-func (e *Entry) checkLocked(bad func(rule, format string, args ...any)) {
+func (e *Entry) checkLocked(report func(rule, detail string)) {
+	bad := func(rule, format string, args ...any) {
+		report(rule, fmt.Sprintf("%v entry %s: ", e.typ, e.guid)+fmt.Sprintf(format, args...))
+	}
 	var snap [Slots]*EnableInfo
 	var mask uint8
 	used := 0

@@ -2,8 +2,8 @@ package guidtable
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
-	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -280,7 +280,14 @@ func TestDisableLoggerEveryBucket(t *testing.T) {
 	tab.Enable(provA, TraceGuid, EnableInfo{LoggerID: 4})
 	tab.used.Store(0)
 	b := check()
-	if len(b) != 1 || !strings.HasPrefix(b[0], "bucket-used: ") {
-		t.Fatalf("a bucket with an entry, not marked in use, was reported as %v", b)
+	if want := fmt.Sprintf("bucket-used: bucket %d holds entries and is not marked in use", Hash(provA)); len(b) != 1 || b[0] != want {
+		t.Fatalf("a bucket with an entry, not marked in use, was reported as %q, want %q", b, want)
+	}
+	// A bucket marked in use that holds nothing.
+	empty := (Hash(provA) + 1) % Buckets
+	tab.used.Store(1<<Hash(provA) | 1<<empty)
+	b = check()
+	if want := fmt.Sprintf("bucket-used: bucket %d is marked in use and holds no entry", empty); len(b) != 1 || b[0] != want {
+		t.Fatalf("an empty bucket marked in use was reported as %q, want %q", b, want)
 	}
 }
