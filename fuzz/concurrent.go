@@ -30,9 +30,10 @@ const Workers = 3
 
 // RunConcurrent decodes data and runs the program's operations split across Workers
 // goroutines on a kernel whose sessions have real logger goroutines: operation i goes to
-// worker i mod Workers. Sessions s0 to s3 are started first, with the settings of the
-// program's first start operations; starts during the run are skipped, so a logger id
-// always means one session. Each worker registers its own providers.
+// worker i mod Workers. Of sessions s0 to s3, those the program's operations name
+// (sessionsNamed) are started first, session s with the settings of the program's s-th
+// start operation; starts during the run are skipped, so a logger id always means one
+// session. Each worker registers its own providers.
 //
 // Nothing can be predicted about the interleaving, so the checks are the ones that hold
 // for every interleaving: every error is a Windows error; every event that no control
@@ -68,7 +69,11 @@ func runConcurrent(p Program, cov *Coverage) error {
 	}
 	var loggers [4]*emu.Session // to read what a BUFFERING ring overwrote, after stop
 	var ids []uint16            // their logger ids: no other logger runs while the workers do
+	named := sessionsNamed(p)
 	for s := 0; s < 4; s++ {
+		if !named[s] {
+			continue
+		}
 		o := Op{BufferKB: 4, Mode: logmode.RealTime}
 		if s < len(starts) {
 			o = starts[s]
@@ -160,6 +165,22 @@ func runConcurrent(p Program, cov *Coverage) error {
 		}
 	}
 	return nil
+}
+
+// sessionsNamed reports which of the four sessions the program's operations name: the
+// control calls, the enables and the system writes. A session no operation names is
+// asked nothing and enabled for nothing, so it would receive nothing; RunConcurrent
+// does not start it. Most programs the fuzzing engine tries name one or two sessions,
+// and the starts, the logger goroutines and the stops of the other sessions were most of
+// an execution's time.
+func sessionsNamed(p Program) (named [4]bool) {
+	for _, o := range p.Ops {
+		switch o.Kind {
+		case OpStop, OpFlush, OpQuery, OpUpdate, OpEnable, OpDisable, OpCapture, OpPMC, OpSysWrite:
+			named[o.Session%4] = true
+		}
+	}
+	return named
 }
 
 // startable reports whether the start o is one the sessions of a concurrent run can use:
