@@ -54,9 +54,8 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	if provider.IsZero() {
 		return winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
 	}
-	if k.version < enableSince {
-		return winerr.New(winerr.ErrNotSupported, "provider enablement through ETW_GUID_ENTRY exists from %s; the WMI GUID tables of Windows %s are not emulated",
-			enableSince.Marketing(), k.version)
+	if err := missing[k.version].enable; err != nil {
+		return err
 	}
 	var ep EnableParameters
 	if params != nil {

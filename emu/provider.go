@@ -105,6 +105,23 @@ const EventRegisterSince = winver.V6_0
 // traitsSince is the first version with provider traits and groups.
 const traitsSince = winver.V10_0
 
+// missing holds, for each emulated version, the errors of the calls the version does
+// not have, nil where it has them: EventRegister (before EventRegisterSince) and
+// enablement through GUID entries (before enableSince). Every such call on the version
+// answers the same, so each error is made once.
+var missing = func() (m [winver.Newest + 1]struct{ register, enable error }) {
+	for v := winver.Oldest; v <= winver.Newest; v++ {
+		if v < EventRegisterSince {
+			m[v].register = winerr.New(winerr.ErrNotSupported, "EventRegister does not exist before %s (Windows %s)", EventRegisterSince.Marketing(), v)
+		}
+		if v < enableSince {
+			m[v].enable = winerr.New(winerr.ErrNotSupported, "provider enablement through ETW_GUID_ENTRY exists from %s; the WMI GUID tables of Windows %s are not emulated",
+				enableSince.Marketing(), v)
+		}
+	}
+	return m
+}()
+
 // EventRegister registers a provider (a user-mode, modern registration) and returns its
 // handle. If sessions enabled the provider before it registered, the callback runs at
 // once with the aggregate enablement and a GUID_NULL source.
@@ -112,8 +129,8 @@ const traitsSince = winver.V10_0
 // Errors: ERROR_NOT_SUPPORTED before 6.0, which has no EventRegister;
 // ERROR_INVALID_PARAMETER for a GUID_NULL provider or a context without a callback.
 func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context any) (*Registration, error) {
-	if k.version < EventRegisterSince {
-		return nil, winerr.New(winerr.ErrNotSupported, "EventRegister does not exist before %s (Windows %s)", EventRegisterSince.Marketing(), k.version)
+	if err := missing[k.version].register; err != nil {
+		return nil, err
 	}
 	if provider.IsZero() {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
