@@ -162,14 +162,21 @@ var eventSourceNamespace = GUID{0x482C2DB2, 0xC390, 0x47C8, [8]byte{0x87, 0xF8, 
 // TraceLogging do (and go-winio's etw.NewProvider): SHA-1 over the namespace GUID in
 // big-endian order followed by the upper-cased name in UTF-16 big-endian, the first 16
 // bytes read as a big-endian GUID with the version nibble set to 5.
+// The hashed bytes are built in one slice and hashed in one call: a session start
+// derives its session's GUID so, and a write of two bytes at a time to the hash was most
+// of its cost.
 func FromName(name string) GUID {
-	h := sha1.New()
 	nb := eventSourceNamespace.ToArray()
-	h.Write(nb[:])
-	for _, u := range utf16.Encode([]rune(strings.ToUpper(name))) {
-		h.Write([]byte{byte(u >> 8), byte(u)})
+	upper := strings.ToUpper(name)
+	b := make([]byte, 0, len(nb)+2*len(upper)) // a byte of UTF-8 is at most a 16-bit unit
+	b = append(b, nb[:]...)
+	var units [2]uint16
+	for _, r := range upper { // an invalid byte is U+FFFD, as []rune makes it
+		for _, u := range utf16.AppendRune(units[:0], r) {
+			b = append(b, byte(u>>8), byte(u))
+		}
 	}
-	sum := h.Sum(nil)
+	sum := sha1.Sum(b)
 	sum[7] = sum[7]&0x0F | 0x50
 	// The hash bytes are taken in Windows memory order (little-endian fields).
 	return FromBytes(sum[:16])

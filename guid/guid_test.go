@@ -1,6 +1,11 @@
 package guid
 
-import "testing"
+import (
+	"crypto/sha1"
+	"strings"
+	"testing"
+	"unicode/utf16"
+)
 
 func TestParseStringRoundTrip(t *testing.T) {
 	for _, s := range []string{
@@ -57,6 +62,28 @@ func TestFromName(t *testing.T) {
 	} {
 		if got := FromName(name).String(); got != want {
 			t.Errorf("FromName(%q) = %s, want %s", name, got, want)
+		}
+	}
+}
+
+// FromName hashes what the straightforward reading of the rule hashes, for names
+// beyond ASCII too: letters that change length when upper-cased, characters outside the
+// Basic Multilingual Plane (two UTF-16 units) and bytes that are not UTF-8.
+func TestFromNameBeyondASCII(t *testing.T) {
+	reference := func(name string) GUID {
+		h := sha1.New()
+		nb := eventSourceNamespace.ToArray()
+		h.Write(nb[:])
+		for _, u := range utf16.Encode([]rune(strings.ToUpper(name))) {
+			h.Write([]byte{byte(u >> 8), byte(u)})
+		}
+		sum := h.Sum(nil)
+		sum[7] = sum[7]&0x0F | 0x50
+		return FromBytes(sum[:16])
+	}
+	for _, name := range []string{"", "a", "straße", "ǆemal", "Ⱥb", "provider-😀-x", "\xff\xfeok", "日本語のプロバイダー"} {
+		if got, want := FromName(name), reference(name); got != want {
+			t.Errorf("FromName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }
