@@ -2,7 +2,8 @@
 // imports to them. Dependencies flow one way, down:
 //
 //	programs     cmd/etwemu, examples/..., fuzz/mutate
-//	on the kernel etw, consumer, scenario, web, fuzz, bench, bench/benchsuite, internal/tltest
+//	on the kernel etw, consumer, scenario, web, fuzz, fuzz/replay, bench, bench/benchsuite,
+//	             internal/tltest
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
@@ -63,6 +64,7 @@ var Of = map[string]Layer{
 	"decode":           OnKernel, // reads records with the kernel's names (regentry traits, pmc classes)
 	"scenario":         OnKernel,
 	"fuzz":             OnKernel,
+	"fuzz/replay":      OnKernel, // its test replays fuzz programs on the scenario machine
 	"bench":            OnKernel,
 	"bench/benchsuite": OnKernel,
 	"internal/tltest":  OnKernel,
