@@ -18,6 +18,7 @@ import (
 // reference model, comparing after every step (see Run). Its seed corpus is the committed
 // testdata/fuzz/FuzzInterplay, written from seeds().
 func FuzzInterplay(f *testing.F) {
+	deepStacks()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		defer watchdog(data, 20*time.Second)()
 		if err := Run(data); err != nil {
@@ -165,6 +166,7 @@ func TestCorpusMatchesSeeds(t *testing.T) {
 // FuzzConcurrent splits each program across goroutines on a kernel with real logger
 // goroutines; run it with -race. Its corpus starts from FuzzInterplay's seeds.
 func FuzzConcurrent(f *testing.F) {
+	deepStacks()
 	for _, s := range seeds() {
 		f.Add(s.data)
 	}

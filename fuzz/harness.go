@@ -27,7 +27,6 @@ import (
 // step, with the program's listing. The sessions' clock is the machine's: nothing
 // compared depends on a time stamp, and EventWrite's cached route is used only with it.
 func Run(data []byte) error {
-	deepStacks()
 	_, err := RunProgram(Decode(data))
 	return err
 }
