@@ -23,33 +23,22 @@ import (
 //
 // It walks the buckets in use, as DisableLogger does. An entry in a bucket the mask
 // does not mark would be missed by both; the walk then finds fewer entries than the
-// table counts, and Check looks at every bucket under its lock for one such.
+// table counts, and Check looks at every other bucket under its lock for one such, and
+// checks what it holds.
 //
 // visit, if not nil, is called for every entry with its registrations, under the bucket
 // lock, so a caller can check the registrations' side.
 func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, regs []Registration)) {
 	seen := 0
-	for used := t.used.Load(); used != 0; used &= used - 1 {
+	walked := t.used.Load()
+	for used := walked; used != 0; used &= used - 1 {
 		i := bits.TrailingZeros64(used)
 		b := &t.buckets[i]
 		b.mu.Lock()
 		if t.used.Load()&(1<<i) != 0 && b.emptyLocked() { // read again: the bit may have gone since
 			report("bucket-used", fmt.Sprintf("bucket %d is marked in use and holds no entry", i))
 		}
-		for typ, list := range b.lists {
-			seen += len(list)
-			for j, e := range list {
-				twice := slices.Contains(list[:j], e) // the lists are short: no map
-				if Hash(e.guid) != i || int(e.typ) != typ || e.removed || twice {
-					report("entry-bucket", fmt.Sprintf("%v entry %s: found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
-						e.typ, e.guid, i, Type(typ), Hash(e.guid), e.removed, twice))
-				}
-				e.checkLocked(report)
-				if visit != nil {
-					visit(e, e.regsCopyLocked())
-				}
-			}
-		}
+		seen += t.checkBucketLocked(i, report, visit)
 		b.mu.Unlock()
 	}
 	if seen == t.Len() {
@@ -57,13 +46,39 @@ func (t *Table) Check(report func(rule, detail string), visit func(e *Entry, reg
 	}
 	// Fewer entries than counted (or entries came and went during the walk).
 	for i := range t.buckets {
+		if walked&(1<<i) != 0 {
+			continue
+		}
 		b := &t.buckets[i]
 		b.mu.Lock()
 		if t.used.Load()&(1<<i) == 0 && !b.emptyLocked() {
 			report("bucket-used", fmt.Sprintf("bucket %d holds entries and is not marked in use", i))
+			t.checkBucketLocked(i, report, visit)
 		}
 		b.mu.Unlock()
 	}
+}
+
+// checkBucketLocked checks the entries of bucket i (the entry-bucket rule and each
+// entry's own, checkLocked), calls visit for each, and returns how many it holds.
+// Preconditions: bucket i's lock is held.
+func (t *Table) checkBucketLocked(i int, report func(rule, detail string), visit func(e *Entry, regs []Registration)) int {
+	n := 0
+	for typ, list := range t.buckets[i].lists {
+		n += len(list)
+		for j, e := range list {
+			twice := slices.Contains(list[:j], e) // the lists are short: no map
+			if Hash(e.guid) != i || int(e.typ) != typ || e.removed || twice {
+				report("entry-bucket", fmt.Sprintf("%v entry %s: found in bucket %d list %v (hash %d, removed %v, listed twice %v)",
+					e.typ, e.guid, i, Type(typ), Hash(e.guid), e.removed, twice))
+			}
+			e.checkLocked(report)
+			if visit != nil {
+				visit(e, e.regsCopyLocked())
+			}
+		}
+	}
+	return n
 }
 
 // checkLocked checks one entry's slots, mask, aggregate and reference count.

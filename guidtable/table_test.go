@@ -276,12 +276,15 @@ func TestDisableLoggerEveryBucket(t *testing.T) {
 		t.Fatalf("the emptied table broke %v", b)
 	}
 
-	// An entry in a bucket the mask does not mark: DisableLogger would pass it by.
+	// An entry in a bucket the mask does not mark: DisableLogger would pass it by. Check
+	// reports the bucket and still checks and visits the entry.
 	tab.Enable(provA, TraceGuid, EnableInfo{LoggerID: 4})
 	tab.used.Store(0)
-	b := check()
-	if want := fmt.Sprintf("bucket-used: bucket %d holds entries and is not marked in use", Hash(provA)); len(b) != 1 || b[0] != want {
-		t.Fatalf("a bucket with an entry, not marked in use, was reported as %q, want %q", b, want)
+	var b []string
+	visited := 0
+	tab.Check(func(rule, detail string) { b = append(b, rule+": "+detail) }, func(*Entry, []Registration) { visited++ })
+	if want := fmt.Sprintf("bucket-used: bucket %d holds entries and is not marked in use", Hash(provA)); len(b) != 1 || b[0] != want || visited != 1 {
+		t.Fatalf("a bucket with an entry, not marked in use, was reported as %q and %d entries visited, want %q and 1", b, visited, want)
 	}
 	// A bucket marked in use that holds nothing.
 	empty := (Hash(provA) + 1) % Buckets
