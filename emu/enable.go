@@ -54,7 +54,7 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	if provider.IsZero() {
 		return winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
 	}
-	if err := missing[k.version].enable; err != nil {
+	if err := refusal(&missing[k.version].enable); err != nil {
 		return err
 	}
 	var ep EnableParameters

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -111,6 +112,21 @@ func TestNinthSession(t *testing.T) {
 func TestRegisterRules(t *testing.T) {
 	if _, err := newKernel(t, winver.V5_2).EventRegister(provA, nil, nil); !errors.Is(err, winerr.ErrNotSupported) {
 		t.Fatalf("EventRegister on 5.2: %v", err)
+	}
+	// Each refusal of a call the version lacks is an error of its own, naming the
+	// version: the reasons are formatted once, and each call gets a copy.
+	old := newKernel(t, winver.V5_1)
+	_, e1 := old.EventRegister(provA, nil, nil)
+	_, e2 := old.EventRegister(provA, nil, nil)
+	e3 := old.EnableTraceEx2(1, provA, regentry.ControlEnable, 5, 0, 0, nil)
+	var w1, w2 *winerr.Error
+	if !errors.As(e1, &w1) || !errors.As(e2, &w2) || w1 == w2 || e1.Error() != e2.Error() ||
+		!strings.Contains(e1.Error(), "Windows 5.1") || !errors.Is(e3, winerr.ErrNotSupported) || !strings.Contains(e3.Error(), "Windows 5.1") {
+		t.Fatalf("EventRegister on 5.1 twice: %v and %v (the same value: %v); EnableTraceEx2: %v", e1, e2, w1 == w2, e3)
+	}
+	w1.Reason = "changed by a caller"
+	if _, e4 := old.EventRegister(provA, nil, nil); e4.Error() != e2.Error() {
+		t.Fatalf("a caller's change to one refusal reached the next: %v", e4)
 	}
 	k := newKernel(t, winver.V6_0)
 	if _, err := k.EventRegister(provA, nil, "context"); !errors.Is(err, winerr.ErrInvalidParameter) {
