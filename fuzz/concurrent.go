@@ -44,7 +44,6 @@ const Workers = 3
 // told was delivered and lost. A run that does not finish within Deadline fails with the
 // operation each worker is stuck in. The coverage counts the events delivered and lost.
 func RunConcurrent(data []byte) (Coverage, error) {
-	deepStacks()
 	var cov Coverage
 	err := runConcurrent(Decode(data), &cov)
 	return cov, err
