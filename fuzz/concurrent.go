@@ -167,8 +167,9 @@ func runConcurrent(p Program, cov *Coverage) error {
 }
 
 // zeroTally is what an event's tally holds once its sessions' counts are taken out;
-// nothing writes it. A worker compares with it rather than with a literal, which the compiler would build in
-// the worker's frame: 1.7 KB that every worker goroutine's stack would grow for.
+// nothing writes it. A worker compares with it rather than with a literal, which the
+// compiler would build in the worker's frame: 1.7 KB that every worker goroutine's stack
+// would grow for.
 var zeroTally emu.Tally
 
 // passes says what enable slots that pass (or not) an event do with it.
@@ -193,9 +194,9 @@ var zeroPayloads = sync.Pool{New: func() any {
 // operation names is asked nothing and enabled for nothing, so it would receive nothing;
 // RunConcurrent does not start it. (A program that names one session no longer has an
 // idle session beside it to show an event delivered where no slot sends it; programs
-// that name two or more do.) Most programs the fuzzing engine tries name one or two sessions,
-// and the starts, the logger goroutines and the stops of the other sessions were most of
-// an execution's time.
+// that name two or more do.) Most programs the fuzzing engine tries name one or two
+// sessions, and the starts, the logger goroutines and the stops of the other sessions
+// were most of an execution's time.
 func sessionsNamed(p Program) (named [4]bool) {
 	for _, o := range p.Ops {
 		switch o.Kind {
