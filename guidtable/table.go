@@ -63,6 +63,7 @@ type Table struct {
 	count   atomic.Int64 // entries in the table; written under a bucket lock
 	// used has bit i set while bucket i holds an entry, so that a walk for one logger
 	// (DisableLogger, on every session stop) skips the empty buckets, most of the 64.
+	// [emulator choice] Not a field of EtwpGuidHashTable: a shortcut of the emulator's.
 	// Bit i is written (atomic Or and And) only under bucket i's lock.
 	used atomic.Uint64
 }
