@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -104,7 +105,8 @@ func TestControlTrace(t *testing.T) {
 	if err := k.StopTrace(h, "", nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
 		t.Fatalf("second stop: %v", err)
 	}
-	if err := k.QueryTrace(h, "", nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+	if err := k.QueryTrace(h, "", nil); !errors.Is(err, winerr.ErrWMIInstanceNotFound) ||
+		err.Error() != fmt.Sprintf("ERROR_WMI_INSTANCE_NOT_FOUND (4201): no running session has handle %#x", uint64(h)) {
 		t.Fatalf("query of a stopped session: %v", err)
 	}
 	// The id is free again, and the old handle does not reach the new session.

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/clock"
@@ -251,8 +252,8 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 	}
 	if h != 0 {
 		l := k.byHandle(h)
-		if l == nil {
-			return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no running session has handle %#x", uint64(h))
+		if l == nil { // the reason built without fmt: calls on a stopped session's handle are common
+			return nil, &winerr.Error{Errno: winerr.ErrWMIInstanceNotFound, Reason: "no running session has handle 0x" + strconv.FormatUint(uint64(h), 16)}
 		}
 		return l, nil
 	}
