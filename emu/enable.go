@@ -54,8 +54,9 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	if provider.IsZero() {
 		return winerr.New(winerr.ErrInvalidParameter, "provider GUID is GUID_NULL")
 	}
-	if err := refusal(&missing[k.version].enable); err != nil {
-		return err
+	if k.version < enableSince { // written out, not formatted, as EventRegister's refusal
+		return winerr.Because(winerr.ErrNotSupported, "provider enablement through ETW_GUID_ENTRY exists from "+enableSince.Marketing()+
+			"; the WMI GUID tables of Windows "+k.version.String()+" are not emulated")
 	}
 	var ep EnableParameters
 	if params != nil {

@@ -114,7 +114,7 @@ func TestRegisterRules(t *testing.T) {
 		t.Fatalf("EventRegister on 5.2: %v", err)
 	}
 	// Each refusal of a call the version lacks is an error of its own, naming the
-	// version: the reasons are formatted once, and each call gets a copy.
+	// version.
 	old := newKernel(t, winver.V5_1)
 	_, e1 := old.EventRegister(provA, nil, nil)
 	_, e2 := old.EventRegister(provA, nil, nil)

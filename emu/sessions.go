@@ -252,8 +252,8 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 	}
 	if h != 0 {
 		l := k.byHandle(h)
-		if l == nil { // the reason built without fmt: calls on a stopped session's handle are common
-			return nil, &winerr.Error{Errno: winerr.ErrWMIInstanceNotFound, Reason: "no running session has handle 0x" + strconv.FormatUint(uint64(h), 16)}
+		if l == nil { // written out, not formatted: calls on a stopped session's handle are common
+			return nil, winerr.Because(winerr.ErrWMIInstanceNotFound, "no running session has handle 0x"+strconv.FormatUint(uint64(h), 16))
 		}
 		return l, nil
 	}

@@ -109,6 +109,13 @@ func New(errno *Errno, format string, args ...any) error {
 	return &Error{Errno: errno, Reason: fmt.Sprintf(format, args...)}
 }
 
+// Because returns an *Error for errno with the reason already written out: New without
+// the formatting, for refusals a caller makes often enough that fmt shows in its profile
+// (a call on a stopped session's handle, a call a Windows version lacks).
+func Because(errno *Errno, reason string) error {
+	return &Error{Errno: errno, Reason: reason}
+}
+
 // Error formats the error as "ERROR_ALREADY_EXISTS (183): a session named X is running".
 func (e *Error) Error() string { return e.Errno.Error() + ": " + e.Reason }
 

@@ -52,3 +52,12 @@ func TestByName(t *testing.T) {
 		t.Error("ERROR_FOO found")
 	}
 }
+
+// Because is New with the reason written out: the same error, without formatting.
+func TestBecause(t *testing.T) {
+	err := Because(ErrNotSupported, "no such call on 5.1")
+	want := New(ErrNotSupported, "no such call on %s", "5.1")
+	if c, ok := Code(err); !ok || c != 50 || !errors.Is(err, ErrNotSupported) || err.Error() != want.Error() {
+		t.Fatalf("Because gave %v (code %d, %v), want %v", err, c, ok, want)
+	}
+}
