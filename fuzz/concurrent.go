@@ -166,12 +166,6 @@ func runConcurrent(p Program, cov *Coverage) error {
 	return nil
 }
 
-// zeroTally is what an event's tally holds once its sessions' counts are taken out;
-// nothing writes it. A worker compares with it rather than with a literal, which the
-// compiler would build in the worker's frame: 1.7 KB that every worker goroutine's stack
-// would grow for.
-var zeroTally emu.Tally
-
 // passes says what enable slots that pass (or not) an event do with it.
 func passes(pass bool) string {
 	if pass {
@@ -507,7 +501,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 			m := pick(o.Reg)
 			data := payload(o.Payload)
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
-				*t = emu.Tally{}
+				// t is zero here: each event's counts are taken out of it below.
 				e1 := f.epoch.Load()
 				quiet := f.inFlight.Load() == 0 // read after the epoch: see flight
 				var want [session.LoggerIDs]bool
