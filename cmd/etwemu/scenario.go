@@ -38,8 +38,27 @@ holds -disk MB, all log files together (past it writes fail with ERROR_DISK_FULL
 first SIGINT or SIGTERM stops the command being run, stops every session, prints their
 counters and exits with 128 plus the signal's number; a second exits at once.`, scenario.MaxLine)
 
-// maxDiskMB is the largest in-memory disk -disk may ask for: 64 GB.
+// maxDiskMB is the largest in-memory disk -disk may ask for: 64 GB, and at most half of
+// the machine's memory (diskBound).
 const maxDiskMB = 64 << 10
+
+// machineMemory is physicalMemory; tests replace it.
+var machineMemory = physicalMemory
+
+// diskBound returns the most MB -disk may ask for on this machine, and where the bound
+// comes from when it is the machine's memory. The disk's files are held in the process's
+// memory: a disk the size of the machine's memory ends with the process killed for want
+// of memory, never with the ERROR_DISK_FULL the flag promises. The default disk is always
+// allowed.
+func diskBound() (mb int64, why string) {
+	mem := machineMemory()
+	half := int64(mem/2) >> 20
+	if mem == 0 || half >= maxDiskMB {
+		return maxDiskMB, ""
+	}
+	half = max(half, etl.DefaultMemFSCapacity>>20)
+	return half, fmt.Sprintf("the disk's files are held in memory: at most half of this machine's %d MB", mem>>20)
+}
 
 // machineHook, when set, sees each machine run and shell create, with the context that
 // the first signal cancels. Tests set it to learn when a command has started.
@@ -47,13 +66,14 @@ var machineHook func(ctx context.Context, m *scenario.Machine)
 
 // diskFlag adds -disk to fs.
 func diskFlag(fs *flag.FlagSet) *int64 {
-	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in `MB`, all log files together (1 to %d); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's kernel disk=N may ask for less", maxDiskMB))
+	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in `MB`, all log files together (1 to %d, and at most half of the machine's memory); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's kernel disk=N may ask for less", maxDiskMB))
 }
 
 // newMachine checks -disk and returns a machine that prints to stdout, or the exit code.
 func newMachine(ctx context.Context, fs *flag.FlagSet, disk int64, stdout, stderr io.Writer) (*scenario.Machine, int) {
 	b := bounds{fs: fs}
-	b.int("disk", disk, 1, maxDiskMB, "")
+	hi, why := diskBound()
+	b.int("disk", disk, 1, hi, why)
 	if code := b.done(stderr); code >= 0 {
 		return nil, code
 	}

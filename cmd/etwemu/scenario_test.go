@@ -87,8 +87,36 @@ func TestRunDisk(t *testing.T) {
 		}
 	}
 	errb.Reset()
-	if code := run([]string{"shell", "-disk", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-disk 0: must be 1 to 65536") {
+	if code := run([]string{"shell", "-disk", "0"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-disk 0: must be 1 to ") {
 		t.Errorf("shell -disk 0: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// -disk asks for at most half of the machine's memory, where the files of the in-memory
+// disk live: more, and a scenario filling it had the process killed for memory rather
+// than the ERROR_DISK_FULL the flag promises. The default is allowed on any machine.
+func TestDiskBoundByMemory(t *testing.T) {
+	defer func(f func() uint64) { machineMemory = f }(machineMemory)
+	name := writeScenario(t, "echo ok\n")
+	for _, c := range []struct {
+		memMB  uint64
+		disk   string
+		code   int
+		stderr string
+	}{
+		{4096, "2049", 2, "-disk 2049: must be 1 to 2048 (the disk's files are held in memory: at most half of this machine's 4096 MB)"},
+		{4096, "2048", 0, ""},
+		{256, "256", 0, ""}, // the default, on a machine smaller than twice it
+		{256, "257", 2, "-disk 257: must be 1 to 256"},
+		{0, "65536", 0, ""}, // memory unknown: the fixed bound
+		{1 << 30, "65537", 2, "-disk 65537: must be 1 to 65536"},
+	} {
+		machineMemory = func() uint64 { return c.memMB << 20 }
+		var out, errb bytes.Buffer
+		code := run([]string{"run", "-disk", c.disk, name}, &out, &errb)
+		if code != c.code || !strings.Contains(errb.String(), c.stderr) || (c.code == 0 && out.String() != "ok\n") {
+			t.Errorf("%d MB of memory, -disk %s: exit %d, stdout %q, stderr %q; want exit %d and %q", c.memMB, c.disk, code, out.String(), errb.String(), c.code, c.stderr)
+		}
 	}
 }
 
