@@ -33,7 +33,7 @@ type Field struct {
 // field, when the payload ends early or a struct claims more fields than follow it; bytes
 // left after the last field are an error too.
 func (s *Schema) Decode(payload []byte) ([]Field, error) {
-	d := decoder{defs: s.Fields, b: payload}
+	d := decoder{defs: s.Fields, b: payload, budget: valueBudget(len(payload), len(s.Fields))}
 	var out []Field
 	for d.i < len(d.defs) {
 		f, err := d.field()
@@ -53,12 +53,19 @@ type decoder struct {
 	i      int // next definition
 	b      []byte
 	p      int // next payload byte
-	values int // values decoded so far, bounded by maxValues
+	values int // values decoded so far, at most budget
+	budget int // valueBudget of the payload and the schema
 }
 
-// maxValues bounds the values one event decodes to: arrays of zero-size values (Null
-// fields, empty structs) take no payload, so only this stops a crafted schema.
-const maxValues = 1 << 20
+// valueBudget bounds the values one event decodes to. Every value but a Null field and a
+// struct takes at least a payload byte, but arrays of those take none and nest: a Ccount
+// array of 65,535 structs, each a Ccount array of 65,535 Null fields, described 4.3
+// billion values in a 120-byte event, and a 1,000-deep chain of one-member structs in an
+// array makes every payload byte 1,000 values. So the values are bounded by the event's
+// size: four per payload byte and per field definition, and 4,096 more. An event's
+// structs nest that deep only if they are built to, and what it decodes stays in
+// proportion to the bytes it takes in a file.
+func valueBudget(payload, fields int) int { return 4*payload + 4*fields + 4096 }
 
 // field decodes the field of definition d.i (and, for a struct, of its members).
 func (d *decoder) field() (Field, error) {
@@ -91,7 +98,7 @@ func (d *decoder) field() (Field, error) {
 		f.Value = v
 		return f, err
 	}
-	elems := make([]any, 0, n)
+	elems := make([]any, 0, min(n, 64)) // n is the schema's word, not the payload's
 	for e := 0; e < n; e++ {
 		v, err := d.one(def, members)
 		if err != nil {
@@ -109,8 +116,8 @@ func (d *decoder) field() (Field, error) {
 // one decodes one value of definition def, whose struct members (if any) start at
 // definition members.
 func (d *decoder) one(def FieldDef, members int) (any, error) {
-	if d.values++; d.values > maxValues {
-		return nil, fmt.Errorf("tracelogging: field %q: more than %d values in one event", def.Name, maxValues)
+	if d.values++; d.values > d.budget {
+		return nil, fmt.Errorf("tracelogging: field %q: more than %d values in an event of %d payload bytes and %d field definitions (arrays of Null fields or of nested structs)", def.Name, d.budget, len(d.b), len(d.defs))
 	}
 	if def.In == InStruct {
 		d.i = members

@@ -142,15 +142,67 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// TestDecodeBounded: arrays of zero-size values take no payload; a schema nesting them
-// is refused rather than decoded for ever.
+// TestDecodeBounded: arrays of values that take no payload (Null fields, structs) nest
+// and multiply; what one event decodes is bounded by its payload and its schema, so a
+// crafted schema is refused after a number of values in proportion to the event's size,
+// and an event built as real providers build them decodes whole.
 func TestDecodeBounded(t *testing.T) {
-	s := schema(t, func(m *Builder) {
+	nulls := schema(t, func(m *Builder) { // 65,535 structs of 65,535 Null fields
 		m.Struct("outer", 1, 0)
 		m.Field("inner", InNull, OutDefault, 0, Ccount, 0xFFFF)
 	})
-	s.Fields[0].Arity, s.Fields[0].Count = Ccount, 0xFFFF
-	if _, err := s.Decode(nil); err == nil || !strings.Contains(err.Error(), "values in one event") {
-		t.Errorf("65535 × 65535 empty values: %v", err)
+	nulls.Fields[0].Arity, nulls.Fields[0].Count = Ccount, 0xFFFF
+	chain := schema(t, func(m *Builder) { // 65,535 elements of a 1,000-deep chain of structs, a byte at the end
+		for range 1000 {
+			m.Struct("s", 1, 0)
+		}
+		m.Field("leaf", InUInt8, OutDefault, 0, Scalar, 0)
+	})
+	chain.Fields[0].Arity, chain.Fields[0].Count = Ccount, 0xFFFF
+	for _, c := range []struct {
+		name    string
+		s       Schema
+		payload []byte
+	}{
+		{"Null fields", nulls, nil},
+		{"a chain of structs", chain, make([]byte, 0xFFFF)},
+	} {
+		d := decoder{defs: c.s.Fields, b: c.payload, budget: valueBudget(len(c.payload), len(c.s.Fields))}
+		var err error
+		for d.i < len(d.defs) && err == nil {
+			_, err = d.field()
+		}
+		if err == nil || !strings.Contains(err.Error(), "values in an event of") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if d.values > d.budget+1 || d.budget > 4*len(c.payload)+4*len(c.s.Fields)+4096 {
+			t.Errorf("%s: %d values decoded, budget %d for %d payload bytes and %d fields", c.name, d.values, d.budget, len(c.payload), len(c.s.Fields))
+		}
+		if _, err := c.s.Decode(c.payload); err == nil {
+			t.Errorf("%s: Decode accepted it", c.name)
+		}
+	}
+
+	// 16,000 elements of a struct of a struct of a byte and a Null field: four values a
+	// payload byte, within the budget.
+	nested := schema(t, func(m *Builder) {
+		m.Struct("outer", 1, 0)
+		m.Struct("inner", 2, 0)
+		m.Field("b", InUInt8, OutDefault, 0, Scalar, 0)
+		m.Field("none", InNull, OutDefault, 0, Scalar, 0)
+	})
+	nested.Fields[0].Arity, nested.Fields[0].Count = Ccount, 16000
+	payload := make([]byte, 16000)
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	fields, err := nested.Decode(payload)
+	if err != nil || len(fields) != 1 {
+		t.Fatalf("nested structs: %d fields, %v", len(fields), err)
+	}
+	elems := fields[0].Value.([]any)
+	last := elems[len(elems)-1].([]Field)[0].Value.([]Field)[0].Value
+	if len(elems) != 16000 || last != uint8(15999%256) {
+		t.Errorf("nested structs: %d elements, the last byte %v", len(elems), last)
 	}
 }
