@@ -122,12 +122,17 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.ClockFrequency == 0 {
 		cfg.ClockFrequency = 10_000_000
 	}
-	return &Kernel{
+	if cfg.ClockFrequency < 0 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "clock frequency %d Hz: a frequency is positive", cfg.ClockFrequency)
+	}
+	k := &Kernel{
 		version: cfg.Version, nproc: cfg.Processors, pid: cfg.ProcessID, manual: cfg.Clock, tsc: cfg.Clock == nil && hw.HasTSC(), freq: cfg.ClockFrequency, sync: cfg.Synchronous,
 		names: map[string]uint16{}, permits: map[guid.GUID]session.Permits{}, stopping: map[uint16]bool{}, regs: map[*regentry.Entry]*Registration{},
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
-	}, nil
+	}
+	k.routing.Store(kernels.Add(1) << 40) // a base of its own (plainRoute)
+	return k, nil
 }
 
 // Version returns the emulated Windows version.

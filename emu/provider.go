@@ -27,6 +27,7 @@ type Registration struct {
 	// lock (rerouteLocked).
 	route atomic.Pointer[plainRoute]
 	e     regentry.Entry // the ETW_REG_ENTRY; changed by the kernel only
+	k     *Kernel        // the kernel it was registered with; immutable
 }
 
 // Index is the registration's ETW_REG_ENTRY.Index.
@@ -127,7 +128,7 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 		return nil, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
 	}
 	k.regIndex++
-	h := &Registration{}
+	h := &Registration{k: k}
 	r := &h.e
 	r.Init(k.version, regentry.Options{
 		Flags: regentry.FlagUser | regentry.FlagModern, Callback: cb, CallbackContext: context,
@@ -240,9 +241,9 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 
 // EventProviderEnabled reports whether any session wants events of this level and keyword
 // from the provider: the quick test against the aggregate of its GUID entry and of its
-// group's. A nil or closed handle gives false.
+// group's. A nil or closed handle, or another kernel's, gives false.
 func (k *Kernel) EventProviderEnabled(h *Registration, level uint8, keyword uint64) bool {
-	if h == nil || h.e.Masks() == 0 || h.e.Closed() {
+	if h == nil || h.k != k || h.e.Masks() == 0 || h.e.Closed() {
 		return false
 	}
 	r := &h.e

@@ -2,10 +2,12 @@ package emu
 
 import (
 	"math/bits"
+	"sync/atomic"
 
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // plainRoute is where a registration's plain events go when one session takes them: the
@@ -21,7 +23,9 @@ import (
 // secure flag): about 1 ns an event on one goroutine (bench/RESULTS.md). A cached route
 // is immutable and used only while the kernel's routing count is the one it was taken
 // at; every change to enable slots, registrations or provider groups adds to that count
-// (rerouteLocked).
+// (rerouteLocked). Each kernel's count starts at a base of its own (New), 2^40 apart, so
+// that a route cached for one kernel never matches another's count: a registration
+// passed to another kernel's EventWrite takes write's path, which refuses it.
 type plainRoute struct {
 	l        *session.Logger       // the one session; nil: take write's general path
 	filter   *guidtable.EnableInfo // the session's enablement (immutable)
@@ -35,6 +39,9 @@ type plainRoute struct {
 // routing count before the state it routes by: a control call that changes that state
 // adds to the count afterwards, so a route taken while the call ran is not used again.
 func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) error {
+	if r.k != k {
+		return errForeign() // and no route: another kernel's routing counts differ from this one's
+	}
 	rt := &plainRoute{routing: k.routing.Load()}
 	enable, group := regentry.RoutingMasks(r.mask.Load()) // a closed registration's word has no enable bit set
 	if k.tsc && enable != 0 && enable&(enable-1) == 0 && group == 0 {
@@ -48,6 +55,14 @@ func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) err
 	r.route.Store(rt)
 	return k.write(r, d, nil, data)
 }
+
+// errForeign returns the error of a write through another kernel's registration.
+func errForeign() error {
+	return winerr.Because(winerr.ErrInvalidHandle, "the registration belongs to another kernel")
+}
+
+// kernels numbers the kernels New made, for the bases of their routing counts.
+var kernels atomic.Uint64
 
 // rerouteLocked is called by every control call that changes where events go, after the
 // change: routes cached before it are no longer used, and are dropped so they do not keep

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
@@ -416,5 +417,81 @@ func TestPlainRecordMatchesWrite(t *testing.T) {
 		if !bytes.Equal(recs[i+1], recs[i+2]) || !bytes.Equal(recs[i], recs[i+2]) {
 			t.Errorf("records of the %d-byte events differ:\nEventWrite   % x\nEventWriteEx % x", len(recs[i+2])-abi.EventHeaderSize, recs[i+1], recs[i+2])
 		}
+	}
+}
+
+// A registration is its kernel's. Another kernel's writes through it are refused with
+// ERROR_INVALID_HANDLE and reach no session of either kernel, on the general path and
+// on the cached-route path (the time-stamp counter's clock) alike, even after its own
+// kernel cached the route; another kernel's EventEnabled says false and its poke refuses.
+func TestForeignRegistration(t *testing.T) {
+	for _, manual := range []bool{true, false} {
+		cfg := Config{Processors: 2}
+		if manual {
+			cfg.Clock = clock.NewManualSource(1000, 1)
+		}
+		k, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k.Close()
+		k2, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer k2.Close()
+		prov := guid.FromName("Foreign")
+		h, sink := startMem(t, k, "own", 0)
+		h2, sink2 := startMem(t, k2, "other", 0)
+		r, err := k.EventRegister(prov, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k2.EventRegister(prov, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			k *Kernel
+			h TraceHandle
+		}{{k, h}, {k2, h2}} {
+			if err := c.k.EnableTraceEx2(c.h, prov, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d, data := &EventDescriptor{ID: 1, Level: 4}, []byte("payload")
+		if err := k.EventWrite(r, d, data); err != nil { // caches the route in r
+			t.Fatal(err)
+		}
+		foreign := func(what string, err error) {
+			t.Helper()
+			if !errors.Is(err, winerr.ErrInvalidHandle) || !strings.Contains(err.Error(), "another kernel") {
+				t.Errorf("manual clock %v: %s through another kernel's registration: %v", manual, what, err)
+			}
+		}
+		for range 3 {
+			foreign("EventWrite", k2.EventWrite(r, d, data))
+		}
+		foreign("EventWriteEx", k2.EventWriteEx(r, d, &WriteOptions{Processor: AnyProcessor}, data))
+		foreign("EventWriteTransfer", k2.EventWriteTransfer(r, d, nil, nil, data))
+		foreign("EventWriteDescriptors", k2.EventWriteDescriptors(r, d, nil, DataDescriptor{Data: data}))
+		foreign("PokeEnableMask", k2.PokeEnableMask(r, false, 1))
+		if k2.EventEnabled(r, d) || k2.EventProviderEnabled(r, 4, 0) || !k.EventEnabled(r, d) {
+			t.Errorf("manual clock %v: EventEnabled: %v in the other kernel, %v in its own", manual, k2.EventEnabled(r, d), k.EventEnabled(r, d))
+		}
+		if err := k.EventWrite(r, d, data); err != nil {
+			t.Fatal(err)
+		}
+		k.StopTrace(h, "", nil)
+		k2.StopTrace(h2, "", nil)
+		if own, other := len(records(t, sink)), len(records(t, sink2)); own != 2 || other != 0 {
+			t.Errorf("manual clock %v: %d events in the own kernel's session (want 2), %d in the other's (want 0)", manual, own, other)
+		}
+	}
+}
+
+// A negative clock frequency is refused.
+func TestNegativeClockFrequency(t *testing.T) {
+	if _, err := New(Config{ClockFrequency: -1}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("ClockFrequency -1: %v", err)
 	}
 }

@@ -28,6 +28,9 @@ func (k *Kernel) PokeEnableMask(r *Registration, group bool, mask uint8) error {
 	if r.e.Closed() {
 		return winerr.New(winerr.ErrInvalidHandle, "the registration was closed (EventUnregister)")
 	}
+	if r.k != k {
+		return winerr.New(winerr.ErrInvalidHandle, "the registration belongs to another kernel")
+	}
 	typ := guidtable.TraceGuid
 	if group {
 		typ = guidtable.GroupGuid

@@ -52,8 +52,9 @@ type WriteOptions struct {
 // the event's level and keyword. With no such session it does nothing and returns nil.
 // The data blocks are concatenated, unpadded, after the header.
 //
-// The disabled case is one load and one compare. Errors: ERROR_INVALID_HANDLE for a nil,
-// closed or foreign handle; ERROR_INVALID_PARAMETER for a nil descriptor or more than 128
+// The disabled case is one load and one compare, and returns nil whichever kernel the
+// handle is of. Errors: ERROR_INVALID_HANDLE for a nil or closed handle, or one of
+// another kernel; ERROR_INVALID_PARAMETER for a nil descriptor or more than 128
 // data blocks; ERROR_ARITHMETIC_OVERFLOW for an event over 64 KB; ERROR_MORE_DATA when it
 // does not fit a session's buffer; ERROR_NOT_ENOUGH_MEMORY when a session has no free
 // buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
@@ -241,6 +242,9 @@ func appendBlock(acc, block []byte) []byte {
 func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
 	if h == nil {
 		return winerr.ErrInvalidHandle
+	}
+	if h.k != k {
+		return errForeign()
 	}
 	r := &h.e
 	w := h.mask.Load()
