@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -566,6 +567,14 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, err
 	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		hint := ""
+		if !st.IsDir() {
+			hint = "; save its bytes to a file first"
+		}
+		return nil, fmt.Errorf("%s: not a regular file (%s): an ETL file is read at its buffers' offsets%s", path, fileKind(st.Mode()), hint)
+	}
 	rd, err := NewReader(f, st.Size())
 	if err != nil {
 		f.Close()
@@ -573,6 +582,21 @@ func Open(path string) (*File, error) {
 	}
 	rd.name = path
 	return &File{Reader: rd, f: f}, nil
+}
+
+// fileKind names what a file that is not a regular one is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 // Close closes the file.
