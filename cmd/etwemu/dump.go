@@ -31,7 +31,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	payload := fs.Int("payload", 32, "payload bytes to show in hex per record (0 to 65535)")
 	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
 	buffers := fs.Bool("buffers", false, "instead of the records, one row per buffer: its WMI_BUFFER_HEADER as stored (offsets, sequence, processor, flags, type) and its record count")
-	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (the processors' buffer streams merged by timestamp, one buffer per processor in memory)")
+	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (the processors' buffer streams merged by timestamp, holding one buffer per processor and an index of 16 bytes a buffer; for files of at most 2,097,152 buffers, 128 GB of 64 KB buffers)")
 	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\nFlags come before the file.\n\nA damaged file (cut short, a bad record, a buffer that does not decompress)\nprints everything that could be read, then the damage on stderr, and exits 1:\na bad record costs the rest of its buffer, not the file. Work is bounded by the\nfile's size: compressed buffers expand to at most the file's BufferSize each and\n32 times their stored bytes in all.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
 	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
 		return code
@@ -203,6 +203,11 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 // together need more is refused before any record is printed.
 const mergeMemory = 64 << 20
 
+// mergeIndexMax bounds the buffers dump -sort time indexes (16 bytes each, their file
+// offsets and numbers): a file of more is refused, rather than indexed in memory that
+// grows with the file (a 151 MB file of 2.1 million empty buffers took 150 MB).
+var mergeIndexMax = 1 << 21 // a variable for tests
+
 // mergeHeld is the most buffer data the last merge held at once (for tests).
 var mergeHeld int
 
@@ -227,6 +232,9 @@ func mergeByTime(rd *etl.Reader, fn func(int, *etl.Buffer, etl.Record) error) er
 		}
 		if b.FileOffset == 0 {
 			continue
+		}
+		if i > mergeIndexMax {
+			return fmt.Errorf("%s: -sort time indexes every buffer of the file, and it has more than %d: use -sort file", rd.Name(), mergeIndexMax)
 		}
 		p := b.Header.ProcessorIndex()
 		s := streams[p]

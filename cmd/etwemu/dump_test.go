@@ -387,6 +387,15 @@ func TestDumpSortTime(t *testing.T) {
 	if got := read("-sort", "time", "-limit", "5"); len(got) != 5 || got[4]["timeStamp"] != byTime[4]["timeStamp"] {
 		t.Errorf("-sort time -limit 5: %d records", len(got))
 	}
+
+	// A file of more buffers than the index takes is refused, after the header buffer.
+	defer func(n int) { mergeIndexMax = n }(mergeIndexMax)
+	mergeIndexMax = 2
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"dump", "-sort", "time", path}, &out, &errb); code != 1 || strings.Count(out.String(), "\ncpu ") != 2 || !strings.Contains(errb.String(), "-sort time indexes every buffer of the file, and it has more than 2: use -sort file") {
+		t.Errorf("-sort time past the index's bound: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+	}
 }
 
 // TestDumpTraceLogging writes an event with every field go-winio's etw package writes,
