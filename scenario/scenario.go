@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
@@ -819,9 +820,33 @@ func cmdWrite(m *Machine, a args) error {
 		return fmt.Errorf("stopped after %d of %d events: %w", done, n, stopped)
 	}
 	if failed != nil {
-		return fmt.Errorf("EventWriteEx: %w", failed)
+		return fmt.Errorf("EventWriteEx: %w", explainWrite(failed, len(payload), abi.EventHeaderSize))
 	}
 	return nil
+}
+
+// explainWrite adds to a write's bare Windows code (EventWrite returns no more) what the
+// scenario knows of why: the event's size against ETW's limits, or what the session did.
+// An error that already gives its reason is returned as it is.
+func explainWrite(err error, payload, header int) error {
+	var reasoned *winerr.Error
+	if errors.As(err, &reasoned) {
+		return err
+	}
+	var why string
+	switch {
+	case errors.Is(err, winerr.ErrArithmeticOverflow):
+		why = fmt.Sprintf("an event of %d payload bytes is %d bytes with its %d-byte header, and ETW takes at most 65,535 bytes an event", payload, payload+header, header)
+	case errors.Is(err, winerr.ErrMoreData):
+		why = fmt.Sprintf("the %d-byte record does not fit a buffer of a session that takes it, after the buffer's %d-byte header: start that session with larger buffers (buffer=KB); the event is counted in its EventsLost", abi.Align(payload+header), abi.BufferHeaderSize)
+	case errors.Is(err, winerr.ErrNotEnoughMemory):
+		why = "a session that takes it had no free buffer (all full, waiting for its logger): the event is counted in its EventsLost; more buffers (max=N) leave the logger longer"
+	case errors.Is(err, winerr.ErrLogFileFull):
+		why = "a REAL_TIME session that takes it has no consumer, and the buffers it keeps for one are full: the event is counted in its EventsLost until a consumer attaches"
+	default:
+		return err
+	}
+	return fmt.Errorf("%w (%s)", err, why)
 }
 
 // writeChunk is how many events a write command writes between looks at its context:
@@ -944,7 +969,7 @@ func cmdSysWrite(m *Machine, a args) error {
 	var t emu.Tally
 	h := m.handle(a.pos[0])
 	if err := k.WriteSystemEvent(h, uint16(hook), &emu.WriteOptions{Processor: int(proc), Tally: &t}, make([]byte, size)); err != nil {
-		return m.unstarted(a.pos[0], h, err)
+		return explainWrite(m.unstarted(a.pos[0], h, err), int(size), abi.SystemHeaderSize)
 	}
 	id := m.handle(a.pos[0]).LoggerID()
 	fmt.Fprintf(m.out, "wrote kernel event %#04x to %s: %d written, %d lost\n", hook, a.pos[0], t.Delivered[id], t.Lost[id])

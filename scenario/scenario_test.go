@@ -158,3 +158,39 @@ func TestExpectUnknownCode(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A write refused for its size or for a session's state says why, after the code
+// EventWriteEx returned (which alone is all Windows says), and expect still matches the
+// code.
+func TestWriteErrorsExplained(t *testing.T) {
+	for _, c := range []struct {
+		lines []string
+		want  string
+	}{
+		{[]string{"register a", "start s mode=REAL_TIME buffer=64", "enable s a", "write a 1 size=65535"},
+			"ERROR_ARITHMETIC_OVERFLOW (534) (an event of 65535 payload bytes is 65615 bytes with its 80-byte header, and ETW takes at most 65,535 bytes an event)"},
+		{[]string{"start s mode=REAL_TIME", "syswrite s 0x0524 size=65535"},
+			"ERROR_ARITHMETIC_OVERFLOW (534) (an event of 65535 payload bytes is 65567 bytes with its 32-byte header"},
+		{[]string{"register a", "start s mode=REAL_TIME buffer=4", "enable s a", "write a 1 size=5000"},
+			"ERROR_MORE_DATA (234) (the 5080-byte record does not fit a buffer of a session that takes it, after the buffer's 72-byte header"},
+		{[]string{"register a", "start s mode=REAL_TIME", "enable s a", "write a 100000"},
+			"ERROR_LOG_FILE_FULL (1502) (a REAL_TIME session that takes it has no consumer"},
+	} {
+		var out bytes.Buffer
+		m := New(&out)
+		last := len(c.lines) - 1
+		for _, l := range c.lines[:last] {
+			if err := m.Exec(l); err != nil {
+				t.Fatalf("%s: %v", l, err)
+			}
+		}
+		if err := m.Exec(c.lines[last]); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.lines[last], err, c.want)
+		}
+		code := strings.Fields(c.want)[0]
+		if err := m.Exec("expect " + code + " " + c.lines[last]); err != nil {
+			t.Errorf("expect %s %s: %v", code, c.lines[last], err)
+		}
+		m.Close()
+	}
+}
