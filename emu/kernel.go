@@ -81,6 +81,7 @@ type Kernel struct {
 	stopping  map[uint16]bool                   // ids whose Stop is in progress; protected by mu
 	instances uint32                            // last logger instance handed out; protected by mu
 	regIndex  uint16                            // last registration index; protected by mu
+	regUsed   *[1 << 16 / 64]uint64             // the indexes open registrations hold, once regIndex wrapped; protected by mu
 	regs      map[*regentry.Entry]*Registration // open registrations; protected by mu
 	closed    bool                              // protected by mu
 	// sysLoggers are the system-logger slots (EtwpSystemLogger[8]); protected by mu.

@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/etwemu/etwemu/abi"
@@ -127,12 +128,16 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 		k.mu.Unlock()
 		return nil, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
 	}
-	k.regIndex++
+	index, ok := k.nextIndexLocked()
+	if !ok {
+		k.mu.Unlock()
+		return nil, winerr.New(winerr.ErrNoSystemResources, "%d registrations are open, one for each ETW_REG_ENTRY Index: unregister one first", len(k.regs))
+	}
 	h := &Registration{k: k}
 	r := &h.e
 	r.Init(k.version, regentry.Options{
 		Flags: regentry.FlagUser | regentry.FlagModern, Callback: cb, CallbackContext: context,
-		ProcessID: k.pid, Index: k.regIndex, Mask: &h.mask,
+		ProcessID: k.pid, Index: index, Mask: &h.mask,
 	})
 	e, err := k.guids.Register(provider, guidtable.TraceGuid, r)
 	if err != nil {
@@ -147,6 +152,37 @@ func (k *Kernel) EventRegister(provider guid.GUID, cb EnableCallback, context an
 	k.mu.Unlock()
 	k.notify.run()
 	return h, nil
+}
+
+// nextIndexLocked returns the ETW_REG_ENTRY Index of a new registration: one more than
+// the last, skipping 0 and the indexes open registrations hold once the 16-bit count has
+// wrapped, so that no two open registrations share one; false when all 65,535 are held.
+//
+// [emulator choice] Windows' own bound on a process's registrations is not in the public
+// sources; the emulator's is the Index's range, which also bounds the memory a program
+// registering without end can take.
+// Preconditions: k.mu is held.
+func (k *Kernel) nextIndexLocked() (uint16, bool) {
+	if len(k.regs) >= math.MaxUint16 {
+		return 0, false
+	}
+	if k.regUsed == nil {
+		if k.regIndex < math.MaxUint16 {
+			k.regIndex++
+			return k.regIndex, true
+		}
+		k.regUsed = new([1 << 16 / 64]uint64)
+		for r := range k.regs {
+			k.regUsed[r.Index()/64] |= 1 << (r.Index() % 64)
+		}
+	}
+	for i := k.regIndex + 1; ; i++ {
+		if i != 0 && k.regUsed[i/64]&(1<<(i%64)) == 0 {
+			k.regUsed[i/64] |= 1 << (i % 64)
+			k.regIndex = i
+			return i, true
+		}
+	}
 }
 
 // ownLocked reports whether r is an open registration of this kernel.
@@ -176,6 +212,9 @@ func (k *Kernel) EventUnregister(h *Registration) error {
 	}
 	k.rerouteLocked()
 	delete(k.regs, r)
+	if k.regUsed != nil {
+		k.regUsed[r.Index()/64] &^= 1 << (r.Index() % 64)
+	}
 	k.traits.Release(r.SetTraits(nil))
 	return nil
 }

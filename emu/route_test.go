@@ -495,3 +495,41 @@ func TestNegativeClockFrequency(t *testing.T) {
 		t.Errorf("ClockFrequency -1: %v", err)
 	}
 }
+
+// Open registrations hold distinct ETW_REG_ENTRY indexes, 1 to 65,535: once the count
+// wraps, a new registration takes the next index no open one holds, and with all of them
+// held EventRegister refuses with ERROR_NO_SYSTEM_RESOURCES (which also bounds the
+// memory of a program that registers without end).
+func TestRegistrationIndexes(t *testing.T) {
+	k := newKernel(t, winver.Default)
+	prov := guid.FromName("Many")
+	regs := make([]*Registration, 0, 65535)
+	for range 65535 {
+		r, err := k.EventRegister(prov, nil, nil)
+		if err != nil {
+			t.Fatalf("registration %d: %v", len(regs)+1, err)
+		}
+		if int(r.Index()) != len(regs)+1 {
+			t.Fatalf("registration %d has Index %d", len(regs)+1, r.Index())
+		}
+		regs = append(regs, r)
+	}
+	if _, err := k.EventRegister(prov, nil, nil); !errors.Is(err, winerr.ErrNoSystemResources) || !strings.Contains(err.Error(), "65535 registrations are open") {
+		t.Fatalf("the 65,536th open registration: %v", err)
+	}
+	for _, idx := range []uint16{7, 40000, 3} {
+		if err := k.EventUnregister(regs[idx-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The count wrapped: the free indexes are taken in order from the last one given.
+	for _, want := range []uint16{3, 7, 40000} {
+		r, err := k.EventRegister(prov, nil, nil)
+		if err != nil || r.Index() != want {
+			t.Fatalf("after the wrap: Index %v, %v; want %d", r, err, want)
+		}
+	}
+	if _, err := k.EventRegister(prov, nil, nil); !errors.Is(err, winerr.ErrNoSystemResources) {
+		t.Fatalf("all indexes held again: %v", err)
+	}
+}
