@@ -67,8 +67,11 @@ const fileTimeEpochOffset = 116444736000000000
 // FileTime converts t to a Windows FILETIME value (100 ns units since 1601).
 func FileTime(t time.Time) int64 { return t.UnixNano()/100 + fileTimeEpochOffset }
 
-// FromFileTime converts a FILETIME value to a UTC time, the inverse of FileTime.
-func FromFileTime(ft int64) time.Time { return time.Unix(0, (ft-fileTimeEpochOffset)*100).UTC() }
+// FromFileTime converts a FILETIME value to a UTC time, the inverse of FileTime, over
+// FILETIME's whole range (nanoseconds since 1970 in an int64 end in 2262).
+func FromFileTime(ft int64) time.Time {
+	return time.Unix(ft/1e7-fileTimeEpochOffset/1e7, ft%1e7*100).UTC()
+}
 
 var (
 	tscOnce sync.Once

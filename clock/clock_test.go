@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -90,4 +91,22 @@ func BenchmarkClock(b *testing.B) {
 			_ = time.Now()
 		}
 	})
+}
+
+// FromFileTime covers FILETIME's whole range: nanoseconds since 1970 in an int64 stop in
+// 2262, and a FILETIME past that printed a year before 1970.
+func TestFromFileTimeRange(t *testing.T) {
+	for _, c := range []struct {
+		ft   int64
+		want time.Time
+	}{
+		{FileTime(time.Date(2026, 11, 26, 12, 0, 0, 300, time.UTC)), time.Date(2026, 11, 26, 12, 0, 0, 300, time.UTC)},
+		{0, time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{math.MaxInt64, time.Date(30828, 9, 14, 2, 48, 5, 477580700, time.UTC)},
+		{FileTime(time.Date(2262, 4, 11, 23, 47, 16, 0, time.UTC)) + 1e7*3600*24*365, time.Date(2263, 4, 11, 23, 47, 16, 0, time.UTC)},
+	} {
+		if got := FromFileTime(c.ft); !got.Equal(c.want) {
+			t.Errorf("FromFileTime(%d) = %v, want %v", c.ft, got, c.want)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"math/bits"
 	"os"
 	"time"
 
@@ -639,14 +641,33 @@ type Clock struct {
 
 // Time converts a timestamp to wall time: FILETIME itself for the system-time clock,
 // StartTime plus the ticks since StartPerf otherwise. It reports false when the clock
-// cannot say (no frequency, no start time).
+// cannot say: no frequency, no start time, or a time a FILETIME cannot hold (a file's
+// timestamps and clock are whatever its bytes say).
 func (c Clock) Time(ts int64) (time.Time, bool) {
 	ft := ts
 	switch {
 	case c.Type == clock.System:
 	case c.StartTime > 0 && c.Frequency > 0:
 		d := ts - c.StartPerf
-		ft = c.StartTime + d/c.Frequency*1e7 + d%c.Frequency*1e7/c.Frequency
+		if (ts^c.StartPerf) < 0 && (d^ts) < 0 {
+			return time.Time{}, false // the ticks since StartPerf overflow
+		}
+		sec, rest := d/c.Frequency, d%c.Frequency
+		if limit := (math.MaxInt64-c.StartTime)/1e7 - 1; sec > limit || sec < -limit {
+			return time.Time{}, false
+		}
+		// rest*1e7 overflows for frequencies past 922 GHz: multiply in 128 bits (rest is
+		// below the frequency, so the quotient fits).
+		neg := rest < 0
+		if neg {
+			rest = -rest
+		}
+		hi, lo := bits.Mul64(uint64(rest), 1e7)
+		frac, _ := bits.Div64(hi, lo, uint64(c.Frequency))
+		if neg {
+			frac = -frac
+		}
+		ft = c.StartTime + sec*1e7 + int64(frac)
 	default:
 		return time.Time{}, false
 	}
