@@ -180,6 +180,13 @@ func TestLongLine(t *testing.T) {
 	if !errors.Is(err, ErrLineTooLong) || !strings.HasPrefix(err.Error(), "line 2: longer than 65536 bytes") || out != "a\n" {
 		t.Errorf("Run on a long line: %v, printed %q", err, out)
 	}
+
+	// The error comes once the line passes MaxLine, not at its end: a line that never
+	// ends (run /dev/zero; here 64 MB) is an error after MaxLine bytes and a buffer more.
+	e := &endless{1 << 26}
+	if _, n, err := NewLineReader(e).Next(); !errors.Is(err, ErrLineTooLong) || n != 1 || 1<<26-e.n > MaxLine+2*4096 {
+		t.Errorf("a line without end: line %d, %v, after %d bytes", n, err, 1<<26-e.n)
+	}
 }
 
 // A write of many events stops at the next chunk once its context is done: it prints

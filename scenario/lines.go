@@ -10,8 +10,9 @@ import (
 )
 
 // MaxLine is the longest line the language reads, in bytes without its line end. A
-// longer line is skipped to its end without being held in memory and reported by its
-// number; reading goes on with the next line.
+// longer line is reported by its number as soon as it passes MaxLine, without being held
+// in memory, and skipped to its end by the next read: reading goes on with the line after
+// it, and a caller that stops at the error (run) reads no further, whatever follows.
 const MaxLine = 64 << 10
 
 // ErrLineTooLong is the error of a line longer than MaxLine.
@@ -21,8 +22,9 @@ var ErrLineTooLong = fmt.Errorf("longer than %d bytes: the line was skipped", Ma
 // most MaxLine bytes of a line, whatever the input. Lines end with "\n" or "\r\n"; the
 // last may end with the input.
 type LineReader struct {
-	r *bufio.Reader
-	n int // lines read so far
+	r    *bufio.Reader
+	n    int  // lines read so far
+	skip bool // the last line was too long and its end is still to be read
 }
 
 // NewLineReader returns a LineReader that reads r.
@@ -32,21 +34,34 @@ func NewLineReader(r io.Reader) *LineReader {
 
 // Next returns the next line without its end, and its number (the first line is 1). At
 // the end of the input it returns io.EOF. A line longer than MaxLine returns
-// ErrLineTooLong with its number; the next call reads the line after it. A read error
-// is returned as it is, with the number of the line it interrupted.
+// ErrLineTooLong with its number once MaxLine+2 of its bytes are read; the next call
+// skips the rest of it and reads the line after it. A read error is returned as it is,
+// with the number of the line it interrupted.
 func (l *LineReader) Next() (string, int, error) {
+	for l.skip {
+		_, err := l.r.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+		case err == io.EOF:
+			l.skip = false
+			return "", l.n, io.EOF
+		case err != nil:
+			return "", l.n, err
+		default:
+			l.skip = false
+		}
+	}
 	var buf []byte
-	read, long := 0, false
+	read := 0
 	for {
 		chunk, err := l.r.ReadSlice('\n')
 		read += len(chunk)
-		if !long {
-			if len(buf)+len(chunk) > MaxLine+2 { // room for "\r\n"
-				long, buf = true, nil
-			} else {
-				buf = append(buf, chunk...)
-			}
+		if len(buf)+len(chunk) > MaxLine+2 { // room for "\r\n"
+			l.n++
+			l.skip = errors.Is(err, bufio.ErrBufferFull)
+			return "", l.n, ErrLineTooLong
 		}
+		buf = append(buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
@@ -58,7 +73,7 @@ func (l *LineReader) Next() (string, int, error) {
 		}
 		l.n++
 		line := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
-		if long || len(line) > MaxLine {
+		if len(line) > MaxLine {
 			return "", l.n, ErrLineTooLong
 		}
 		return line, l.n, nil
