@@ -49,17 +49,21 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %q (this command takes flags only)\n", fs.Name(), fs.Arg(0))
 		return 2
 	case positional != "" && fs.NArg() != 1:
-		hint := ""
-		for i, a := range fs.Args() {
-			if i > 0 && strings.HasPrefix(a, "-") {
-				hint = fmt.Sprintf("; flags come before the %s: %q after it is taken as an argument", positional, a)
-				break
-			}
-		}
-		fmt.Fprintf(stderr, "etwemu %s: name one %s (got %d arguments%s)\n", fs.Name(), positional, fs.NArg(), hint)
+		fmt.Fprintf(stderr, "etwemu %s: name one %s (got %d arguments%s)\n", fs.Name(), positional, fs.NArg(), flagAfter(fs, positional))
 		return 2
 	}
 	return -1
+}
+
+// flagAfter returns, for a command given more arguments than it takes, the hint that a
+// flag written after its positional argument was taken as another argument; "" if none.
+func flagAfter(fs *flag.FlagSet, positional string) string {
+	for i, a := range fs.Args() {
+		if i > 0 && strings.HasPrefix(a, "-") {
+			return fmt.Sprintf("; flags come before the %s: %q after it is taken as an argument", positional, a)
+		}
+	}
+	return ""
 }
 
 // printUsage writes a command's usage text and its flags.

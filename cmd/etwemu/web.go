@@ -68,7 +68,7 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "etwemu web: name at most one SCENARIO (got %d arguments)\n", fs.NArg())
+		fmt.Fprintf(stderr, "etwemu web: name at most one SCENARIO (got %d arguments%s)\n", fs.NArg(), flagAfter(fs, "SCENARIO"))
 		return 2
 	}
 	b := bounds{fs: fs}

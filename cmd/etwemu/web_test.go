@@ -43,6 +43,10 @@ func TestWebBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
+	var errb bytes.Buffer
+	if code := runWeb([]string{"x.scenario", "-live"}, &errb, &errb); code != 2 || !strings.Contains(errb.String(), `flags come before the SCENARIO: "-live" after it`) {
+		t.Errorf("web x.scenario -live: exit %d, %q", code, errb.String())
+	}
 	var out bytes.Buffer
 	if code := runWeb([]string{"-h"}, &out, &out); code != 0 || !strings.Contains(out.String(), "-addr") {
 		t.Errorf("-h: exit %d:\n%s", code, out.String())
