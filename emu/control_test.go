@@ -182,3 +182,22 @@ func TestFlushMarkerOnLastProcessor(t *testing.T) {
 		k.Close()
 	}
 }
+
+// StartTrace takes a LoggerName of 1 to 1,024 characters without a NUL, which Windows
+// would end the name at: "a\x00b" would start a session Windows calls "a".
+func TestStartTraceNames(t *testing.T) {
+	k := newKernel(t, winver.Default)
+	p := func() *Properties { return &Properties{LogFileMode: logmode.RealTime, Sink: &session.MemorySink{}} }
+	for name, want := range map[string]string{
+		"":                        "session name must have 1 to 1024 characters, not 0",
+		strings.Repeat("é", 1025): "session name must have 1 to 1024 characters, not 1025",
+		"a\x00b":                  `session name "a\x00b" holds a NUL at byte 1`,
+	} {
+		if _, err := k.StartTrace(name, p()); !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), want) {
+			t.Errorf("StartTrace(%q): %v, want %q", name, err, want)
+		}
+	}
+	if _, err := k.StartTrace(strings.Repeat("é", 1024), p()); err != nil {
+		t.Errorf("a 1,024-character name: %v", err)
+	}
+}

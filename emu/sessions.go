@@ -2,6 +2,7 @@ package emu
 
 import (
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/clock"
@@ -93,6 +94,9 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	}
 	if name == "" || utf8.RuneCountInString(name) > maxNameLength {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "session name must have 1 to %d characters, not %d", maxNameLength, utf8.RuneCountInString(name))
+	}
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		return 0, winerr.New(winerr.ErrInvalidParameter, "session name %q holds a NUL at byte %d: Windows reads a LoggerName up to its first NUL", name, i)
 	}
 	isKernel := p.GUID == SystemTraceControlGUID
 	if isKernel && name != KernelLoggerName {
