@@ -69,12 +69,13 @@ type Kernel struct {
 	// Ids from session.MaxLoggers on are private loggers'.
 	loggers [session.LoggerIDs]atomic.Pointer[session.Logger]
 
-	// routing counts the changes to where registrations' events go (an enable slot
-	// filled, changed or emptied, a registration closed or moved between provider
-	// groups), so that a route a writer cached (Registration.route) is used only while
-	// nothing changed since it was taken. Atomic; added to by rerouteLocked, under mu,
-	// after the change and before the control call returns.
-	routing atomic.Uint64
+	// routing is the current routing epoch: a new one after each change to where
+	// registrations' events go (an enable slot filled, changed or emptied, a registration
+	// closed or moved between provider groups), so that a route a writer cached
+	// (Registration.route) is used only while nothing changed since it was taken, and
+	// only by this kernel. Atomic; replaced by rerouteLocked, under mu, after the change
+	// and before the control call returns.
+	routing atomic.Pointer[epoch]
 
 	mu        sync.Mutex
 	names     map[string]uint16                 // lower-cased session name -> id; protected by mu
@@ -132,7 +133,7 @@ func New(cfg Config) (*Kernel, error) {
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}
-	k.routing.Store(kernels.Add(1) << 40) // a base of its own (plainRoute)
+	k.routing.Store(&epoch{})
 	return k, nil
 }
 

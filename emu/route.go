@@ -2,7 +2,6 @@ package emu
 
 import (
 	"math/bits"
-	"sync/atomic"
 
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
@@ -23,16 +22,20 @@ import (
 // secure flag): about 1 ns an event on one goroutine (bench/RESULTS.md). A cached route
 // is immutable and used only while the kernel's routing count is the one it was taken
 // at; every change to enable slots, registrations or provider groups adds to that count
-// (rerouteLocked). Each kernel's count starts at a base of its own (New), 2^40 apart, so
-// that a route cached for one kernel never matches another's count: a registration
+// (rerouteLocked). The count is an epoch object, compared by address: a route cached for
+// one kernel holds that kernel's epoch, which no other kernel's can be, so a registration
 // passed to another kernel's EventWrite takes write's path, which refuses it.
 type plainRoute struct {
 	l        *session.Logger       // the one session; nil: take write's general path
 	filter   *guidtable.EnableInfo // the session's enablement (immutable)
 	provider *[16]byte             // the provider's GUID in Windows byte order
 	pid      uint32                // the registering process
-	routing  uint64                // Kernel.routing when the route was taken
+	routing  *epoch                // Kernel.routing when the route was taken
 }
+
+// epoch is one value of a kernel's routing count. Its address is what writers compare;
+// it is not empty, so that each is a distinct allocation.
+type epoch struct{ n uint64 }
 
 // reroute writes an event of r's whose route is not cached, or was cached before the
 // last change, through write, and caches the route r's next events take. It reads the
@@ -40,7 +43,7 @@ type plainRoute struct {
 // adds to the count afterwards, so a route taken while the call ran is not used again.
 func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) error {
 	if r.k != k {
-		return errForeign() // and no route: another kernel's routing counts differ from this one's
+		return errForeign() // and no route: a route holds the epoch of the kernel that took it
 	}
 	rt := &plainRoute{routing: k.routing.Load()}
 	enable, group := regentry.RoutingMasks(r.mask.Load()) // a closed registration's word has no enable bit set
@@ -61,15 +64,16 @@ func errForeign() error {
 	return winerr.Because(winerr.ErrInvalidHandle, "the registration belongs to another kernel")
 }
 
-// kernels numbers the kernels New made, for the bases of their routing counts.
-var kernels atomic.Uint64
-
 // rerouteLocked is called by every control call that changes where events go, after the
 // change: routes cached before it are no longer used, and are dropped so they do not keep
 // a stopped session's buffers reachable.
 // Preconditions: k.mu is held.
 func (k *Kernel) rerouteLocked() {
-	k.routing.Add(1)
+	next := &epoch{}
+	if e := k.routing.Load(); e != nil { // nil in a Kernel not made by New
+		next.n = e.n + 1
+	}
+	k.routing.Store(next)
 	for _, r := range k.regs {
 		r.route.Store(nil)
 	}
