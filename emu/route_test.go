@@ -533,3 +533,79 @@ func TestRegistrationIndexes(t *testing.T) {
 		t.Fatalf("all indexes held again: %v", err)
 	}
 }
+
+// hookSink is a MemorySink that runs fire once, inside the first WriteBuffer: on a
+// synchronous kernel, in the middle of the write that filled a buffer.
+type hookSink struct {
+	session.MemorySink
+	fire func()
+}
+
+func (s *hookSink) WriteBuffer(b []byte) error {
+	if f := s.fire; f != nil {
+		s.fire = nil
+		f()
+	}
+	return s.MemorySink.WriteBuffer(b)
+}
+
+// A session written through one enable slot is not written again through another in
+// the same event, when control calls beside the write move it between slots while the
+// write walks them. Here they run inside the write itself (session a's buffer fills, and
+// a synchronous kernel hands it to a's sink in the writer): a and b swap slots 0 and 1
+// after the write delivered to a through slot 0, so slot 1, read next, names a again.
+// That event reaches a once and misses b, which moved to a slot already passed: b was
+// being disabled and enabled again while it was written, and the event is not b's.
+func TestSessionMovedBetweenSlotsMidWrite(t *testing.T) {
+	k, err := New(Config{Processors: 1, Clock: clock.NewManualSource(1000, 1), Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	prov := guid.FromName("Moved")
+	sa, sb := &hookSink{}, &hookSink{}
+	ha, err := k.StartTrace("a", &Properties{BufferSize: 4, LogFileMode: logmode.RealTime, Sink: sa})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, err := k.StartTrace("b", &Properties{BufferSize: 4, LogFileMode: logmode.RealTime, Sink: sb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := k.EventRegister(prov, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enable := func(h TraceHandle, code regentry.ControlCode) {
+		if err := k.EnableTraceEx2(h, prov, code, 5, 0, 0, nil); err != nil {
+			t.Error(err)
+		}
+	}
+	enable(ha, regentry.ControlEnable) // slot 0
+	enable(hb, regentry.ControlEnable) // slot 1
+	sa.fire = func() {
+		enable(ha, regentry.ControlDisable)
+		enable(hb, regentry.ControlDisable)
+		enable(hb, regentry.ControlEnable) // slot 0
+		enable(ha, regentry.ControlEnable) // slot 1
+	}
+	var tally Tally
+	d := &EventDescriptor{ID: 1, Level: 4}
+	var written int
+	for sa.fire != nil && written < 1000 { // until a's first buffer fills
+		if err := k.EventWriteEx(r, d, &WriteOptions{Processor: 0, Tally: &tally}, make([]byte, 200)); err != nil {
+			t.Fatal(err)
+		}
+		written++
+	}
+	if sa.fire != nil {
+		t.Fatal("session a's buffer never filled")
+	}
+	k.StopTrace(ha, "", nil)
+	k.StopTrace(hb, "", nil)
+	ida, idb := ha.LoggerID(), hb.LoggerID()
+	gotA, gotB := len(records(t, &sa.MemorySink)), len(records(t, &sb.MemorySink))
+	if gotA != written || tally.Delivered[ida] != uint64(written) || gotB != written-1 || tally.Delivered[idb] != uint64(written-1) {
+		t.Errorf("%d events written: session a received %d (tally %d), b %d (tally %d); want %d and %d", written, gotA, tally.Delivered[ida], gotB, tally.Delivered[idb], written, written-1)
+	}
+}

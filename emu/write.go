@@ -318,16 +318,18 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 			return writeError(l.Write(proc, &ev))
 		}
 	}
-	var seen [(session.LoggerIDs + 63) / 64]uint64 // logger ids written, so the group pass does not write a session twice
+	// seen holds the logger ids written, so that no session is written twice: through the
+	// group's entry after the provider's, or through a second slot of the provider's own.
+	// The slots are read as the loop reaches them, and a disable and an enable beside the
+	// write can move a session from a slot already passed to one still ahead.
+	var seen [(session.LoggerIDs + 63) / 64]uint64
 	var errIdx uint8
 	for mask := enable; mask != 0; mask &= mask - 1 {
 		l, id := route(ge, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil {
+		if l == nil || seen[id>>6]&(1<<(id&63)) != 0 {
 			continue
 		}
-		if group != 0 {
-			seen[id>>6] |= 1 << (id & 63)
-		}
+		seen[id>>6] |= 1 << (id & 63)
 		errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
 	}
 	if group != 0 {
