@@ -201,3 +201,39 @@ func TestStartTraceNames(t *testing.T) {
 		t.Errorf("a 1,024-character name: %v", err)
 	}
 }
+
+// A REAL_TIME session that no consumer ever read holds its buffers for one; stopping it
+// loses them, and RealTimeBuffersLost counts them (no consumer can open a stopped
+// session). Before, Stop dropped them and every counter said nothing was lost.
+func TestRealTimeBacklogCountedAtStop(t *testing.T) {
+	k, err := New(Config{Processors: 1, Clock: clock.NewManualSource(1000, 1), Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h, err := k.StartTrace("unread", &Properties{BufferSize: 4, LogFileMode: logmode.RealTime})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := guid.FromName("Unread")
+	r, err := k.EventRegister(prov, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var tally Tally
+	for range 100 {
+		if err := k.EventWriteEx(r, &EventDescriptor{ID: 1, Level: 4}, &WriteOptions{Processor: 0, Tally: &tally}, make([]byte, 100)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var p Properties
+	if err := k.StopTrace(h, "", &p); err != nil {
+		t.Fatal(err)
+	}
+	if tally.Delivered[h.LoggerID()] != 100 || p.EventsLost != 0 || p.BuffersWritten == 0 || p.RealTimeBuffersLost != p.BuffersWritten {
+		t.Errorf("100 events accepted: EventsLost %d, BuffersWritten %d, RealTimeBuffersLost %d; want every buffer written lost", p.EventsLost, p.BuffersWritten, p.RealTimeBuffersLost)
+	}
+}

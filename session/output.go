@@ -109,6 +109,8 @@ func (l *Logger) Consumers() int {
 }
 
 // closeRealtime ends delivery at stop: consumers finish what they hold, then return.
+// The buffers held for a consumer that never attached are lost with the session, and
+// counted in RealTimeBuffersLost: no consumer can open a stopped session.
 func (l *Logger) closeRealtime() {
 	if l.rt == nil {
 		return
@@ -116,6 +118,8 @@ func (l *Logger) closeRealtime() {
 	l.rt.mu.Lock()
 	defer l.rt.mu.Unlock()
 	l.rt.closed = true
+	l.rtBuffersLost.Add(uint64(len(l.rt.backlog)))
+	l.rt.backlog = nil
 	for _, c := range l.rt.consumers {
 		close(c.ch)
 	}
