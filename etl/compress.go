@@ -141,6 +141,19 @@ func (r *Result) add(o Result) {
 // drain flushes what the area holds, a partial chunk included.
 func (c *compressor) drain(w *Writer) Result { return c.flush(w, true) }
 
+// discard empties the area for good (the session stops) and returns what that loses by
+// the version's count: each trace buffer still there (6.3 on; a failed flush keeps the
+// overflow of a buffer whose head it wrote, for the next flush, and none follows), or
+// one flush's worth (6.2, which counts flushes).
+func (c *compressor) discard() int {
+	lost := len(c.spans)
+	if !c.rule.perBuffer {
+		lost = min(lost, 1)
+	}
+	c.area, c.spans, c.held = c.area[:0], c.spans[:0], c.held[:0]
+	return lost
+}
+
 // flush takes the area a trace buffer's worth at a time while it holds that much (and,
 // with all, the rest too), as the logger flushes it, and writes each such flush to the
 // file in one write call that ends where a compressed buffer ends: the whole buffers the

@@ -598,6 +598,52 @@ func TestCompressedFlushFailure(t *testing.T) {
 	}
 }
 
+// A disk that fills under a compressed file: every buffer is in the file or counted
+// lost, the one a failed flush keeps for the next (6.3 on) included, which Finish counts
+// when no flush follows. Before, stop dropped it uncounted. (The in-memory disk refuses a
+// write whole, as a full disk refuses the write it cannot hold.)
+func TestCompressedDiskFills(t *testing.T) {
+	for _, v := range []winver.Version{winver.V6_3, winver.V2004} {
+		for capKB := int64(8); capKB <= 40; capKB += 2 {
+			fs := &MemFS{}
+			fs.SetCapacity(capKB << 10)
+			w, err := Create(Options{Path: "full.etl", BufferSize: testBuf, Info: testInfo(v, modeSequential, 0), Compress: true, FS: fs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			bufs := buffers(60)
+			lost := 0
+			for _, b := range bufs {
+				lost += w.WriteBuffer(b).Lost
+			}
+			r := w.Finish()
+			lost += r.Lost
+			w.Close(Counters{})
+			data, ok := fs.ReadFile("full.etl")
+			if !ok {
+				t.Fatal("no full.etl")
+			}
+			rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			read := 0
+			for {
+				b, err := rd.Next()
+				if err != nil {
+					break
+				}
+				if b.FileOffset != 0 {
+					read++
+				}
+			}
+			if read+lost != len(bufs) {
+				t.Errorf("%v, a %d KB disk: %d buffers in the file, %d counted lost, of %d (Finish: %v)", v, capKB, read, lost, len(bufs), r.Err)
+			}
+		}
+	}
+}
+
 // Truncated and corrupted files give errors naming an offset, never a panic.
 func TestReaderCorruptInput(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ok.etl")

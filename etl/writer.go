@@ -348,6 +348,21 @@ func (w *Writer) Flush() Result {
 	return w.comp.drain(w)
 }
 
+// Finish is the last Flush, before Close: what the compression area still holds after
+// it, kept by a failed flush for a next one that will not come, is lost, and counted in
+// the Result. (A write the disk tore may have stored that buffer whole before failing;
+// it is counted lost all the same: the writer cannot tell what a failed write kept.)
+func (w *Writer) Finish() Result {
+	if w.comp == nil {
+		return Result{}
+	}
+	r := w.Flush()
+	if r.Err != nil && w.comp.rule.resetOnFailure || w.f == nil {
+		r.Lost += w.comp.discard()
+	}
+	return r
+}
+
 // Counters are the session counters a finalized header carries.
 type Counters struct {
 	EventsLost  uint32
@@ -395,7 +410,7 @@ func (w *Writer) finalize() error {
 	return err
 }
 
-// Close finalizes the header with c and closes the file. Call Flush first, so that the
+// Close finalizes the header with c and closes the file. Call Finish first, so that the
 // counters include what the compression area held.
 func (w *Writer) Close(c Counters) error {
 	w.SetCounters(c)

@@ -214,7 +214,7 @@ func (l *Logger) closeFile() {
 	if l.file == nil {
 		return
 	}
-	r := l.file.Flush()
+	r := l.file.Finish()
 	l.buffersWritten.Add(uint64(r.Written))
 	l.logBuffersLost.Add(uint64(r.Lost))
 	l.noteFileErr(r.Err)
