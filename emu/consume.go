@@ -83,7 +83,9 @@ func (t *Trace) BuffersLost() uint64 { return t.a.BuffersLost() }
 // SaveBuffers writes the in-memory ring of the EVENT_TRACE_BUFFERING_MODE session named
 // name to a new ETL file at path (through Config.FileSystem), oldest buffer first, as
 // xperf -flush does; the session keeps running and keeps its ring. It returns the trace
-// buffers written after the header buffer.
+// buffers written after the header buffer. While it writes, the ring's buffers are held:
+// a writer that needs a buffer then loses its event, counted in EventsLost, rather than
+// overwrite a buffer being saved.
 //
 // Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_INVALID_PARAMETER
 // for a session that is not in-memory; the file's errors.

@@ -81,6 +81,9 @@ type Buffer struct {
 	// sealed: the header and tail are written (seal). Set by the logger, cleared by open;
 	// the free and flush lists (under freeMu) order the two.
 	sealed bool
+	// snapshot: a BUFFERING session's snapshot holds the buffer (ring), so writers short
+	// of a buffer must not take it back (recycle). Under freeMu.
+	snapshot bool
 }
 
 func newBuffer(size uint32, id int) *Buffer {

@@ -34,7 +34,9 @@ func (l *Logger) waitFree() error {
 
 // recycle moves the oldest buffer of a BUFFERING session's ring (the flush list) back to
 // the free list, counting the events it overwrites, and reports whether there was one
-// (a buffer a writer still holds is passed over).
+// (a buffer a writer still holds, or a snapshot, is passed over: while SaveBuffers
+// writes the ring, a writer short of a buffer loses its event, counted, rather than
+// overwrite a buffer being saved).
 //
 // [emulator choice] WRK's WmipGetFreeBuffer (5.2) moved the whole flush list back and
 // failed the attempt, losing the event; the emulator keeps a ring that gives up only its
@@ -43,6 +45,9 @@ func (l *Logger) recycle() bool {
 	l.freeMu.Lock()
 	defer l.freeMu.Unlock()
 	for i, b := range l.flushQ {
+		if b.snapshot {
+			continue
+		}
 		end, ok := b.tryClose(l.bufSize)
 		if !ok {
 			continue
@@ -60,11 +65,15 @@ func (l *Logger) recycle() bool {
 
 // ring swaps every stream's buffer into a BUFFERING session's ring and returns the ring,
 // oldest first, each buffer closed and sealed (once: a buffer a snapshot sealed keeps its
-// sequence number). The buffers stay in the ring. Logger goroutine (or syncMu) only.
+// sequence number). The buffers stay in the ring, held from writers (recycle) until
+// release. Logger goroutine (or syncMu) only.
 func (l *Logger) ring() []*Buffer {
 	l.swapStreams()
 	l.freeMu.Lock()
 	q := append([]*Buffer(nil), l.flushQ...)
+	for _, b := range q {
+		b.snapshot = true
+	}
 	l.freeMu.Unlock()
 	out := q[:0]
 	for _, b := range q {
@@ -80,6 +89,15 @@ func (l *Logger) ring() []*Buffer {
 	return out
 }
 
+// release gives the buffers ring held back to the ring, for writers to recycle.
+func (l *Logger) release() {
+	l.freeMu.Lock()
+	for _, b := range l.all {
+		b.snapshot = false
+	}
+	l.freeMu.Unlock()
+}
+
 // dropRing ends a BUFFERING session at stop: the ring's buffers go to the Sink, the
 // emulator's observer, and back to the free list; nothing is written or counted, since
 // an in-memory session keeps its events only until a snapshot.
@@ -89,6 +107,7 @@ func (l *Logger) dropRing() {
 			l.sink.WriteBuffer(b.data)
 		}
 	}
+	l.release()
 	l.freeMu.Lock()
 	q := l.flushQ
 	l.flushQ = nil
@@ -130,6 +149,7 @@ func (l *Logger) SaveBuffers(path string, fs etl.FileSystem) (int, error) {
 			}
 			n++
 		}
+		l.release()
 		if e := w.Close(etl.Counters{EventsLost: uint32(l.eventsLost.Load()), EndTime: nowFileTime()}); err == nil {
 			err = e
 		}
