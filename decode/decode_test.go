@@ -3,6 +3,8 @@ package decode
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +183,41 @@ func TestBlobCacheBounded(t *testing.T) {
 		if len(c.m) > maxCached {
 			t.Fatalf("cache at %d entries", len(c.m))
 		}
+	}
+}
+
+// JSON has no numbers for NaN and the infinities: a float field holding one is written
+// as its text ("NaN", "+Inf", "-Inf"), and the event's other fields with it. Before, the
+// encoder's error dropped every field of the event without a word.
+func TestJSONNonFiniteFloats(t *testing.T) {
+	var m tracelogging.Builder
+	m.Event("Floats", 0)
+	m.Field("f", tracelogging.InDouble, tracelogging.OutDefault, 0, tracelogging.Scalar, 0)
+	m.Field("g", tracelogging.InFloat, tracelogging.OutDefault, 0, tracelogging.Ccount, 3)
+	m.Field("n", tracelogging.InUInt32, tracelogging.OutDefault, 0, tracelogging.Scalar, 0)
+	schema, err := m.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := binary.LittleEndian.AppendUint64(nil, math.Float64bits(math.NaN()))
+	for _, f := range []float32{float32(math.Inf(1)), float32(math.Inf(-1)), 1.5} {
+		payload = binary.LittleEndian.AppendUint32(payload, math.Float32bits(f))
+	}
+	payload = binary.LittleEndian.AppendUint32(payload, 7)
+	d := New()
+	e := one(t, d, buffer(t, abi.BufferHeader{}, guid.FromName("P"), []etl.ExtItem{{Type: abi.ExtTypeEventSchemaTL, Data: schema}}, payload))
+	var j struct {
+		Fields []struct {
+			Name  string `json:"name"`
+			Value any    `json:"value"`
+		} `json:"fields"`
+		DecodeError string `json:"decodeError"`
+	}
+	line := d.AppendJSON(nil, &e, 0)
+	if err := json.Unmarshal(line, &j); err != nil {
+		t.Fatalf("%v in %s", err, line)
+	}
+	if got := fmt.Sprint(j.Fields); got != "[{f NaN} {g [+Inf -Inf 1.5]} {n 7}]" || j.DecodeError != "" {
+		t.Errorf("fields %s, decodeError %q, in %s", got, j.DecodeError, line)
 	}
 }

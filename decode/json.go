@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf8"
 
@@ -140,8 +141,11 @@ func appendJSON(l []byte, e *Event, payload int, when string) []byte {
 				fields[i].Type += "[]"
 			}
 		}
-		if b, err := json.Marshal(fields); err == nil {
+		b, err := json.Marshal(fields)
+		if err == nil {
 			l = append(append(l, `,"fields":`...), b...)
+		} else if e.DecodeError == "" { // never dropped without a word
+			l = str(l, "decodeError", "the fields have no JSON form: "+err.Error())
 		}
 	}
 	l = str(l, "decodeError", e.DecodeError)
@@ -158,9 +162,20 @@ type jsonField struct {
 // FieldValue is a field's value for JSON: numbers, booleans and strings as JSON values (an
 // array as a JSON array of them) where the field's types ask for no other reading;
 // hexadecimal types, addresses, JSON and XML text, structs, times, GUIDs and binary as
-// tracelogging.FormatValue writes them.
+// tracelogging.FormatValue writes them, and so NaN and the infinities, which JSON has no
+// numbers for ("NaN", "+Inf", "-Inf").
 func FieldValue(f tracelogging.Field) any {
 	one := func(v any) any {
+		switch x := v.(type) {
+		case float32:
+			if f64 := float64(x); math.IsNaN(f64) || math.IsInf(f64, 0) {
+				return tracelogging.FormatValue(f.In, f.Out, v)
+			}
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return tracelogging.FormatValue(f.In, f.Out, v)
+			}
+		}
 		switch v.(type) {
 		case string, bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float32, float64:
 			plain := f.Out == tracelogging.OutDefault || f.Out == tracelogging.OutUTF8 || f.Out == tracelogging.OutBoolean
