@@ -110,3 +110,25 @@ func TestFromFileTimeRange(t *testing.T) {
 		}
 	}
 }
+
+// FileTime and FromFileTime round-trip every time FILETIME holds, to its 100 ns: the
+// zero time.Time, 1601, and dates past 2262, where nanoseconds since 1970 in an int64
+// end (etw.Time wrote year 1 as 1754 and 3000 as 1830).
+func TestFileTimeRoundTrip(t *testing.T) {
+	for _, tm := range []time.Time{
+		{},
+		time.Date(1601, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(1677, 1, 1, 0, 0, 0, 100, time.UTC),
+		time.Date(2026, 11, 26, 21, 0, 0, 123456700, time.UTC),
+		time.Date(2262, 6, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(3000, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600)),
+		time.Date(30828, 9, 14, 2, 48, 5, 477580700, time.UTC),
+	} {
+		if got := FromFileTime(FileTime(tm)); !got.Equal(tm) {
+			t.Errorf("%v came back as %v (FILETIME %d)", tm, got, FileTime(tm))
+		}
+	}
+	if FileTime(time.Date(40000, 1, 1, 0, 0, 0, 0, time.UTC)) != math.MaxInt64 || FileTime(time.Date(-40000, 1, 1, 0, 0, 0, 0, time.UTC)) != math.MinInt64 {
+		t.Error("times past FILETIME's range do not take its ends")
+	}
+}
