@@ -2,6 +2,7 @@ package etw
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -140,5 +141,60 @@ func TestNilOptions(t *testing.T) {
 	}
 	if n, err := sink.CountEvents(); err != nil || n != 1 {
 		t.Errorf("the session holds %d events (%v), want the 1 whole one", n, err)
+	}
+}
+
+// An event its TraceLogging encoding cannot say is refused with ERROR_INVALID_PARAMETER
+// and the reason, and nothing is written: a string value, field name or event name
+// holding a NUL (the encoding ends each at its first NUL, so the fields after it were
+// read from the string's rest), and a struct of more than 127 fields (its OutType's 7
+// bits count them: 128 members read back as an empty struct and 128 top-level fields).
+func TestUnencodableEventsRefused(t *testing.T) {
+	k := testKernel(t)
+	p, err := NewProviderWithOptions("Etwemu.Test.Unencodable", WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	sink := &emu.MemorySink{}
+	h, err := k.StartTrace("unencodable", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	members := func(n int) []FieldOpt {
+		m := make([]FieldOpt, n)
+		for i := range m {
+			m[i] = Uint8Field("m", uint8(i))
+		}
+		return m
+	}
+	for _, c := range []struct {
+		event string
+		f     []FieldOpt
+		want  string
+	}{
+		{"E", []FieldOpt{StringField("s", "a\x00b"), Uint32Field("after", 7)}, `string field "s" holds a NUL at byte 1`},
+		{"E", []FieldOpt{JSONStringField("j", "{}\x00")}, `string field "j" holds a NUL at byte 2`},
+		{"E", []FieldOpt{StringArray("a", []string{"x", "y\x00"})}, `element 1 of string array "a" holds a NUL at byte 1`},
+		{"E", []FieldOpt{Uint8Field("na\x00me", 1)}, `field name "na\x00me" holds a NUL at byte 2`},
+		{"E\x00v", nil, `event name "E\x00v" holds a NUL at byte 1`},
+		{"E", []FieldOpt{Struct("s", members(128)...), Uint32Field("after", 7)}, `struct "s" has 128 fields: a TraceLogging struct holds at most 127`},
+		{"E", []FieldOpt{Struct("s", members(300)...)}, `struct "s" has 300 fields`},
+	} {
+		if err := p.WriteEvent(c.event, nil, c.f); !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want ERROR_INVALID_PARAMETER and %q", c.event, err, c.want)
+		}
+	}
+	if err := p.WriteEvent("E", nil, []FieldOpt{Struct("s", members(127)...), StringField("s", "no NUL")}); err != nil {
+		t.Errorf("127 fields and a plain string: %v", err)
+	}
+	if err := k.StopTrace(h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := sink.CountEvents(); err != nil || n != 1 {
+		t.Errorf("the session holds %d events (%v), want the 1 encodable one", n, err)
 	}
 }

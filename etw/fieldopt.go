@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/bits"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/etwemu/etwemu/clock"
@@ -15,8 +16,36 @@ import (
 
 // eventMetadata is the event metadata (EVENT_SCHEMA_TL) being built.
 type eventMetadata struct {
-	b        tl.Builder
-	nilField string // why the event cannot be written: a nil field option inside a Struct; "" if none
+	b   tl.Builder
+	bad string // why the event cannot be written (a nil field option inside a Struct, a struct of too many fields, a string with a NUL); "" if none
+}
+
+// fail notes why the event cannot be written, if nothing did before.
+func (em *eventMetadata) fail(why string) {
+	if em.bad == "" {
+		em.bad = why
+	}
+}
+
+// maxStructFields is the most fields a struct holds: its OutType, 7 bits, counts them.
+const maxStructFields = 127
+
+// nulFree is opt, or for a string value holding a NUL an option that fails the event: the
+// string's in-type ends it at its first NUL, and the fields after it would be read from
+// its rest.
+func nulFree(name string, array bool, values []string, opt FieldOpt) FieldOpt {
+	for n, v := range values {
+		if i := strings.IndexByte(v, 0); i >= 0 {
+			what := fmt.Sprintf("string field %q", name)
+			if array {
+				what = fmt.Sprintf("element %d of string array %q", n, name)
+			}
+			return func(em *eventMetadata, ed *eventData) {
+				em.fail(fmt.Sprintf("%s holds a NUL at byte %d, where a TraceLogging string ends", what, i))
+			}
+		}
+	}
+	return opt
 }
 
 // eventData is the payload being built.
@@ -130,17 +159,17 @@ func BoolArray(name string, values []bool) FieldOpt {
 
 // StringField is a UTF-8 string.
 func StringField(name string, value string) FieldOpt {
-	return scalar(name, tl.InAnsiString, tl.OutUTF8, value, putString)
+	return nulFree(name, false, []string{value}, scalar(name, tl.InAnsiString, tl.OutUTF8, value, putString))
 }
 
 // JSONStringField is a string holding JSON.
 func JSONStringField(name string, value string) FieldOpt {
-	return scalar(name, tl.InAnsiString, tl.OutJSON, value, putString)
+	return nulFree(name, false, []string{value}, scalar(name, tl.InAnsiString, tl.OutJSON, value, putString))
 }
 
 // StringArray is an array of UTF-8 strings.
 func StringArray(name string, values []string) FieldOpt {
-	return array(name, tl.InAnsiString, tl.OutUTF8, values, putString)
+	return nulFree(name, true, counted16(values), array(name, tl.InAnsiString, tl.OutUTF8, values, putString))
 }
 
 // IntField is an int: Int32 or Int64 by the platform's int size.
@@ -280,12 +309,14 @@ func Float64Array(name string, values []float64) FieldOpt {
 // one field, as go-winio counts).
 func Struct(name string, opts ...FieldOpt) FieldOpt {
 	return func(em *eventMetadata, ed *eventData) {
+		if len(opts) > maxStructFields {
+			em.fail(fmt.Sprintf("struct %q has %d fields: a TraceLogging struct holds at most %d (its OutType's 7 bits count them)", name, len(opts), maxStructFields))
+			return
+		}
 		em.b.Struct(name, uint8(len(opts)), 0)
 		for i, opt := range opts {
 			if opt == nil {
-				if em.nilField == "" {
-					em.nilField = fmt.Sprintf("field option %d of struct %q is nil", i, name)
-				}
+				em.fail(fmt.Sprintf("field option %d of struct %q is nil", i, name))
 				continue
 			}
 			opt(em, ed)

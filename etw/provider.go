@@ -272,9 +272,11 @@ var writers = sync.Pool{New: func() any { return new(writer) }}
 // keywords, ...) apply first; when no session wants an event of that level and
 // keywords it returns nil having built nothing. Otherwise the fields are encoded and the
 // event is written; errors are the kernel's EventWrite errors (ERROR_MORE_DATA,
-// ERROR_NOT_ENOUGH_MEMORY, ERROR_ARITHMETIC_OVERFLOW, ...), metadata over 64 KB, or
-// ERROR_INVALID_PARAMETER for a nil option (event or field, a Struct's included),
-// which writes nothing.
+// ERROR_NOT_ENOUGH_MEMORY, ERROR_ARITHMETIC_OVERFLOW, ...), or ERROR_INVALID_PARAMETER,
+// which writes nothing, for what the TraceLogging encoding cannot say: a nil option
+// (event or field, a Struct's included), metadata over 64 KB, a struct of more than 127
+// fields, or a NUL in a string value, a field name or the event name (the encoding ends
+// each at its first NUL).
 func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []FieldOpt) error {
 	if p == nil || !p.enabled.Load() {
 		return nil
@@ -293,7 +295,7 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 		return nil
 	}
 	w.em.b.Event(name, w.opts.tags)
-	w.em.nilField = ""
+	w.em.bad = ""
 	w.ed.b = w.ed.b[:0]
 	for i, opt := range fieldOpts {
 		if opt == nil {
@@ -301,12 +303,12 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 		}
 		opt(&w.em, &w.ed)
 	}
-	if w.em.nilField != "" {
-		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %s", name, w.em.nilField)
+	if w.em.bad != "" {
+		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %s", name, w.em.bad)
 	}
 	meta, err := w.em.b.Bytes()
 	if err != nil {
-		return err
+		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %v", name, err)
 	}
 	o := emu.WriteOptions{Processor: emu.AnyProcessor}
 	if !w.opts.activityID.IsZero() {

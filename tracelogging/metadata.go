@@ -4,30 +4,48 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Builder writes an event metadata blob (the EVENT_SCHEMA_TL item): Event once, then a
 // Field or Struct per field in payload order. The zero Builder is ready; Reset makes it
-// ready for another event and keeps its memory.
+// ready for another event and keeps its memory. What the blob cannot say (a name with a
+// NUL, which ends it; a struct of more than 127 fields) is Bytes' error.
 type Builder struct {
-	b []byte
+	b   []byte
+	err error // the first thing the blob cannot say, since Event or Reset
 }
 
 // Reset empties the builder.
-func (m *Builder) Reset() { m.b = m.b[:0] }
+func (m *Builder) Reset() { m.b, m.err = m.b[:0], nil }
+
+// name appends a NUL-terminated name, noting the error of one that holds a NUL.
+func (m *Builder) name(what, s string) {
+	if i := strings.IndexByte(s, 0); i >= 0 && m.err == nil {
+		m.err = fmt.Errorf("tracelogging: %s name %q holds a NUL at byte %d, where the metadata would end it", what, s, i)
+	}
+	m.b = append(append(m.b, s...), 0)
+}
 
 // Event starts the blob: the size placeholder, the event's tags and its name.
 func (m *Builder) Event(name string, tags uint32) {
-	m.b = append(m.b[:0], 0, 0)
+	m.b, m.err = append(m.b[:0], 0, 0), nil
 	m.b = appendTags(m.b, tags)
-	m.b = append(append(m.b, name...), 0)
+	m.name("event", name)
 }
 
 // Field adds a field: a scalar, or an array of in whose count is in the payload (Vcount)
 // or fixed here (Ccount, count elements). The OutType and tags are written only when
 // they are not the defaults, as TraceLoggingProvider.h does.
 func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity Arity, count uint16) {
-	m.b = append(append(m.b, name...), 0)
+	m.name("field", name)
+	if out > 0x7F && m.err == nil {
+		if in == InStruct {
+			m.err = fmt.Errorf("tracelogging: struct %q of %d fields: a struct holds at most 127 (its OutType's 7 bits count them)", name, out)
+		} else {
+			m.err = fmt.Errorf("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
+		}
+	}
 	meta := byte(in) & inTypeMask
 	switch arity {
 	case Ccount:
@@ -62,6 +80,9 @@ func (m *Builder) Struct(name string, fields uint8, tags uint32) {
 func (m *Builder) Bytes() ([]byte, error) {
 	if len(m.b) < 2 {
 		return nil, errors.New("tracelogging: event metadata without an event")
+	}
+	if m.err != nil {
+		return nil, m.err
 	}
 	if len(m.b) > 0xFFFF {
 		return nil, fmt.Errorf("tracelogging: event metadata of %d bytes is over 65535", len(m.b))
