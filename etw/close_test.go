@@ -181,7 +181,7 @@ func TestUnencodableEventsRefused(t *testing.T) {
 		{"E", []FieldOpt{StringArray("a", []string{"x", "y\x00"})}, `element 1 of string array "a" holds a NUL at byte 1`},
 		{"E", []FieldOpt{Uint8Field("na\x00me", 1)}, `field name "na\x00me" holds a NUL at byte 2`},
 		{"E\x00v", nil, `event name "E\x00v" holds a NUL at byte 1`},
-		{"E", []FieldOpt{Struct("s", members(128)...), Uint32Field("after", 7)}, `struct "s" has 128 fields: a TraceLogging struct holds at most 127`},
+		{"E", []FieldOpt{Struct("s", members(128)...), Uint32Field("after", 7)}, `struct "s" has 128 fields: a struct holds at most 127`},
 		{"E", []FieldOpt{Struct("s", members(300)...)}, `struct "s" has 300 fields`},
 	} {
 		if err := p.WriteEvent(c.event, nil, c.f); !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), c.want) {

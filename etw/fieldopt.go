@@ -17,7 +17,7 @@ import (
 // eventMetadata is the event metadata (EVENT_SCHEMA_TL) being built.
 type eventMetadata struct {
 	b   tl.Builder
-	bad string // why the event cannot be written (a nil field option inside a Struct, a struct of too many fields, a string with a NUL); "" if none
+	bad string // why the event cannot be written (a nil field option inside a Struct, a string with a NUL); "" if none
 }
 
 // fail notes why the event cannot be written, if nothing did before.
@@ -26,9 +26,6 @@ func (em *eventMetadata) fail(why string) {
 		em.bad = why
 	}
 }
-
-// maxStructFields is the most fields a struct holds: its OutType, 7 bits, counts them.
-const maxStructFields = 127
 
 // nulFree is opt, or for a string value holding a NUL an option that fails the event: the
 // string's in-type ends it at its first NUL, and the fields after it would be read from
@@ -309,11 +306,7 @@ func Float64Array(name string, values []float64) FieldOpt {
 // one field, as go-winio counts).
 func Struct(name string, opts ...FieldOpt) FieldOpt {
 	return func(em *eventMetadata, ed *eventData) {
-		if len(opts) > maxStructFields {
-			em.fail(fmt.Sprintf("struct %q has %d fields: a TraceLogging struct holds at most %d (its OutType's 7 bits count them)", name, len(opts), maxStructFields))
-			return
-		}
-		em.b.Struct(name, uint8(len(opts)), 0)
+		em.b.Struct(name, len(opts), 0) // more than tl.MaxStructFields is Bytes' error
 		for i, opt := range opts {
 			if opt == nil {
 				em.fail(fmt.Sprintf("field option %d of struct %q is nil", i, name))

@@ -40,11 +40,7 @@ func (m *Builder) Event(name string, tags uint32) {
 func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity Arity, count uint16) {
 	m.name("field", name)
 	if out > 0x7F && m.err == nil {
-		if in == InStruct {
-			m.err = fmt.Errorf("tracelogging: struct %q of %d fields: a struct holds at most 127 (its OutType's 7 bits count them)", name, out)
-		} else {
-			m.err = fmt.Errorf("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
-		}
+		m.err = fmt.Errorf("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
 	}
 	meta := byte(in) & inTypeMask
 	switch arity {
@@ -69,10 +65,17 @@ func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity 
 	}
 }
 
-// Struct adds a struct field whose members are the next fields fields added.
-func (m *Builder) Struct(name string, fields uint8, tags uint32) {
-	m.Field(name, InStruct, OutType(fields), tags, Scalar, 0)
+// Struct adds a struct field whose members are the next fields fields added: at most
+// MaxStructFields, which its OutType's 7 bits count.
+func (m *Builder) Struct(name string, fields int, tags uint32) {
+	if (fields < 0 || fields > MaxStructFields) && m.err == nil {
+		m.err = fmt.Errorf("tracelogging: struct %q has %d fields: a struct holds at most %d (its OutType's 7 bits count them)", name, fields, MaxStructFields)
+	}
+	m.Field(name, InStruct, OutType(min(max(fields, 0), MaxStructFields)), tags, Scalar, 0)
 }
+
+// MaxStructFields is the most fields a struct holds.
+const MaxStructFields = 0x7F
 
 // Bytes returns the blob with its size filled in. It stays valid until the next Event
 // or Reset. A blob over 64 KB cannot be described (the size is a u16): Bytes reports it
