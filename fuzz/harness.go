@@ -14,6 +14,7 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -162,6 +163,9 @@ type harness struct {
 	pay     []byte    // the payloads' bytes (payload)
 	payN    int       // the length of the last payload
 	tally   emu.Tally // the last OpWrite's, reused: 1.7 KB, on the heap each write it was a fifth of the write's time
+	rest    emu.Tally // compareTally's
+	// before and after are the sessions' counters around the last write (stats).
+	before, after [session.LoggerIDs]counts
 	// results is the emulator's answer to each operation step has run, in order, for
 	// printing the program as a scenario.
 	results []error
@@ -375,10 +379,11 @@ func (h *harness) step(o Op) error {
 		return nil
 
 	case OpSysWrite:
-		var tally emu.Tally
+		tally := &h.tally
+		*tally = emu.Tally{}
 		h.serial++
 		tid := uint32(100 + o.Processor)
-		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, ThreadID: tid, Tally: &tally}, h.payload(o.Payload))
+		err := k.WriteSystemEvent(th, uint16(pmcHooks[o.Count]), &emu.WriteOptions{Processor: o.Processor, ThreadID: tid, Tally: tally}, h.payload(o.Payload))
 		h.results = append(h.results, err)
 		want, werr := m.sysWrite(ms, pmcHooks[o.Count], o.Payload, o.Processor,
 			rec{system: true, hook: uint16(pmcHooks[o.Count]), pid: processID, tid: tid, tail: h.serial})

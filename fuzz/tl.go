@@ -3,6 +3,7 @@ package fuzz
 import (
 	"slices"
 
+	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/winerr"
@@ -83,7 +84,7 @@ func (h *harness) writeTL(o Op) error {
 		err = p.WriteEvent(tlEvent, etw.WithEventOpts(etw.WithLevel(etw.Level(o.Level)), etw.WithKeyword(o.Any)),
 			etw.WithFields(etw.Uint8Array("pad", tlPad[:n]), etw.Uint64Field("serial", serial)))
 	}
-	before := h.stats()
+	h.stats(&h.before)
 	proc := 0
 	if m.nproc > 1 {
 		var ok bool
@@ -106,7 +107,8 @@ func (h *harness) writeTL(o Op) error {
 		return e
 	}
 	h.cov.TraceLogging++
-	h.tally = h.tallyOf(before, want, nil)
+	h.tally = emu.Tally{}
+	h.tallyOf(&h.tally, want, nil)
 	if err := h.compareTally("WriteEvent", proc, &h.tally, want); err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (h *harness) write(o Op) error {
 	tally := &h.tally
 	*tally = emu.Tally{}
 	useTally := false
-	before := h.stats()
+	h.stats(&h.before)
 	proc, extra := o.Processor, 0
 	var err error
 	api := o.API
@@ -97,7 +97,7 @@ func (h *harness) write(o Op) error {
 	}
 	// Interleaves: each armed session's switch hook writes the event again, on the same
 	// processor, in the middle of the switch (firings, below).
-	var fired []firing
+	var fired []*firing
 	for _, ms := range m.sessions {
 		if ms.armed {
 			ms := ms
@@ -111,10 +111,9 @@ func (h *harness) write(o Op) error {
 				}
 				// Listed before it runs, as the model lists it: a hook that fires inside
 				// this write (another armed session's switch) comes after it.
-				i := len(fired)
-				fired = append(fired, firing{session: ms})
-				f := h.nestedWrite(ms, r, d, o.Payload, p, ev) // appends to fired: not in the assignment
-				fired[i] = f
+				f := &firing{session: ms}
+				fired = append(fired, f)
+				h.nestedWrite(f, r, d, o.Payload, p, ev) // appends to fired
 			})
 		}
 	}
@@ -182,7 +181,7 @@ func (h *harness) write(o Op) error {
 		return e
 	}
 	if !useTally {
-		*tally = h.tallyOf(before, want, fired)
+		h.tallyOf(tally, want, fired)
 	}
 	if err := h.compareTally(apiNames[api], proc, tally, want); err != nil {
 		return err
@@ -195,13 +194,13 @@ func (h *harness) write(o Op) error {
 	return h.compareOverwritten()
 }
 
-// tallyOf is what a write did, read from the sessions' counters: their losses and
-// denials since before (less those of the writes fired inside it), and the deliveries
-// the model predicts (want), which the Checker's conservation rule and the sinks' records
-// hold the emulator to.
-func (h *harness) tallyOf(before [session.LoggerIDs]counts, want outcomes, fired []firing) emu.Tally {
-	var tally emu.Tally
-	after := h.stats()
+// tallyOf writes to tally what a write did, read from the sessions' counters: their
+// losses and denials since h.before (less those of the writes fired inside it), and the
+// deliveries the model predicts (want), which the Checker's conservation rule and the
+// sinks' records hold the emulator to. tally holds zeros on entry.
+func (h *harness) tallyOf(tally *emu.Tally, want outcomes, fired []*firing) {
+	before, after := &h.before, &h.after
+	h.stats(after)
 	for _, ms := range h.m.sessions {
 		id := ms.id
 		tally.Lost[id] = after[id].lost - before[id].lost
@@ -212,14 +211,14 @@ func (h *harness) tallyOf(before [session.LoggerIDs]counts, want outcomes, fired
 		}
 		tally.Delivered[id] = want.of(id).delivered
 	}
-	return tally
 }
 
 // compareTally holds what a write did in each session to the model's prediction, counts
 // it in the coverage and tells the Checker the events each session accepted.
 func (h *harness) compareTally(api string, proc int, tally *emu.Tally, want outcomes) error {
 	k, m := h.k, h.m
-	rest := *tally // the tally less the sessions the model predicts: nothing may be left
+	rest := &h.rest
+	*rest = *tally // the tally less the sessions the model predicts: nothing may be left
 	for _, w := range want {
 		id := w.id
 		if tally.Delivered[id] != w.delivered || tally.Lost[id] != w.lost || tally.Denied[id] != w.denied {
@@ -236,7 +235,7 @@ func (h *harness) compareTally(api string, proc int, tally *emu.Tally, want outc
 		}
 		rest.Delivered[id], rest.Lost[id], rest.Denied[id] = 0, 0, 0
 	}
-	if rest != zeroTally { // one comparison of the whole, not a loop over every logger id
+	if *rest != zeroTally { // one comparison of the whole, not a loop over every logger id
 		for id := range rest.Delivered {
 			if rest.Delivered[id]|rest.Lost[id]|rest.Denied[id] != 0 {
 				return tallyMismatch(api, proc, uint16(id), tally, outcome{})
@@ -273,16 +272,18 @@ func (h *harness) compareOverwritten() error {
 // counts is what stats reads of one session.
 type counts struct{ lost, denied uint64 }
 
-// stats returns the loss and denial counters of every session the model knows, by
-// logger id.
-func (h *harness) stats() (out [session.LoggerIDs]counts) {
+// stats writes to out the loss and denial counters of every session the model knows, by
+// logger id. out is one of the harness's own arrays, not a result: 1.1 KB returned by
+// value in each write's frame, with the tally beside it, grew every run's goroutine
+// stack from inside the write.
+func (h *harness) stats(out *[session.LoggerIDs]counts) {
+	*out = [session.LoggerIDs]counts{}
 	for _, ms := range h.m.sessions {
 		if l := h.k.Session(emu.TraceHandle(ms.handle)); l != nil {
 			st := l.Stats()
 			out[ms.id] = counts{st.EventsLost, st.EventsDenied}
 		}
 	}
-	return out
 }
 
 // firing is one write the emulator ran inside another writer's buffer switch (an armed
@@ -295,25 +296,25 @@ type firing struct {
 	err     error
 }
 
-// nestedWrite writes, from session ms's switch hook, the event the interrupted write is
-// writing, on processor p with EventWriteEx, a serial of its own and its own payload
-// memory (the interrupted write has not copied its payload yet).
-func (h *harness) nestedWrite(ms *mSession, r *emu.Registration, d *emu.EventDescriptor, n, p int, outer rec) firing {
+// nestedWrite writes, from the switch hook of f's session, the event the interrupted
+// write is writing, on processor p with EventWriteEx, a serial of its own and its own
+// payload memory (the interrupted write has not copied its payload yet), and records in f
+// what it wrote and what it did.
+func (h *harness) nestedWrite(f *firing, r *emu.Registration, d *emu.EventDescriptor, n, p int, outer rec) {
 	h.serial++
 	data := make([]byte, n)
 	if n >= 8 {
 		binary.LittleEndian.PutUint64(data[n-8:], h.serial)
 	}
 	ev := rec{hook: 1, level: outer.level, keyword: outer.keyword, pid: processID, tail: h.serial, tid: uint32(200 + p), provider: outer.provider}
-	f := firing{session: ms, proc: p, ev: ev}
+	f.proc, f.ev = p, ev
 	f.err = h.k.EventWriteEx(r, d, &emu.WriteOptions{Processor: p, ThreadID: ev.tid, Tally: &f.tally}, data)
-	return f
 }
 
 // compareFired holds the writes the emulator ran inside buffer switches to those the
 // model ran: the same sessions in the same order, the same error and, for each session,
 // the same deliveries, losses and denials. Each fired session is disarmed.
-func (h *harness) compareFired(fired []firing, model []*mSession, want []outcomes, werr []error) error {
+func (h *harness) compareFired(fired []*firing, model []*mSession, want []outcomes, werr []error) error {
 	if len(fired) != len(model) {
 		names := func(n int, at func(int) *mSession) (out []string) {
 			for i := range n {
@@ -333,7 +334,7 @@ func (h *harness) compareFired(fired []firing, model []*mSession, want []outcome
 		if err := sameErr("interleaved write", f.err, werr[i]); err != nil {
 			return err
 		}
-		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, &fired[i].tally, want[i]); err != nil {
+		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, &f.tally, want[i]); err != nil {
 			return err
 		}
 	}
