@@ -170,7 +170,11 @@ func Decide(q Request) Decision {
 		d.Fired = append(d.Fired, Fired{Flag: b, Outcome: Ignored})
 	}
 	m := d.Recognised
-	of := ofVersion[v] // the rules whose Versions contain v
+	// The version's rules that can apply: those on every session and those of the flags
+	// m holds. active holds for no other; walking only these is most of Decide's saving,
+	// as a mode holds a few of the thirty-odd flags.
+	var buf [64]*Rule // more grows on the heap
+	of := applicable(ofVersion[v], m, buf[:0])
 	active := func(r *Rule) bool {
 		return r.Loggers&d.Kind != 0 &&
 			(r.Flag == 0 || m&r.Flag != 0) && m&r.Unless == 0 && (r.Without == NoProp || !q.has(r.Without))
@@ -221,7 +225,10 @@ func Decide(q Request) Decision {
 			d.Fired = append(d.Fired, Fired{Rule: r, Outcome: Applied})
 		}
 	}
-	m |= d.Implied
+	if d.Implied != 0 {
+		m |= d.Implied
+		of = applicable(ofVersion[v], m, buf[:0])
+	}
 	for _, r := range of {
 		if !active(r) {
 			continue
@@ -243,6 +250,17 @@ func Decide(q Request) Decision {
 	}
 	d.Effective = m &^ d.Overridden
 	return d
+}
+
+// applicable appends to out the rules of of that are on every session or of a flag m
+// holds, in their order, and returns it.
+func applicable(of []*Rule, m Mode, out []*Rule) []*Rule {
+	for _, r := range of {
+		if r.Flag == 0 || m&r.Flag != 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Forbidden reports whether mode m, as the effective mode of an accepted start at version
