@@ -44,14 +44,19 @@ func (v Violation) String() string { return v.Rule + ": " + v.Detail }
 // A Checker keeps what it saw, so use one per kernel for a whole run.
 type Checker struct {
 	k        *Kernel
-	last     map[*session.Logger]session.Stats
+	last     map[*session.Logger]*seen
 	accepted map[*session.Logger]uint64
 }
 
 // NewChecker returns a checker for k.
 func NewChecker(k *Kernel) *Checker {
-	return &Checker{k: k, last: map[*session.Logger]session.Stats{}, accepted: map[*session.Logger]uint64{}}
+	return &Checker{k: k, last: map[*session.Logger]*seen{}, accepted: map[*session.Logger]uint64{}}
 }
+
+// seen is what a Checker read of a session's counters: at the last Check and at this one.
+// The two swap at each Check, so that reading the counters allocates nothing once the
+// session is known.
+type seen struct{ prev, now session.Stats }
 
 // Accepted adds n to the events writers were told session l accepted (the Delivered
 // counts of their Tallies).
@@ -204,12 +209,17 @@ func (c *Checker) checkRegistration(r *regentry.Entry, trace, group []*guidtable
 
 // checkCounters compares l's counters with the last Check's.
 func (c *Checker) checkCounters(l *session.Logger, report func(rule, detail string)) {
-	now := l.Stats()
-	prev, ok := c.last[l]
-	c.last[l] = now
+	st, ok := c.last[l]
+	if !ok {
+		st = new(seen)
+		c.last[l] = st
+	}
+	st.prev, st.now = st.now, st.prev
+	l.ReadStats(&st.now)
 	if !ok {
 		return
 	}
+	prev, now := &st.prev, &st.now
 	var fell []string
 	less := func(name string, a, b uint64) {
 		if b < a {

@@ -61,6 +61,11 @@ func (s *Session) Collecting() bool { return s.l.Collecting() }
 // Stats returns the session's counters.
 func (s *Session) Stats() session.Stats { return s.l.Stats() }
 
+// ReadStats sets *st to the session's counters, as Stats returns them, reusing the memory
+// of st.BuffersPerStream: for a caller that reads them often, such as a harness after
+// every write.
+func (s *Session) ReadStats(st *session.Stats) { s.l.ReadStats(st) }
+
 // Properties returns the session's settings and counters as QueryTrace reports them.
 func (s *Session) Properties() session.Properties { return s.l.Properties() }
 

@@ -262,7 +262,8 @@ func tallyMismatch(api string, proc int, id uint16, tally *emu.Tally, w outcome)
 // model's.
 func (h *harness) compareOverwritten() error {
 	for _, ms := range h.m.sessions {
-		if got := h.k.Session(emu.TraceHandle(ms.handle)).Stats().EventsOverwritten; got != ms.overwritten {
+		h.k.Session(emu.TraceHandle(ms.handle)).ReadStats(&h.st)
+		if got := h.st.EventsOverwritten; got != ms.overwritten {
 			return fmt.Errorf("session %s: the ring overwrote %d events, model expects %d", ms.name, got, ms.overwritten)
 		}
 	}
@@ -280,7 +281,8 @@ func (h *harness) stats(out *[session.LoggerIDs]counts) {
 	*out = [session.LoggerIDs]counts{}
 	for _, ms := range h.m.sessions {
 		if l := h.k.Session(emu.TraceHandle(ms.handle)); l != nil {
-			st := l.Stats()
+			st := &h.st
+			l.ReadStats(st)
 			out[ms.id] = counts{st.EventsLost, st.EventsDenied}
 		}
 	}

@@ -411,11 +411,23 @@ type Stats struct {
 
 // Stats returns the session's counters.
 func (l *Logger) Stats() Stats {
-	s := Stats{
+	var s Stats
+	l.ReadStats(&s)
+	return s
+}
+
+// ReadStats sets *s to the session's counters, as Stats returns them, reusing the memory
+// of s.BuffersPerStream: for a caller that reads them often.
+func (l *Logger) ReadStats(s *Stats) {
+	perStream := s.BuffersPerStream
+	if cap(perStream) < len(l.perStream) {
+		perStream = make([]uint64, len(l.perStream))
+	}
+	*s = Stats{
 		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load() + int64(l.spareCount()),
 		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
-		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: make([]uint64, len(l.perStream)),
+		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: perStream[:len(l.perStream)],
 		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
 		LoggerWakeups: l.loggerWakeups.Load(),
 		LoggerBusy:    time.Duration(l.loggerBusy.Load()), OutputTime: time.Duration(l.outputTime.Load()),
@@ -423,7 +435,6 @@ func (l *Logger) Stats() Stats {
 	for i := range l.perStream {
 		s.BuffersPerStream[i] = l.perStream[i].Load()
 	}
-	return s
 }
 
 // Properties returns the session's settings as adjusted at start, with current counters,

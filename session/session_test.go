@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -853,5 +854,29 @@ func TestQueueingFullBuffersDoesNotAllocate(t *testing.T) {
 	}
 	if got := l.Stats().BuffersWritten - before; got < 20 {
 		t.Fatalf("%d buffers written during the runs, want at least 20: the runs did not switch buffers", got)
+	}
+}
+
+// ReadStats reads what Stats returns, and reading into the same Stats again allocates
+// nothing.
+func TestReadStats(t *testing.T) {
+	l := startTest(t, winver.V2004, 4, Properties{LogFileMode: logmode.RealTime, BufferSize: 1})
+	for i := range 200 {
+		if err := l.Write(i%4, testEvent(0x40, byte(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Stop() // the logger goroutine, which moves the counters, has exited
+	want := l.Stats()
+	if want.BuffersWritten == 0 || len(want.BuffersPerStream) != 4 {
+		t.Fatalf("the writes sealed no buffer or the streams are not four: %+v", want)
+	}
+	var got Stats
+	l.ReadStats(&got)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ReadStats read %+v, Stats returned %+v", got, want)
+	}
+	if n := testing.AllocsPerRun(100, func() { l.ReadStats(&got) }); n != 0 {
+		t.Fatalf("ReadStats into a Stats read before allocated %v times", n)
 	}
 }
