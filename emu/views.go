@@ -141,7 +141,8 @@ func (p *PMCSupport) HookIDs() []uint16 { return p.s.HookIDs() }
 // CountersCount is ETW_PMC_SUPPORT.CountersCount.
 func (p *PMCSupport) CountersCount() int { return p.s.CountersCount() }
 
-// Reads is how many times processor proc's counters were read into records.
+// Reads is how many times processor proc's counters were read into records: 0 for a
+// processor the session does not have.
 func (p *PMCSupport) Reads(proc int) uint64 { return p.s.Reads(proc) }
 
 // SourceName names the counter source (synthetic, perf_event, ...).

@@ -209,6 +209,16 @@ func TestSyntheticReads(t *testing.T) {
 	if s.Reads(0) != 1 || s.Reads(1) != 3 || dst[0] != 0x0000_1300_0000_0001 {
 		t.Errorf("reads %d/%d, processor 0 value %#x", s.Reads(0), s.Reads(1), dst[0])
 	}
+	// A processor past the session's, or a negative number, has been read never.
+	s.Read(7, dst[:]) // wraps onto processor 1
+	for _, p := range []int{2, -1, 1 << 40} {
+		if n := s.Reads(p); n != 0 {
+			t.Errorf("Reads(%d) = %d, want 0 for a processor the session does not have", p, n)
+		}
+	}
+	if s.Reads(1) != 4 {
+		t.Errorf("processor 1 read %d times, want 4: a read on processor 7 wraps onto 1", s.Reads(1))
+	}
 }
 
 // TestInformationBuffers checks the two routes' buffers: EVENT_TRACE_PROFILE_*_INFORMATION

@@ -277,8 +277,15 @@ func (s *Support) Read(proc int, dst []uint64) int {
 	return n
 }
 
-// Reads returns how many times processor proc's counters were read.
-func (s *Support) Reads(proc int) uint64 { return s.ctrs[proc].reads.Load() }
+// Reads returns how many times processor proc's counters were read: 0 for a processor
+// the session does not have (Read wraps such a number onto one it has, and counts the
+// read there).
+func (s *Support) Reads(proc int) uint64 {
+	if uint(proc) >= uint(len(s.ctrs)) {
+		return 0
+	}
+	return s.ctrs[proc].reads.Load()
+}
 
 // Sources returns the nominated profile sources (the Source array).
 func (s *Support) Sources() []ProfileSource { return s.sources }
