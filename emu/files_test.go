@@ -579,8 +579,8 @@ func TestBlockingMode(t *testing.T) {
 	k := fileKernel(t, winver.V2004, nil)
 	gate := &stallSink{open: make(chan struct{})}
 	close(gate.open)
-	mode := uint32(logmode.RealTime | logmode.PrivateLogger | logmode.PrivateInProc | logmode.Blocking)
-	p := &Properties{BufferSize: 4, LogFileMode: mode, MinimumBuffers: 4, MaximumBuffers: 4, Sink: gate}
+	mode := uint32(logmode.Sequential | logmode.PrivateLogger | logmode.PrivateInProc | logmode.Blocking)
+	p := &Properties{BufferSize: 4, LogFileMode: mode, MinimumBuffers: 4, MaximumBuffers: 4, LogFileName: "blocking.etl", Sink: gate}
 	fr := startFile(t, k, "blocking", p)
 	lost := fr.write(t, 3000, 500)
 	var q Properties

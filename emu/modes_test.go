@@ -157,8 +157,13 @@ func TestPrivateLoggers(t *testing.T) {
 	// Before 1703 the provider must be registered, unless PRIVATE_IN_PROC; one per process,
 	// three with PRIVATE_IN_PROC.
 	k := newKernel(t, winver.V1607)
+	// They write files: a private logger cannot deliver in real time ([MS-PLA]), and
+	// refuses REAL_TIME before it looks at the provider.
 	priv := func(name string, mode uint32) (TraceHandle, error) {
-		return k.StartTrace(name, &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | logmode.RealTime | mode, GUID: prov})
+		return k.StartTrace(name, &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | mode, LogFileName: name + ".etl", GUID: prov})
+	}
+	if _, err := k.StartTrace("rt", &Properties{LogFileMode: logmode.PrivateLogger | logmode.RealTime, GUID: prov}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("private REAL_TIME: %v", err)
 	}
 	if _, err := priv("p1", 0); !errors.Is(err, winerr.ErrWMIGuidNotFound) {
 		t.Fatalf("unregistered provider: %v", err)
@@ -184,7 +189,7 @@ func TestPrivateLoggers(t *testing.T) {
 	}
 	// PRIVATE_IN_PROC allows three, whatever GUID names them.
 	for i, g := range []guid.GUID{prov, guid.FromName("never-registered")} {
-		if _, err := k.StartTrace("inproc"+itoa(i), &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime, GUID: g}); err != nil {
+		if _, err := k.StartTrace("inproc"+itoa(i), &Properties{BufferSize: 5, LogFileMode: logmode.PrivateLogger | logmode.PrivateInProc | logmode.Buffering, GUID: g}); err != nil {
 			t.Fatalf("in-process private logger %d of 3 before 1703: %v", i+2, err)
 		}
 	}
@@ -219,11 +224,11 @@ func TestPrivateLoggers(t *testing.T) {
 	// From 1703: no registration needed, eight per process.
 	k2 := newKernel(t, winver.V1703)
 	for i := 0; i < session.MaxPrivateLoggers; i++ {
-		if _, err := k2.StartTrace("p"+itoa(i), &Properties{LogFileMode: logmode.PrivateLogger | logmode.RealTime, GUID: prov}); err != nil {
+		if _, err := k2.StartTrace("p"+itoa(i), &Properties{LogFileMode: logmode.PrivateLogger | logmode.Buffering, GUID: prov}); err != nil {
 			t.Fatalf("private logger %d on 1703: %v", i, err)
 		}
 	}
-	if _, err := k2.StartTrace("p9", &Properties{LogFileMode: logmode.PrivateLogger | logmode.RealTime, GUID: prov}); !errors.Is(err, winerr.ErrNoSystemResources) {
+	if _, err := k2.StartTrace("p9", &Properties{LogFileMode: logmode.PrivateLogger | logmode.Buffering, GUID: prov}); !errors.Is(err, winerr.ErrNoSystemResources) {
 		t.Fatalf("ninth private logger: %v", err)
 	}
 }

@@ -83,7 +83,8 @@ var (
 	// CIRCULAR without a size, NEWFILE, buffering with real time, compression, RELOG, paged
 	// memory for a system logger); and the logger kinds and flags with behaviour of their
 	// own: NONSTOPPABLE (refuses to stop), SYSTEM_LOGGER (8 slots), SECURE and
-	// BUFFER_INTERFACE (refuse providers not granted), private loggers.
+	// BUFFER_INTERFACE (refuse providers not granted), private loggers (to a file: they
+	// cannot deliver in real time, and with no file have no destination).
 	modes = []uint32{
 		logmode.RealTime, logmode.RealTime | logmode.IndependentSession, logmode.RealTime | logmode.NoPerProcessorBufs,
 		logmode.RealTime | logmode.IndependentSession | logmode.NoPerProcessorBufs,
@@ -93,7 +94,7 @@ var (
 		logmode.RealTime | logmode.NonStoppable, logmode.Circular | logmode.NonStoppable,
 		logmode.RealTime | logmode.SystemLogger, logmode.RealTime | logmode.Secure,
 		logmode.RealTime | logmode.BufferInterface | logmode.IndependentSession,
-		logmode.PrivateLogger | logmode.RealTime, logmode.PrivateLogger | logmode.PrivateInProc | logmode.RealTime | logmode.PagedMemory,
+		logmode.PrivateLogger, logmode.PrivateLogger | logmode.PrivateInProc | logmode.PagedMemory,
 		logmode.Sequential | logmode.KBytesForSize, logmode.Circular | logmode.KBytesForSize, logmode.NewFile | logmode.KBytesForSize,
 	}
 	// PMC lists: an OpPMC takes the first Count entries. The hooks are CLASSIC_EVENT_IDs

@@ -129,13 +129,13 @@ func seeds() []seed {
 			startAs(0, 0, 0), startAs(0, logmode.Circular, startLogFile), startAs(0, logmode.Buffering|logmode.RealTime, 0),
 			startAs(1, logmode.RealTime|logmode.NonStoppable, startAutoLogger), Op{Kind: OpStop, Session: 1},
 			startAs(2, logmode.RealTime|logmode.Secure, 0), reg(0), enable(2, 0, 0, 0, 0), enable(0, 0, 0, 0, 0),
-			write(0, 4, 0, 16, 0), startAs(3, logmode.PrivateLogger|logmode.RealTime, 0),
-			startAs(3, logmode.PrivateLogger|logmode.PrivateInProc|logmode.RealTime|logmode.PagedMemory, 0), enable(3, 0, 0, 0, 0),
+			write(0, 4, 0, 16, 0), startAs(3, logmode.PrivateLogger, startLogFile),
+			startAs(3, logmode.PrivateLogger|logmode.PrivateInProc|logmode.PagedMemory, startLogFile), enable(3, 0, 0, 0, 0),
 			write(0, 4, 0, 16, 1), Op{Kind: OpQuery, Session: 0}, Op{Kind: OpStop, Session: 3}),
 		enc("modes-2004", winver.V2004, 2,
 			startAs(0, logmode.Circular, startLogFile), startAs(0, logmode.Circular, startLogFile|startMaxSize),
 			startAs(1, logmode.RealTime|logmode.SystemLogger, 0), startAs(2, logmode.Buffering|logmode.Compressed, 0),
-			startAs(3, logmode.PrivateLogger|logmode.RealTime, 0), startAs(4, logmode.PrivateLogger|logmode.RealTime, 0),
+			startAs(3, logmode.PrivateLogger, startLogFile), startAs(4, logmode.PrivateLogger, startLogFile),
 			reg(1), enable(3, 1, 0, 0, 0), enable(1, 1, 0, 0, 0), write(0, 4, 0, 100, 0), Op{Kind: OpStop, Session: 3}),
 		// A logger held back: full buffers wait, the writers run out of free buffers and
 		// lose events, then the logger runs and the shortage grows the session.
@@ -189,7 +189,7 @@ func seeds() []seed {
 		// A write reaching one session through its provider's slot and its group's counts
 		// once: the session is a private logger, whose id (64) is past the first 64.
 		enc("regression-provider-and-group-one-session", winver.V1909, 2,
-			Op{Kind: OpStart, Session: 1, BufferKB: 4, MinBufs: 9, MaxBufs: 16, Mode: logmode.PrivateLogger | logmode.RealTime, StartProp: startLogFile},
+			Op{Kind: OpStart, Session: 1, BufferKB: 4, MinBufs: 9, MaxBufs: 16, Mode: logmode.PrivateLogger, StartProp: startLogFile},
 			reg(0), enable(1, 0, 255, 0, 0), Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255},
 			Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, write(0, 255, 0, 100, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,

@@ -69,7 +69,11 @@ func trigger(r *Rule) Request {
 		q.Mode |= Buffering
 	}
 	if q.Mode&Buffering == 0 && q.LogFileName == "" && r.Need != Destination {
-		q.Mode |= RealTime
+		if q.Mode&PrivateLogger != 0 {
+			q.LogFileName = "trace.etl" // a private logger cannot be real-time
+		} else {
+			q.Mode |= RealTime
+		}
 	}
 	return q
 }

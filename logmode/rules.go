@@ -95,6 +95,9 @@ const (
 	srcLogFileMode = `Geoff Chappell, "LogFileMode"`
 	// Microsoft's documentation of the flags (learn.microsoft.com, Event Tracing).
 	srcModeConstants = `Microsoft Learn, "Logging Mode Constants"`
+	// Microsoft's Performance Logs and Alerts protocol, whose section 2.2.9, ExtendedModes,
+	// lists the restrictions on private sessions (learn.microsoft.com, Open Specifications).
+	srcPLA = `Microsoft Learn, "[MS-PLA]: Performance Logs and Alerts Protocol"`
 )
 
 // String says what the rule does, in the words of Geoff Chappell's "LogFileMode", without
@@ -413,12 +416,14 @@ var rules = []Rule{
 	// the kernel. The documented restrictions (Microsoft Learn, "Logging Mode Constants"):
 	// APPEND "do not use with ... EVENT_TRACE_PRIVATE_LOGGER_MODE", NEWFILE is not allowed
 	// for private sessions, INDEPENDENT_SESSION not with PRIVATE_LOGGER_MODE and
-	// USE_PAGED_MEMORY ignored with PRIVATE_LOGGER_MODE. The versions are those at which the
-	// other flag is first recognised.
+	// USE_PAGED_MEMORY ignored with PRIVATE_LOGGER_MODE; and [MS-PLA]: "Private sessions
+	// cannot be used" with real-time delivery. The versions are those at which the other
+	// flag is first recognised.
 	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: Append, Source: srcModeConstants},
 	{Flag: PrivateLogger, Versions: since(winver.V5_1), Loggers: Private, Effect: InvalidWith, Other: NewFile, Source: srcModeConstants},
 	{Flag: PrivateLogger, Versions: since(winver.V6_3), Loggers: Private, Effect: InvalidWith, Other: IndependentSession, Source: srcModeConstants},
 	{Flag: PrivateLogger, Versions: since(winver.V6_0), Loggers: Private, Effect: Overrides, Other: PagedMemory, Source: srcModeConstants},
+	{Flag: PrivateLogger, Versions: since(winver.V5_0), Loggers: Private, Effect: InvalidWith, Other: RealTime, Source: srcPLA},
 }
 
 // Rules returns the rule table, in the order of its sources.

@@ -185,12 +185,15 @@ PRIVATE_LOGGER_MODE         5.1       private invalid   FILE_MODE_APPEND
 PRIVATE_LOGGER_MODE         5.1       private invalid   FILE_MODE_NEWFILE
 PRIVATE_LOGGER_MODE         6.3       private invalid   INDEPENDENT_SESSION_MODE
 PRIVATE_LOGGER_MODE         6.0       private overrides USE_PAGED_MEMORY
+PRIVATE_LOGGER_MODE         5.0       private invalid   REAL_TIME_MODE
 `
 
-// The last four rows are Microsoft Learn's "Logging Mode Constants" for private sessions:
-// APPEND "do not use with ... EVENT_TRACE_PRIVATE_LOGGER_MODE", NEWFILE not for private
-// sessions, INDEPENDENT_SESSION_MODE not with PRIVATE_LOGGER_MODE, USE_PAGED_MEMORY ignored
-// with PRIVATE_LOGGER_MODE; from the version that first recognises the other flag.
+// The last five rows are the restrictions on private sessions: four from Microsoft Learn's
+// "Logging Mode Constants" (APPEND "do not use with ... EVENT_TRACE_PRIVATE_LOGGER_MODE",
+// NEWFILE not for private sessions, INDEPENDENT_SESSION_MODE not with PRIVATE_LOGGER_MODE,
+// USE_PAGED_MEMORY ignored with PRIVATE_LOGGER_MODE) and one from Microsoft's [MS-PLA]
+// protocol, 2.2.9 ExtendedModes ("Private sessions cannot be used" with real-time
+// delivery); from the version that first recognises the other flag.
 
 // The well-known sessions rows name ("LogFileMode": identified "by the GUID that is
 // specified in the Guid member of the Wnode or is inferred from the session's name").
