@@ -3,10 +3,12 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -260,7 +262,7 @@ func TestFirstCommandsHelp(t *testing.T) {
 		{"enable s1 P", `enable: ERROR_WMI_INSTANCE_NOT_FOUND (4201): no session named "s1" was started (start s1 file=s1.etl, or mode=REAL_TIME, starts one)`},
 		{"counters s1 TotalCycles", `no session named "s1" was started`},
 		{"write Q 2", "write: EventWriteEx: ERROR_INVALID_HANDLE (6) (Q is not registered: register Q first; all 2 writes failed)"},
-		{"logdump s t=-1", "t=-1: a number from 0 to 2147483647 (decimal or 0x hex)"},
+		{"logdump s t=-1", "t=-1: a number from 0 to 10000 (decimal or 0x hex)"},
 		{"enable s P level=999", "level=999: a number from 0 to 255"},
 		{"bufdump s bytes=99999999", "bytes=99999999: a number from 0 to 65536"},
 	} {
@@ -339,5 +341,72 @@ func TestArgumentCount(t *testing.T) {
 	_, out, err := runLimited(t, Limits{}, "write P\n")
 	if err == nil || !strings.Contains(err.Error(), "write: 1 argument, want 2") {
 		t.Errorf("write P: %v\n%s", err, out)
+	}
+}
+
+// logdump keeps only the last t events, whatever the buffers hold: the same events, in
+// the same order, as the tail of a view of them all.
+func TestLogdumpKeepsTheLastEvents(t *testing.T) {
+	src := `kernel processors=3
+start s mode=BUFFERING buffer=64 min=8
+register P
+enable s P
+write P 700 size=8 proc=0
+write P 900 size=0 proc=1
+write P 800 size=24 proc=2
+advance 1ms
+write P 5 size=4 proc=1
+`
+	type row struct {
+		TimeStamp                 int64
+		Processor, Buffer, Offset int
+		Payload                   []byte
+	}
+	dump := func(n int) []row {
+		_, out, err := runLimited(t, Limits{}, src+fmt.Sprintf("logdump s t=%d -json\n", n))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		var rows []row
+		if err := json.Unmarshal([]byte(out[strings.LastIndex(out, "\n[")+1:]), &rows); err != nil {
+			t.Fatalf("%v in %q", err, out[strings.LastIndex(out, "\n[")+1:])
+		}
+		return rows
+	}
+	all := dump(MaxLogdumpEvents)
+	if len(all) != 2405 {
+		t.Fatalf("logdump of every event shows %d events, want 2405", len(all))
+	}
+	for _, n := range []int{0, 1, 7, 1000} {
+		if got, want := dump(n), all[len(all)-n:]; !reflect.DeepEqual(got, want) && !(n == 0 && len(got) == 0) {
+			t.Errorf("t=%d: %d events, not the last %d of all's", n, len(got), n)
+		}
+	}
+}
+
+// bufdump shows at most MaxBufdumpBytes of buffer bytes in all, and says it cut them.
+func TestBufdumpBytesBounded(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, `kernel processors=1
+start s mode=BUFFERING buffer=64 min=64
+register P
+enable s P
+write P 40000 size=100
+bufdump s bytes=65536
+`)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	hexBytes := 0
+	table := out[strings.Index(out, "First bytes after the header"):]
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) == 8 {
+			hexBytes += len(f[7]) / 2
+		}
+	}
+	if hexBytes == 0 || hexBytes > MaxBufdumpBytes {
+		t.Errorf("bufdump showed %d bytes in hex, want some and at most %d", hexBytes, MaxBufdumpBytes)
+	}
+	if !strings.Contains(out, fmt.Sprintf("bufdump shows at most %d bytes in all", MaxBufdumpBytes)) {
+		t.Errorf("bufdump does not say it cut the bytes:\n%s", out[max(0, len(out)-500):])
 	}
 }

@@ -2,12 +2,13 @@ package scenario
 
 import (
 	"bytes"
+	"container/heap"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -229,15 +230,24 @@ func viewBufdump(m *Machine, a args) error {
 		current[id] = true
 	}
 	rows := []bufferRow{}
+	budget, cut := MaxBufdumpBytes, 0 // the bytes shown in hex, over all buffers
 	err = l.Peek(func(v session.BufferView, data []byte) {
 		r := bufferRow{BufferView: v, StateName: v.State.String(), Current: current[v.ID]}
-		if len(data) > headerSize {
+		if len(data) > headerSize && m.ctx.Err() == nil {
 			n, _ := etl.CountRecords(data, len(data))
 			r.Records = n
-			r.Hex = hex.EncodeToString(data[headerSize:min(len(data), headerSize+int(limit))])
+			show := data[headerSize:min(len(data), headerSize+int(limit))]
+			if len(show) > budget {
+				show, cut = show[:budget], cut+1
+			}
+			budget -= len(show)
+			r.Hex = hex.EncodeToString(show)
 		}
 		rows = append(rows, r)
 	})
+	if m.ctx.Err() != nil {
+		return context.Cause(m.ctx)
+	}
 	live := errors.Is(err, winerr.ErrNotSupported) // a logger goroutine owns the buffers: their headers only
 	if live {
 		for _, v := range l.Buffers() {
@@ -255,8 +265,20 @@ func viewBufdump(m *Machine, a args) error {
 		for _, r := range rows {
 			fmt.Fprintf(w, "%d\t%d\t%s\t0x%x\t0x%x\t%d\t%d\t%s\n", r.ID, r.Stream, r.StateName, r.CurrentOffset, r.SavedOffset, r.ReferenceCount, r.Records, r.Hex)
 		}
+		if cut > 0 {
+			fmt.Fprintf(w, "(the bytes of %d buffers are cut short or left out: bufdump shows at most %d bytes in all)\n", cut, MaxBufdumpBytes)
+		}
 	})
 }
+
+// MaxBufdumpBytes bounds the buffer bytes bufdump shows in hex, over all the session's
+// buffers: a session may hold a gigabyte of buffers, and the view's text is three times
+// the bytes it shows.
+const MaxBufdumpBytes = 1 << 20
+
+// MaxLogdumpEvents bounds logdump's t: the view holds at most this many events, however
+// many the session's buffers hold (a log file and etwemu dump show them all).
+const MaxLogdumpEvents = 10000
 
 // headerSize is WMI_BUFFER_HEADER's size: records start after it.
 const headerSize = 0x48
@@ -266,7 +288,7 @@ func viewLogdump(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	last, err := a.num("t", 20, math.MaxInt32)
+	last, err := a.num("t", 20, MaxLogdumpEvents)
 	if err != nil {
 		return err
 	}
@@ -277,38 +299,36 @@ func viewLogdump(m *Machine, a args) error {
 	dec := decode.New()
 	dec.Names = func(g guid.GUID) string { return names[g] }
 	dec.HeadersOnly = true // the fields of the events shown only, below
-	var rows []*decode.Event
+	// The last t events by (timestamp, processor, buffer, offset), kept in a heap whose
+	// root is the earliest of them: memory for t events, not for every event held.
+	kept := &newest{}
+	total := 0
 	err = l.Peek(func(v session.BufferView, data []byte) {
-		if len(data) <= headerSize {
+		if len(data) <= headerSize || m.ctx.Err() != nil {
 			return
 		}
 		_ = dec.Buffer(&etl.Buffer{Data: data}, v.ID, func(e *decode.Event) error {
 			e.Processor = v.Stream // the buffer's processor, whose header a buffer in use has not written yet
-			row := *e
-			rows = append(rows, &row)
+			total++
+			switch {
+			case uint64(len(*kept)) < last:
+				row := *e
+				heap.Push(kept, &row)
+			case last > 0 && before((*kept)[0], e):
+				*(*kept)[0] = *e
+				heap.Fix(kept, 0)
+			}
 			return nil
 		})
 	})
+	if m.ctx.Err() != nil {
+		return context.Cause(m.ctx)
+	}
 	if err != nil {
 		return err
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		x, y := rows[i], rows[j]
-		if x.TimeStamp != y.TimeStamp {
-			return x.TimeStamp < y.TimeStamp
-		}
-		if x.Processor != y.Processor {
-			return x.Processor < y.Processor
-		}
-		if x.Buffer != y.Buffer {
-			return x.Buffer < y.Buffer
-		}
-		return x.Offset < y.Offset
-	})
-	total := len(rows)
-	if uint64(len(rows)) > last {
-		rows = rows[len(rows)-int(last):]
-	}
+	rows := []*decode.Event(*kept)
+	sort.Slice(rows, func(i, j int) bool { return before(rows[i], rows[j]) })
 	if rows == nil {
 		rows = []*decode.Event{}
 	}
@@ -334,6 +354,36 @@ func viewLogdump(m *Machine, a args) error {
 				r.Event.Descriptor.Level, r.Event.Descriptor.Keyword, len(r.Payload), pmcs)
 		}
 	})
+}
+
+// before orders logdump's events: by timestamp, then processor, buffer and offset, which
+// no two records share.
+func before(x, y *decode.Event) bool {
+	if x.TimeStamp != y.TimeStamp {
+		return x.TimeStamp < y.TimeStamp
+	}
+	if x.Processor != y.Processor {
+		return x.Processor < y.Processor
+	}
+	if x.Buffer != y.Buffer {
+		return x.Buffer < y.Buffer
+	}
+	return x.Offset < y.Offset
+}
+
+// newest is logdump's heap (container/heap) of the latest events seen, the earliest of
+// them at the root.
+type newest []*decode.Event
+
+func (h newest) Len() int           { return len(h) }
+func (h newest) Less(i, j int) bool { return before(h[i], h[j]) }
+func (h newest) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *newest) Push(x any)        { *h = append(*h, x.(*decode.Event)) }
+func (h *newest) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // slotRow is one enabled slot of a GUID entry.
