@@ -281,3 +281,34 @@ func mustRead(t *testing.T, name string) string {
 	}
 	return string(b)
 }
+
+// The page stays whole on odd input: a lesson of no commands, and a selection in the
+// address naming nothing, even a key every JavaScript object inherits.
+func TestBrowserOddInput(t *testing.T) {
+	bin := chromium(t)
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty, err := ParseLesson("empty", "# only a comment\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewHandler(append(lessons, empty), "", nil))
+	defer srv.Close()
+	dir := os.Getenv("ETWEMU_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	for _, c := range []struct{ name, hash, want string }{
+		{"empty-lesson", "#lesson=empty&step=0", `data-step="0"`},
+		{"inherited-key", "#lesson=01-first-session&play=2&select=reg:toString", "is gone at this step"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dom := browse(t, bin, srv.URL+"/"+c.hash, filepath.Join(dir, "odd-"+c.name+".png"))
+			if !strings.Contains(dom, `data-state="ready"`) || !strings.Contains(dom, c.want) || strings.Contains(dom, `class="out err"`) {
+				t.Fatalf("the page broke or lacks %q:\n%.3000s", c.want, dom)
+			}
+		})
+	}
+}

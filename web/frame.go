@@ -37,6 +37,35 @@ type switchWriter struct{ w io.Writer }
 
 func (s *switchWriter) Write(p []byte) (int, error) { return s.w.Write(p) }
 
+// MaxStepOutput and MaxFrameOutput bound the command output a frame carries: a step's,
+// and all its steps' together. A step that prints more shows the first bytes and says
+// how many it left out; the views of the frame are not counted.
+const (
+	MaxStepOutput  = 1 << 20
+	MaxFrameOutput = 8 << 20
+)
+
+// capWriter keeps the first max bytes written to it and counts the rest.
+type capWriter struct {
+	b        bytes.Buffer
+	max, cut int
+}
+
+func (c *capWriter) Write(p []byte) (int, error) {
+	keep := min(len(p), c.max-c.b.Len())
+	c.b.Write(p[:keep])
+	c.cut += len(p) - keep
+	return len(p), nil
+}
+
+// String is what was kept, with a last line saying what was not.
+func (c *capWriter) String() string {
+	if c.cut == 0 {
+		return c.b.String()
+	}
+	return fmt.Sprintf("%s\n(%d more bytes of output left out: a step shows at most %d, a frame %d in all)\n", c.b.String(), c.cut, MaxStepOutput, MaxFrameOutput)
+}
+
 // view runs one view command on m, whose output goes to out, and returns what it printed.
 func view(ctx context.Context, m *scenario.Machine, out *switchWriter, cmd string) (json.RawMessage, error) {
 	var b bytes.Buffer
@@ -134,9 +163,10 @@ func Replay(ctx context.Context, l Lesson, steps []Step, n int) (*Frame, error) 
 	m := scenario.NewLimited(out, Limits)
 	defer m.Close()
 	f := &Frame{Lesson: l.Name, Title: l.Title, Steps: steps, Step: n, Ran: []Ran{}}
+	left := MaxFrameOutput
 	for _, s := range steps[:n] {
-		var b bytes.Buffer
-		out.w = &b
+		b := &capWriter{max: min(MaxStepOutput, left)}
+		out.w = b
 		r := Ran{Step: s}
 		if s.Command != "" {
 			if err := m.ExecContext(ctx, s.Command); err != nil {
@@ -147,6 +177,7 @@ func Replay(ctx context.Context, l Lesson, steps []Step, n int) (*Frame, error) 
 			}
 		}
 		r.Output = b.String()
+		left -= b.b.Len()
 		f.Ran = append(f.Ran, r)
 	}
 	v, err := collect(ctx, m, out)

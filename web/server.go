@@ -135,7 +135,8 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no lesson named "+req.Lesson, http.StatusNotFound)
 		return
 	}
-	steps := append([]Step(nil), l.Steps...)
+	steps := make([]Step, 0, len(l.Steps)+len(req.Typed)) // a lesson of no steps has [] (not null) in the frame
+	steps = append(steps, l.Steps...)
 	for _, t := range req.Typed {
 		if len(t) > 4096 || strings.ContainsAny(t, "\r\n") {
 			http.Error(w, "a typed command is one line of at most 4096 bytes", http.StatusBadRequest)
@@ -150,25 +151,49 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	if req.Step < 0 || req.Step > len(steps) {
 		req.Step = len(steps)
 	}
-	select {
-	case h.replays <- struct{}{}:
-		defer func() { <-h.replays }()
-	default:
-		http.Error(w, "busy: other replays are running; try again", http.StatusServiceUnavailable)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), ReplayTimeout)
-	defer cancel()
-	f, err := Replay(ctx, l, steps, req.Step)
+	body, err := h.replay(r.Context(), l, steps, req.Step)
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, context.DeadlineExceeded) {
+		switch {
+		case errors.Is(err, errBusy):
+			code = http.StatusServiceUnavailable
+		case errors.Is(err, context.DeadlineExceeded):
 			code = http.StatusRequestTimeout
 		}
 		http.Error(w, err.Error(), code)
 		return
 	}
-	writeJSON(w, f)
+	// The replay's slot is free again: a client that does not read its answer holds only
+	// its own connection, until the write deadline.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(WriteTimeout))
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(body)
+}
+
+// WriteTimeout bounds how long a frame's answer may take to reach its client.
+const WriteTimeout = 30 * time.Second
+
+// errBusy is replay's answer when maxReplays replays are running.
+var errBusy = errors.New("busy: other replays are running; try again")
+
+// replay runs a frame's replay in one of the maxReplays slots and returns it encoded,
+// freeing the slot before the caller writes it.
+func (h *Handler) replay(ctx context.Context, l Lesson, steps []Step, n int) ([]byte, error) {
+	select {
+	case h.replays <- struct{}{}:
+		defer func() { <-h.replays }()
+	default:
+		return nil, errBusy
+	}
+	ctx, cancel := context.WithTimeout(ctx, ReplayTimeout)
+	defer cancel()
+	f, err := Replay(ctx, l, steps, n)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(f)
+	return append(b, '\n'), err
 }
 
 func (h *Handler) serveLive(w http.ResponseWriter, r *http.Request) {

@@ -210,3 +210,89 @@ func TestLessonTitles(t *testing.T) {
 		}
 	}
 }
+
+// A frame's command output is bounded: a step that prints more than MaxStepOutput shows
+// its first bytes and says how many it left out, and the steps together stop at
+// MaxFrameOutput.
+func TestFrameOutputIsBounded(t *testing.T) {
+	steps := []Step{{Command: "start s mode=BUFFERING buffer=64 min=64"}, {Command: "register P"},
+		{Command: "enable s P"}, {Command: "write P 40000 size=100"}}
+	for range 12 {
+		steps = append(steps, Step{Command: "bufdump s bytes=65536"}) // 2 MiB of hex each
+	}
+	f, err := Replay(context.Background(), Lesson{}, steps, len(steps))
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, r := range f.Ran {
+		if r.Error != "" {
+			t.Fatalf("step %d: %s", i, r.Error)
+		}
+		total += len(r.Output)
+		if len(r.Output) > MaxStepOutput+200 {
+			t.Errorf("step %d printed %d bytes, more than a step's %d", i, len(r.Output), MaxStepOutput)
+		}
+		if i >= 4 && !strings.Contains(r.Output, "bytes of output left out") {
+			t.Errorf("step %d does not say it left output out", i)
+		}
+	}
+	if total > MaxFrameOutput+len(f.Ran)*200 {
+		t.Errorf("the frame carries %d bytes of output, more than %d", total, MaxFrameOutput)
+	}
+}
+
+// stalledWriter is a client that never reads its answer: Write blocks until released.
+type stalledWriter struct {
+	header  http.Header
+	writing chan struct{} // closed when Write is entered
+	release chan struct{}
+}
+
+func (s *stalledWriter) Header() http.Header { return s.header }
+func (s *stalledWriter) WriteHeader(int)     {}
+func (s *stalledWriter) Write(p []byte) (int, error) {
+	close(s.writing)
+	<-s.release
+	return len(p), nil
+}
+
+// Clients that do not read their frames do not hold the replay slots: with maxReplays
+// of them stuck writing, another client's frame is still answered.
+func TestStalledClientsFreeTheirReplays(t *testing.T) {
+	h := handler(t, nil)
+	var stuck []*stalledWriter
+	done := make(chan struct{})
+	for range maxReplays {
+		s := &stalledWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+		stuck = append(stuck, s)
+		go func() {
+			h.ServeHTTP(s, request("POST", "/api/frame", `{"lesson":"01-first-session","step":3}`))
+			done <- struct{}{}
+		}()
+		<-s.writing
+	}
+	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusOK {
+		t.Errorf("with %d clients not reading: %d, want 200: %s", maxReplays, w.Code, w.Body.String())
+	}
+	for _, s := range stuck {
+		close(s.release)
+		<-done
+	}
+}
+
+// A lesson of no commands has a frame of no steps: [] for the page, not null.
+func TestLessonOfNoSteps(t *testing.T) {
+	l, err := ParseLesson("empty", "# only a comment\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHandler([]Lesson{l}, "", nil)
+	w, f := post(t, h, `{"lesson":"empty","step":0}`)
+	if f == nil {
+		t.Fatalf("%d: %s", w.Code, w.Body.String())
+	}
+	if f.Steps == nil || !strings.Contains(w.Body.String(), `"steps":[]`) {
+		t.Errorf("the frame's steps are %s, want []", w.Body.String())
+	}
+}

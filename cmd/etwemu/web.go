@@ -81,6 +81,10 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
+	if err := checkAddr(*addr); err != nil {
+		fmt.Fprintf(stderr, "etwemu web: -addr %s: %v\nRun 'etwemu help web' for its flags.\n", *addr, err)
+		return 2
+	}
 	lessons, err := web.LoadLessons(examples.Lessons)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu web: the embedded lessons: %v\n", err)
@@ -131,8 +135,10 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	}
 	// Requests run under ctx, so that a signal ends a replay in flight too and the
 	// shutdown below does not wait out ReplayTimeout.
+	// A frame's answer sets its own write deadline once its replay is done; WriteTimeout
+	// bounds every other answer, and a frame's too should that fail.
 	srv := &http.Server{Handler: web.NewHandler(lessons, first, lv), ReadHeaderTimeout: 10 * time.Second,
-		BaseContext: func(net.Listener) context.Context { return ctx }}
+		WriteTimeout: web.ReplayTimeout + web.WriteTimeout, BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(stdout, "etwemu web: serving http://%s/ (%d lessons%s)\n", ln.Addr(), len(lessons), map[bool]string{true: ", live kernel", false: ""}[lv != nil])
 	if webListening != nil {
 		webListening(ctx, ln.Addr())
@@ -188,4 +194,20 @@ func addLesson(lessons []web.Lesson, l web.Lesson) []web.Lesson {
 		}
 	}
 	return append([]web.Lesson{l}, lessons...)
+}
+
+// checkAddr says what is wrong with a listen address, HOST:PORT with a port from 0 to
+// 65535 or a service name (an empty address is web's default); a usage error, not a failure to listen.
+func checkAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("not HOST:PORT, as in 127.0.0.1:8077")
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil && port != "" { // no port: any free one
+		return fmt.Errorf("port %q is not a number from 0 to 65535 or a service name", port)
+	}
+	return nil
 }

@@ -43,6 +43,13 @@ func TestWebBadFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
+	// An address that is not HOST:PORT, or a port past 65535, is a usage error.
+	for _, addr := range []string{":99999", "garbage", "127.0.0.1:-1"} {
+		var out, errb bytes.Buffer
+		if code := runWeb([]string{"-addr", addr}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-addr "+addr+": ") {
+			t.Errorf("-addr %s: exit %d, stderr %q, want 2 and the flag named", addr, code, errb.String())
+		}
+	}
 	var errb bytes.Buffer
 	if code := runWeb([]string{"x.scenario", "-live"}, &errb, &errb); code != 2 || !strings.Contains(errb.String(), `flags come before the SCENARIO: "-live" after it`) {
 		t.Errorf("web x.scenario -live: exit %d, %q", code, errb.String())

@@ -269,10 +269,12 @@ function drawDT() {
     return;
   }
   const [kind, key] = state.selected.split(/:(.*)/s);
+  // Own keys only: a key from the address such as "toString" names nothing.
+  const own = (o) => (o && Object.hasOwn(o, key) ? o[key] : null);
   let s = null;
-  if (kind === "logger") s = v.loggers[key] && v.loggers[key].logger;
-  if (kind === "guid") s = v.guid[key];
-  if (kind === "reg") s = v.reg[key];
+  if (kind === "logger") s = own(v.loggers) && own(v.loggers).logger;
+  if (kind === "guid") s = own(v.guid);
+  if (kind === "reg") s = own(v.reg);
   const node = document.querySelector(`[data-select="${CSS.escape(state.selected)}"]`);
   if (node) node.classList.add("selected");
   if (!s) {
