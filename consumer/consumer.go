@@ -60,11 +60,15 @@ type Consumer struct {
 	// them (EventsLost: refused at the writer, so lost to every consumer). LostBuffers
 	// counts the buffers the sessions dropped for this consumer alone because it had too
 	// many unprocessed; another consumer's losses are not in it. Skipped counts the events
-	// a provider's Filter dropped. Losses are announced by RT_LostEvent events too. Added
-	// to by the source goroutines, atomically.
+	// a provider's Filter dropped. Dropped counts the events that reached this consumer
+	// and that it gave up unread because it was closed first (Close, Abort, a Shutdown
+	// past its deadline, its context's end): what was still queued for it, and the rest
+	// of the buffer in hand; Stop delivers them instead. Losses are announced by
+	// RT_LostEvent events too. Added to by the source goroutines, atomically.
 	LostEvents  atomic.Uint64
 	LostBuffers atomic.Uint64
 	Skipped     atomic.Uint64
+	Dropped     atomic.Uint64
 
 	k      *emu.Kernel        // nil when kerr says why; immutable
 	kerr   error              // why there is no kernel; immutable
@@ -459,7 +463,7 @@ func (c *Consumer) emit(e *Event) error {
 			return err
 		}
 		c.callbackErr(c.callback(e))
-		return c.ctx.Err()
+		return nil // delivered: a close meanwhile stops the next event
 	}
 	return c.DefaultEventCallback(e)
 }
@@ -503,22 +507,14 @@ func (c *Consumer) prepare(dec *decoder, rec *EventRecord) *Event {
 // attach attaches to the running session name (OpenTrace) and returns the function that
 // reads it (ProcessTrace) and the one that detaches it (CloseTrace).
 func (c *Consumer) attach(name string, ss Session) (run func() error, detach func(), err error) {
-	var view *emu.Session
-	for _, s := range c.k.Sessions() {
-		if s.Name() == name {
-			view = s
-		}
-	}
-	if view == nil {
-		return nil, nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session %q is running", name)
-	}
-	if view.Mode()&emu.RealTimeMode == 0 {
-		return nil, nil, winerr.New(winerr.ErrInvalidParameter, "session %q has no EVENT_TRACE_REAL_TIME_MODE", name)
-	}
+	// The session's counters are read from the one OpenTrace attached to: found by the
+	// same lookup, so the two cannot disagree on a name's case or on a session restarted
+	// in between.
 	t, err := c.k.OpenTrace(name, 0)
 	if err != nil {
 		return nil, nil, err
 	}
+	view := t.Session()
 	lastEvents, lastBuffers := view.Stats().EventsLost, uint64(0)
 	// losses announces what was lost since the last look: the session's refused events,
 	// and the buffers dropped for this consumer.
@@ -538,6 +534,7 @@ func (c *Consumer) attach(name string, ss Session) (run func() error, detach fun
 		return nil
 	}
 	dec := newDecoder(name)
+	t.OnDrop(func(b *etl.Buffer) { c.Dropped.Add(events(b)) })
 	return func() error {
 		err := t.Process(c.ctx, func(b *etl.Buffer) error {
 			if err := c.buffer(b, dec, ss); err != nil {
@@ -558,8 +555,13 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, ss Session) error {
 	if ss != nil {
 		filters = filtersOf(ss.Providers())
 	}
-	return b.Records(func(r etl.Record) error {
+	var ended error // the consumer's end, met part way through the buffer
+	err := b.Records(func(r etl.Record) error {
 		if r.Kind != etl.KindEventHeader {
+			return nil
+		}
+		if ended != nil { // the rest of the buffer is dropped, counted
+			c.Dropped.Add(1)
 			return nil
 		}
 		if ids, ok := filters[r.Event.ProviderID.Bytes()]; ok && !ids[r.Event.Descriptor.ID] {
@@ -570,8 +572,27 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, ss Session) error {
 		if e == nil {
 			return nil
 		}
-		return c.emit(e)
+		if ended = c.emit(e); ended != nil {
+			c.Dropped.Add(1) // emit fails only for an event it did not deliver
+		}
+		return nil
 	})
+	if ended != nil {
+		return ended
+	}
+	return err
+}
+
+// events counts the events (EVENT_HEADER records) of b.
+func events(b *etl.Buffer) uint64 {
+	n := uint64(0)
+	_ = b.Records(func(r etl.Record) error {
+		if r.Kind == etl.KindEventHeader {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // open opens an ETL file and returns the function that reads it and the one that ends

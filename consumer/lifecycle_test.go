@@ -133,7 +133,7 @@ func TestCloseDropsQueued(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Close")
 	liveSession(t, k, "Close", "Etwemu.Test.Close:5")
-	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Close")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("CLOSE") // names compare without regard to case
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +148,12 @@ func TestCloseDropsQueued(t *testing.T) {
 	}
 	if got >= n || c.Wait() != nil {
 		t.Errorf("%d events after Close, Wait %v; want fewer than %d (Events holds 256), nil", got, c.Wait(), n)
+	}
+	// Every event is read or counted: those Close gave up are in Dropped.
+	t.Logf("read %d dropped %d lost %d lost buffers %d skipped %d", got, c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), c.Skipped.Load())
+	if c.LostBuffers.Load() != 0 || uint64(got)+c.Dropped.Load()+c.LostEvents.Load() != n {
+		t.Errorf("read %d, Dropped %d, LostEvents %d, LostBuffers %d: want no buffer lost and the rest adding up to the %d written",
+			got, c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), n)
 	}
 	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
 		t.Error("the consumer is still attached after Close")

@@ -31,6 +31,7 @@ func (k *Kernel) Consume(ctx context.Context, name string, backlog int, fn func(
 // takes as a function.
 type Trace struct {
 	a *session.Attachment
+	l *session.Logger // the session attached to
 }
 
 // OpenTrace attaches a real-time consumer to the session named name (OpenTrace with
@@ -52,12 +53,18 @@ func (k *Kernel) OpenTrace(name string, backlog int) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Trace{a: a}, nil
+	return &Trace{a: a, l: l}, nil
 }
+
+// Session is the session the trace is attached to: the one OpenTrace found by its name,
+// which is compared without regard to case, as Windows compares logger names.
+func (t *Trace) Session() *Session { return &Session{t.l} }
 
 // Process is ProcessTrace: it calls fn with each buffer, decoded, until the session
 // stops or Close ran and every buffer delivered was seen (nil), ctx ends (its error; no
-// buffer is processed after that) or fn fails (its error), then detaches. Call it once.
+// buffer is processed after that) or fn fails (its error), then detaches; after an error
+// the buffers still queued are given up, counted in BuffersDropped (OnDrop). Call it
+// once: another call returns ERROR_BUSY.
 func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
 	return t.a.Process(ctx, func(b []byte) error {
 		buf, err := etl.ParseBuffer(b)
@@ -74,6 +81,20 @@ func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
 // goroutine, before, during or after Process, and more than once. To end Process without
 // the queued buffers, cancel its context.
 func (t *Trace) Close() { t.a.Detach() }
+
+// OnDrop sets the function Process calls with each buffer it gives up unread when it
+// ends with an error (ctx's, fn's, or a Close of the attachment): delivered to this
+// consumer, then dropped by it. Call it before Process.
+func (t *Trace) OnDrop(fn func(*etl.Buffer)) {
+	t.a.OnDrop(func(b []byte) {
+		if buf, err := etl.ParseBuffer(b); err == nil {
+			fn(buf)
+		}
+	})
+}
+
+// BuffersDropped returns the buffers Process gave up unread (OnDrop).
+func (t *Trace) BuffersDropped() uint64 { return t.a.BuffersDropped() }
 
 // BuffersLost returns the buffers the session dropped for this consumer because it had
 // backlog buffers unprocessed (an etwemu addition): what this consumer lost, where the

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -34,6 +35,10 @@ type Attachment struct {
 
 	closeOnce sync.Once
 	closed    chan struct{} // closed once, by Close (under closeOnce): Process returns ErrClosed
+
+	processing atomic.Bool      // set by the one Process call; a second is refused
+	onDrop     func(buf []byte) // set by OnDrop before Process; called by Process's goroutine
+	dropped    atomic.Uint64    // buffers Process gave up unread; Process's goroutine adds
 }
 
 // Attach attaches a real-time consumer: it receives the buffers the session kept while no
@@ -70,16 +75,29 @@ func (l *Logger) Attach(backlog int) (*Attachment, error) {
 // Process calls fn with every buffer the attachment receives, then detaches. It returns
 // nil once the session has stopped or Detach ran and every buffer queued before was
 // processed; ErrClosed once Close ran (before the next buffer, if fn was running);
-// ctx's error when ctx ends first; or fn's error. Call it once.
-func (a *Attachment) Process(ctx context.Context, fn func(buf []byte) error) error {
-	defer a.Close()
+// ctx's error when ctx ends first; or fn's error. When it returns an error, the buffers
+// still queued for the attachment are given up: counted in BuffersDropped and handed to
+// the OnDrop function. Call it once: a second call, while the first runs or after,
+// returns ERROR_BUSY.
+func (a *Attachment) Process(ctx context.Context, fn func(buf []byte) error) (err error) {
+	if !a.processing.CompareAndSwap(false, true) {
+		return winerr.New(winerr.ErrBusy, "the real-time consumer is already being processed: call Process once")
+	}
+	defer func() {
+		a.Close()
+		if err != nil {
+			a.dropQueued()
+		}
+	}()
 	pending := a.pending
 	a.pending = nil
-	for _, b := range pending {
+	for i, b := range pending {
 		if err := a.ended(ctx); err != nil {
+			a.drop(pending[i:]...)
 			return err
 		}
 		if err := fn(b); err != nil {
+			a.drop(pending[i+1:]...)
 			return err
 		}
 	}
@@ -99,11 +117,46 @@ func (a *Attachment) Process(ctx context.Context, fn func(buf []byte) error) err
 				return nil // stopped or detached, and everything queued was processed
 			}
 			if err := a.ended(ctx); err != nil {
+				a.drop(b)
 				return err
 			}
 			if err := fn(b); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// OnDrop sets the function Process calls, on its goroutine, with each buffer it gives
+// up unread. Call it before Process.
+func (a *Attachment) OnDrop(fn func(buf []byte)) { a.onDrop = fn }
+
+// BuffersDropped returns the buffers Process gave up unread when it ended with an error
+// (Close, its context, fn's error): delivered to this consumer, then dropped by it.
+func (a *Attachment) BuffersDropped() uint64 { return a.dropped.Load() }
+
+// drop gives up bufs: counted, and handed to the OnDrop function.
+func (a *Attachment) drop(bufs ...[]byte) {
+	for _, b := range bufs {
+		a.dropped.Add(1)
+		if a.onDrop != nil {
+			a.onDrop(b)
+		}
+	}
+}
+
+// dropQueued gives up what is left in the queue once Close has detached the attachment
+// (which closes the queue; a queue the session's stop closed is closed too).
+func (a *Attachment) dropQueued() {
+	for {
+		select {
+		case b, ok := <-a.c.ch:
+			if !ok {
+				return
+			}
+			a.drop(b)
+		default:
+			return
 		}
 	}
 }

@@ -140,3 +140,45 @@ func TestLossesPerAttachment(t *testing.T) {
 			l.Stats().RealTimeBuffersLost, lb-1, lb-1)
 	}
 }
+
+// TestProcessGivesUpCounted: a Process that ends by Close, by its context or by fn's
+// error gives up the buffers still queued, each counted in BuffersDropped and handed to
+// OnDrop, so that processed plus dropped is every buffer delivered; a second Process is
+// refused with ERROR_BUSY.
+func TestProcessGivesUpCounted(t *testing.T) {
+	for _, end := range []string{"close", "context", "fn"} {
+		t.Run(end, func(t *testing.T) {
+			l := startSynchronous(t, "rt", 1, rtProps())
+			defer l.Stop()
+			a, err := l.Attach(64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const n = 200 // several buffers
+			writeN(t, l, n)
+			got, dropped := 0, 0
+			a.OnDrop(func(b []byte) { dropped += recordsIn(t, b) })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			failed := errors.New("fn failed")
+			err = a.Process(ctx, func(b []byte) error {
+				got += recordsIn(t, b)
+				switch end { // after the first buffer
+				case "close":
+					a.Close()
+				case "context":
+					cancel()
+				case "fn":
+					return failed
+				}
+				return nil
+			})
+			if err == nil || got == 0 || got+dropped != n || a.BuffersDropped() == 0 {
+				t.Errorf("Process: %v, %d events processed, %d dropped in %d buffers; want an error and %d in all", err, got, dropped, a.BuffersDropped(), n)
+			}
+			if err := a.Process(ctx, func([]byte) error { return nil }); !errors.Is(err, winerr.ErrBusy) {
+				t.Errorf("a second Process: %v, want ERROR_BUSY", err)
+			}
+		})
+	}
+}
