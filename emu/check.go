@@ -25,8 +25,9 @@ func (v Violation) String() string { return v.Rule + ": " + v.Detail }
 //   - logger-table: a running logger sits at its own id, below the version's table size
 //     (a private logger: in the ids after the kernel's table), under its own name, with a
 //     handle no other running logger has.
-//   - system-logger: a running EVENT_TRACE_SYSTEM_LOGGER_MODE session holds exactly the
-//     system-logger slot it records, and each used slot holds such a session.
+//   - system-logger: a running kernel logger with EVENT_TRACE_SYSTEM_LOGGER_MODE holds
+//     exactly the system-logger slot it records, no other session holds one, and each used
+//     slot holds such a session.
 //   - slot-target: every used enable slot names a running (or stopping) logger and
 //     routes to that logger.
 //   - reg-link: an open registration is on exactly one trace list, its GUID entry's, and
@@ -89,8 +90,9 @@ func (c *Checker) Check() []Violation {
 		if int(l.ID()) != i || (!private && i >= limit) || (private && i < session.MaxLoggers) {
 			report("logger-table", fmt.Sprintf("%v %q has id %d in slot %d (kernel table size %d)", l.Kind(), l.Name(), l.ID(), i, limit))
 		}
-		if si, ok := l.SystemLoggerIndex(); ok && (si < 0 || si >= MaxSystemLoggers || k.sysLoggers[si] != l) {
-			report("system-logger", fmt.Sprintf("system logger %q does not hold its slot %d", l.Name(), si))
+		si, holds := l.SystemLoggerIndex()
+		if wants := !private && l.Mode()&logmode.SystemLogger != 0; wants != holds || holds && (si >= MaxSystemLoggers || k.sysLoggers[si] != l) {
+			report("system-logger", fmt.Sprintf("%v %q (mode %v) holds system-logger slot %d: %v", l.Kind(), l.Name(), logmode.Mode(l.Mode()), si, holds))
 		}
 		if id, ok := k.names[lowerName(l.Name())]; !ok || id != uint16(i) {
 			report("logger-table", fmt.Sprintf("logger %q in slot %d is registered under id %d (found %v)", l.Name(), i, id, ok))

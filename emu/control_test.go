@@ -38,6 +38,14 @@ func TestStartTraceAdjustsAndAssignsIDs(t *testing.T) {
 	if err != nil || hg.LoggerID() != 1 {
 		t.Fatalf("GlobalLogger: id %d, %v", hg.LoggerID(), err)
 	}
+	// The reserved names compare without regard to case, as every logger name does.
+	k2 := newKernel(t, winver.V2004)
+	if h, err := k2.StartTrace("nt kernel logger", &Properties{LogFileMode: logmode.RealTime, GUID: SystemTraceControlGUID}); err != nil || h.LoggerID() != 0 {
+		t.Fatalf("nt kernel logger: id %d, %v", h.LoggerID(), err)
+	}
+	if h, err := k2.StartTrace("GLOBALLOGGER", &Properties{LogFileMode: logmode.RealTime}); err != nil || h.LoggerID() != 1 {
+		t.Fatalf("GLOBALLOGGER: id %d, %v", h.LoggerID(), err)
+	}
 	if _, err := k.StartTrace("FIRST", &Properties{LogFileMode: logmode.RealTime}); !errors.Is(err, winerr.ErrAlreadyExists) {
 		t.Fatalf("duplicate name in other case: %v", err)
 	}

@@ -62,6 +62,16 @@ func TestNonStoppableSession(t *testing.T) {
 
 func TestSystemLoggerSlots(t *testing.T) {
 	k := newKernel(t, winver.V2004)
+	// Private loggers take none of the kernel's eight slots, whatever their mode says.
+	for i := range session.MaxPrivateLoggers {
+		h, err := k.StartTrace("private"+itoa(i), &Properties{LogFileMode: logmode.PrivateLogger | logmode.SystemLogger | logmode.Buffering})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if idx, ok := k.Session(h).SystemLoggerIndex(); ok {
+			t.Fatalf("private logger %d took system-logger slot %d", i, idx)
+		}
+	}
 	var hs []TraceHandle
 	for i := 0; i < MaxSystemLoggers; i++ {
 		h, err := k.StartTrace("sys"+itoa(i), &Properties{LogFileMode: logmode.RealTime | logmode.SystemLogger})

@@ -99,7 +99,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "session name %q holds a NUL at byte %d: Windows reads a LoggerName up to its first NUL", name, i)
 	}
 	isKernel := p.GUID == SystemTraceControlGUID
-	if isKernel && name != KernelLoggerName {
+	if isKernel && !strings.EqualFold(name, KernelLoggerName) { // names compare without regard to case
 		return 0, winerr.New(winerr.ErrInvalidParameter, "SystemTraceControlGuid requires the name %q", KernelLoggerName)
 	}
 	adj := *p
@@ -137,7 +137,12 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		return 0, err
 	}
 	sysIndex := -1
-	if adj.LogFileMode&logmode.SystemLogger != 0 {
+	// [UNCERTAIN] What the user-mode logger does with EVENT_TRACE_SYSTEM_LOGGER_MODE is
+	// not public. The eight system-logger slots are the kernel's
+	// (ETW_SYSTEM_LOGGER_SETTINGS), and a private logger is not known to the kernel: it
+	// takes no slot, so one process's private loggers cannot shut every kernel session out
+	// of the mode, and it receives no system events.
+	if adj.LogFileMode&logmode.SystemLogger != 0 && !private {
 		if sysIndex = k.freeSystemLoggerLocked(); sysIndex < 0 {
 			return 0, winerr.New(winerr.ErrNoSystemResources, "%d system loggers (EVENT_TRACE_SYSTEM_LOGGER_MODE) already run", MaxSystemLoggers)
 		}
@@ -220,9 +225,9 @@ func (k *Kernel) freeLoggerIDLocked(name string, isKernel bool) (uint16, error) 
 		return uint16(id), nil
 	}
 	switch {
-	case isKernel || name == KernelLoggerName:
+	case isKernel || strings.EqualFold(name, KernelLoggerName):
 		return reserved(0)
-	case name == GlobalLoggerName:
+	case strings.EqualFold(name, GlobalLoggerName):
 		return reserved(1)
 	}
 	for id := 2; id < limit; id++ {

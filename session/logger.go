@@ -326,10 +326,11 @@ func (l *Logger) Independent() bool { return l.mode&logmode.IndependentSession !
 // Kind returns whether the session is a kernel logger or a user-mode private logger.
 func (l *Logger) Kind() logmode.LoggerKind { return l.kind }
 
-// SystemLoggerIndex returns the session's system-logger slot, and whether it is a system
-// logger (EVENT_TRACE_SYSTEM_LOGGER_MODE) at all.
+// SystemLoggerIndex returns the session's system-logger slot, and whether it holds one:
+// a kernel logger with EVENT_TRACE_SYSTEM_LOGGER_MODE does; a private logger, whose mode
+// may hold the flag, does not (the slots are the kernel's).
 func (l *Logger) SystemLoggerIndex() (int, bool) {
-	return l.sysIndex, l.mode&logmode.SystemLogger != 0
+	return l.sysIndex, l.mode&logmode.SystemLogger != 0 && l.sysIndex >= 0
 }
 
 // NonStoppable reports whether the session has EVENT_TRACE_NONSTOPPABLE_MODE.
