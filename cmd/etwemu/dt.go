@@ -105,17 +105,24 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "etwemu dt: -diff: %v\n", err)
 			return 2
 		}
+		for _, v := range []winver.Version{v1, v2} {
+			if !s.At(v, a).Exists {
+				return dtMissing(stderr, s, v, a)
+			}
+		}
 		return dtDiff(stdout, s, v1, v2, a, *asJSON)
 	case len(rest) > 0:
 		fmt.Fprintf(stderr, "etwemu dt: unexpected argument %q\n", rest[0])
 		return 2
 	case *versions:
+		if len(versionsFor(s, a)) == 0 {
+			return dtMissing(stderr, s, version, a)
+		}
 		return dtVersions(stdout, s, a, *asJSON)
 	}
 	w := s.At(version, a)
 	if !w.Exists {
-		fmt.Fprintf(stderr, "etwemu dt: %s does not exist in Windows %s (it exists in %s)\n", s.Name, version, versionSpan(s))
-		return 1
+		return dtMissing(stderr, s, version, a)
 	}
 	if *asJSON {
 		return writeJSON("dt", stdout, stderr, jsonView(w))
@@ -229,8 +236,40 @@ func nameWidth(ms []layout.Member) int {
 	return min(n, 40)
 }
 
-func versionSpan(s *layout.Struct) string {
-	vs := s.Versions()
+func versionSpan(s *layout.Struct) string { return spanOf(s.Versions()) }
+
+// versionsFor returns the versions whose layout of s the catalogue has for a.
+func versionsFor(s *layout.Struct, a layout.Arch) []winver.Version {
+	var out []winver.Version
+	for _, v := range s.Versions() {
+		if s.At(v, a).Exists {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// dtMissing says that s has no layout for version v and architecture a, and where it has
+// one; it returns dt's exit code for that, 1.
+func dtMissing(stderr io.Writer, s *layout.Struct, v winver.Version, a layout.Arch) int {
+	if vs := versionsFor(s, a); len(vs) == 0 {
+		fmt.Fprintf(stderr, "etwemu dt: the catalogue has no %s layout of %s (its source gives %s only)\n", a, s.Name, otherArch(a))
+	} else {
+		fmt.Fprintf(stderr, "etwemu dt: %s does not exist in Windows %s (it exists in %s for %s)\n", s.Name, v, spanOf(vs), a)
+	}
+	return 1
+}
+
+// otherArch is the architecture that is not a.
+func otherArch(a layout.Arch) layout.Arch {
+	if a == layout.X86 {
+		return layout.X64
+	}
+	return layout.X86
+}
+
+// spanOf says which versions vs are, oldest first: "6.0 to 2004", "2004 only".
+func spanOf(vs []winver.Version) string {
 	if len(vs) == 0 {
 		return "no version"
 	}
@@ -361,6 +400,10 @@ func dtDiff(stdout io.Writer, s *layout.Struct, v1, v2 winver.Version, a layout.
 			"size_from": w1.Size, "size_to": w2.Size, "changes": cs})
 	}
 	fmt.Fprintf(stdout, "%s, %s: Windows %s (size %#x) to %s (size %#x)\n", s.Name, a, v1, w1.Size, v2, w2.Size)
+	if len(w1.Members) == 0 && len(w2.Members) == 0 {
+		fmt.Fprintf(stdout, "  (the source gives no member offsets for %s; -arch %s compares them)\n", a, otherArch(a))
+		return 0
+	}
 	if len(cs) == 0 {
 		fmt.Fprintln(stdout, "  no member moved, appeared, vanished or changed type")
 		return 0

@@ -29,6 +29,13 @@ func TestDt(t *testing.T) {
 		{[]string{"-list"}, 0, []string{"ETW_REG_ENTRY", "6.0 to 2004", "ETW_PMC_SUPPORT", "6.2 to 2004", "WMI_BUFFER_HEADER", "EVENT_HEADER"}},
 		{[]string{"wmi_buffer_header", "-version", "6.1"}, 0, []string{"+0x030 Offset", "(filled bytes, the header included)", "size 0x48"}},
 		{[]string{"ETW_PMC_SUPPORT", "-version", "6.1"}, 1, []string{"does not exist in Windows 6.1", "6.2 to 2004"}},
+		// -diff and -versions refuse what -version refuses: a version or an architecture
+		// without the structure.
+		{[]string{"ETW_REG_ENTRY", "-diff", "5.0", "5.1"}, 1, []string{"does not exist in Windows 5.0", "6.0 to 2004"}},
+		{[]string{"ETW_REG_ENTRY", "-diff", "2004", "5.0"}, 1, []string{"does not exist in Windows 5.0"}},
+		{[]string{"WMI_LOGGER_CONTEXT", "-arch", "x86"}, 1, []string{"no x86 layout of WMI_LOGGER_CONTEXT", "x64 only"}},
+		{[]string{"WMI_LOGGER_CONTEXT", "-versions", "-arch", "x86"}, 1, []string{"no x86 layout of WMI_LOGGER_CONTEXT"}},
+		{[]string{"ETW_GUID_ENTRY", "-diff", "6.1", "2004", "-arch", "x86"}, 0, []string{"gives no member offsets for x86; -arch x64 compares them"}},
 		{[]string{"ETW_GUID_ENTRY", "-version", "2004"}, 0, []string{"+0x080 EnableInfo", ": [8] _TRACE_ENABLE_INFO", "+0x190 HostEntry", "size 0x1a8"}},
 		{[]string{"ETW_GUID_ENTRY", "-version", "6.1", "-arch", "x86"}, 0, []string{"gives no member offsets for x86", "size 0x178"}},
 		// A user-mode structure known from binaries, and an SDK one, are no nt! symbols.
