@@ -3,7 +3,6 @@ package emu
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
@@ -36,7 +35,6 @@ var (
 const (
 	KernelLoggerName = logmode.KernelLoggerName // KERNEL_LOGGER_NAME, logger id 0
 	GlobalLoggerName = "GlobalLogger"           // GLOBAL_LOGGER_NAME, logger id 1
-	maxNameLength    = 1024
 )
 
 // MaxSystemLoggers is how many sessions may run with EVENT_TRACE_SYSTEM_LOGGER_MODE
@@ -92,16 +90,10 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	if p == nil {
 		return 0, winerr.New(winerr.ErrInvalidParameter, "StartTrace needs properties")
 	}
-	if name == "" || utf8.RuneCountInString(name) > maxNameLength {
-		return 0, winerr.New(winerr.ErrInvalidParameter, "session name must have 1 to %d characters, not %d", maxNameLength, utf8.RuneCountInString(name))
-	}
-	if i := strings.IndexByte(name, 0); i >= 0 {
-		return 0, winerr.New(winerr.ErrInvalidParameter, "session name %q holds a NUL at byte %d: Windows reads a LoggerName up to its first NUL", name, i)
+	if err := logmode.CheckName(name, p.GUID); err != nil {
+		return 0, err
 	}
 	isKernel := p.GUID == SystemTraceControlGUID
-	if isKernel && !strings.EqualFold(name, KernelLoggerName) { // names compare without regard to case
-		return 0, winerr.New(winerr.ErrInvalidParameter, "SystemTraceControlGuid requires the name %q", KernelLoggerName)
-	}
 	adj := *p
 	a, err := session.Adjust(k.version, k.nproc, name, &adj)
 	if err != nil {

@@ -2,6 +2,7 @@ package logmode
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/winerr"
@@ -21,6 +22,28 @@ const (
 	KernelLoggerName = "NT Kernel Logger"               // KERNEL_LOGGER_NAME
 	CKCLName         = "Circular Kernel Context Logger" // the CKCL's session name
 )
+
+// MaxNameLength is the most characters a session name may have (MAXSTR, 1024: the
+// LoggerName buffer StartTrace's callers are told to size, Microsoft Learn, "StartTrace").
+const MaxNameLength = 1024
+
+// CheckName checks what a session start names before any LogFileMode rule applies: a name
+// of 1 to MaxNameLength characters without a NUL (Windows reads a LoggerName up to its
+// first NUL), and SystemTraceControlGuid only with the name "NT Kernel Logger", in any
+// case. StartTrace and etwemu modes check both apply it; the error is
+// ERROR_INVALID_PARAMETER with the reason.
+func CheckName(name string, g guid.GUID) error {
+	if n := utf8.RuneCountInString(name); n == 0 || n > MaxNameLength {
+		return winerr.New(winerr.ErrInvalidParameter, "session name must have 1 to %d characters, not %d", MaxNameLength, n)
+	}
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		return winerr.New(winerr.ErrInvalidParameter, "session name %q holds a NUL at byte %d: Windows reads a LoggerName up to its first NUL", name, i)
+	}
+	if g == SystemTraceControlGUID && !strings.EqualFold(name, KernelLoggerName) {
+		return winerr.New(winerr.ErrInvalidParameter, "SystemTraceControlGuid requires the name %q", KernelLoggerName)
+	}
+	return nil
+}
 
 // Request is what a session start hands the kernel's mode check: the LogFileMode and the
 // WMI_LOGGER_INFORMATION members the rules look at.

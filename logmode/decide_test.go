@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -259,5 +260,28 @@ func TestParse(t *testing.T) {
 	}
 	if s := Mode(Sequential | RealTime).String(); s != "EVENT_TRACE_FILE_MODE_SEQUENTIAL|EVENT_TRACE_REAL_TIME_MODE" {
 		t.Errorf("String: %s", s)
+	}
+}
+
+// CheckName refuses what StartTrace refuses before the mode: a name of no characters or
+// more than MaxNameLength, a NUL, SystemTraceControlGuid under another name.
+func TestCheckName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		g    guid.GUID
+		ok   bool
+	}{
+		{"s", guid.GUID{}, true},
+		{strings.Repeat("é", MaxNameLength), guid.GUID{}, true},
+		{strings.Repeat("é", MaxNameLength+1), guid.GUID{}, false},
+		{"", guid.GUID{}, false},
+		{"a\x00b", guid.GUID{}, false},
+		{"NT KERNEL LOGGER", SystemTraceControlGUID, true},
+		{"other", SystemTraceControlGUID, false},
+	} {
+		err := CheckName(c.name, c.g)
+		if (err == nil) != c.ok || err != nil && !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("CheckName(%.20q, %v) = %v, want ok %v", c.name, c.g, err, c.ok)
+		}
 	}
 }

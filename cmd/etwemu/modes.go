@@ -119,6 +119,11 @@ func runModesCheck(args []string, stdout, stderr io.Writer) int {
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
+	if err := logmode.CheckName(q.Name, q.GUID); err != nil { // what StartTrace checks first
+		fmt.Fprintf(stdout, "Windows %s (%s), %v %q\nrequested:  %v (0x%08X)\ndecision:   refused: %v\n",
+			q.Version, q.Version.Marketing(), q.Kind(), q.Name, q.Mode, uint32(q.Mode), err)
+		return 1
+	}
 	d := logmode.Decide(q)
 	printDecision(stdout, &d)
 	if !d.Accepted() {

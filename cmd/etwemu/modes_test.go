@@ -23,8 +23,14 @@ func TestModesCheck(t *testing.T) {
 			"applied: EVENT_TRACE_KD_FILTER_MODE overrides EVENT_TRACE_USE_PAGED_MEMORY (6.2 and later)"}},
 		{[]string{"--version", "2004", "--mode", "CIRCULAR,NONSTOPPABLE", "--logfile", "c.etl", "--max-file-size", "1", "--autologger"}, 0, []string{
 			"satisfied: EVENT_TRACE_FILE_MODE_CIRCULAR allows EVENT_TRACE_NONSTOPPABLE_MODE (6.0 and later)"}},
-		{[]string{"--version", "5.2", "--mode", "NEWFILE", "--logfile", "k%d.etl", "--max-file-size", "1", "--guid", "9e814aad-3204-11d2-9a82-006008a86939"}, 1, []string{
+		{[]string{"--version", "5.2", "--mode", "NEWFILE", "--logfile", "k%d.etl", "--max-file-size", "1", "--guid", "9e814aad-3204-11d2-9a82-006008a86939", "--name", "NT Kernel Logger"}, 1, []string{
 			"invalid with SystemTraceControlGuid (5.2 and later, kernel loggers)"}},
+		// What StartTrace checks of the name and GUID before the mode, modes check checks too.
+		{[]string{"--mode", "REAL_TIME", "--guid", "9e814aad-3204-11d2-9a82-006008a86939", "--name", "foo"}, 1, []string{
+			`decision:   refused: ERROR_INVALID_PARAMETER (87): SystemTraceControlGuid requires the name "NT Kernel Logger"`}},
+		{[]string{"--mode", "REAL_TIME", "--name", ""}, 1, []string{"refused: ERROR_INVALID_PARAMETER (87): session name must have 1 to 1024 characters, not 0"}},
+		{[]string{"--mode", "REAL_TIME", "--name", strings.Repeat("x", 1025)}, 1, []string{"not 1025"}},
+		{[]string{"--mode", "REAL_TIME", "--guid", "9e814aad-3204-11d2-9a82-006008a86939", "--name", "nt kernel logger"}, 0, []string{"decision:   accepted"}},
 	}
 	for _, c := range cases {
 		var out, errb bytes.Buffer
