@@ -16,7 +16,7 @@ import (
 const MaxLine = 64 << 10
 
 // ErrLineTooLong is the error of a line longer than MaxLine.
-var ErrLineTooLong = fmt.Errorf("longer than %d bytes: the line was skipped", MaxLine)
+var ErrLineTooLong = fmt.Errorf("longer than %d bytes, the longest line a scenario may have", MaxLine)
 
 // LineReader reads a scenario one numbered line at a time in bounded memory: it holds at
 // most MaxLine bytes of a line, whatever the input. Lines end with "\n" or "\r\n"; the

@@ -191,10 +191,11 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 			return 0
 		}
 		if l.Err != nil {
-			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, l.Err)
 			if errors.Is(l.Err, scenario.ErrLineTooLong) {
+				fmt.Fprintf(stderr, "error: line %d: %v: the line is skipped\n", l.N, l.Err)
 				continue
 			}
+			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, l.Err)
 			return 1
 		}
 		if w := strings.TrimSpace(l.Text); w == "quit" || w == "exit" {
