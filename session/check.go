@@ -81,10 +81,14 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	bad := func(rule, format string, args ...any) {
 		report(rule, fmt.Sprintf("session %q (id %d): ", l.name, l.id)+fmt.Sprintf(format, args...))
 	}
+	// Copies of the lists, on the stack for a session of up to 64 buffers: Check runs
+	// after every control call of a fuzz run.
+	var allBuf, freeBuf, flushBuf [64]*Buffer
+	var whereBuf [64]place
 	l.freeMu.Lock()
-	all := append([]*Buffer(nil), l.all...)
-	free := append([]*Buffer(nil), l.free...)
-	flushQ := append([]*Buffer(nil), l.flushQ...)
+	all := append(allBuf[:0], l.all...)
+	free := append(freeBuf[:0], l.free...)
+	flushQ := append(flushBuf[:0], l.flushQ...)
 	var flight []*Buffer
 	if l.drained < len(l.drainQ) {
 		flight = append(flight, l.drainQ[l.drained:]...)
@@ -94,7 +98,8 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 	// where[i] is the place of all[i]: a buffer's id is its index in the GlobalList,
 	// which only grows. A buffer found in a place but not in the GlobalList is reported
 	// where it is found.
-	where := make([]place, len(all))
+	where := whereBuf[:0]
+	where = append(where, make([]place, len(all))...)
 	put := func(b *Buffer, p place) {
 		if b.id < 0 || b.id >= len(all) || all[b.id] != b {
 			bad("buffer-place", "a buffer on %v is not in the GlobalList", p)
