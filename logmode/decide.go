@@ -237,7 +237,7 @@ func Decide(q Request) Decision {
 		}
 	}
 	if refused := d.Refusals(); len(refused) > 0 {
-		d.Err = winerr.New(winerr.ErrInvalidParameter, "%s", refused[0].Describe())
+		d.Err = winerr.Because(winerr.ErrInvalidParameter, refused[0].Describe())
 		return d
 	}
 

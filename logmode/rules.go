@@ -3,6 +3,7 @@ package logmode
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/etwemu/etwemu/winver"
 )
@@ -155,6 +156,26 @@ func (r *Rule) String() string {
 // "EVENT_TRACE_FILE_MODE_CIRCULAR is invalid with EVENT_TRACE_FILE_MODE_SEQUENTIAL (5.0 and
 // later)".
 func (r *Rule) Describe() string {
+	describeOnce.Do(func() {
+		described = make(map[*Rule]string, len(rules))
+		for i := range rules {
+			described[&rules[i]] = rules[i].describe()
+		}
+	})
+	if s, ok := described[r]; ok {
+		return s
+	}
+	return r.describe()
+}
+
+// described holds Describe's text for each rule of the table, written once
+// (describeOnce): a refused start quotes its rule, and a fuzz run refuses thousands.
+var (
+	describeOnce sync.Once
+	described    map[*Rule]string
+)
+
+func (r *Rule) describe() string {
 	s := fmt.Sprintf("%s (%v", r, r.Versions)
 	if r.Loggers != Both {
 		s += ", " + r.Loggers.String() + "s"
