@@ -60,10 +60,13 @@ type Consumer struct {
 	// them (EventsLost: refused at the writer, so lost to every consumer). LostBuffers
 	// counts the buffers the sessions dropped for this consumer alone because it had too
 	// many unprocessed; another consumer's losses are not in it. Skipped counts the events
-	// a provider's Filter dropped. Dropped counts the events that reached this consumer
-	// and that it gave up unread because it was closed first (Close, Abort, a Shutdown
-	// past its deadline, its context's end): what was still queued for it, and the rest
-	// of the buffer in hand; Stop delivers them instead. Losses are announced by
+	// a provider's Filter, a record or helper callback, or a full Events dropped. Dropped
+	// counts the events that reached this consumer and that it gave up unread because it
+	// ended first (Close, Abort, a Shutdown past its deadline, its context's end, another
+	// source's failure, a Start that failed part way): what was still queued for a
+	// real-time source, and the rest of the buffer in hand (the rest of a file is not
+	// read, nor counted); Stop delivers them instead. An event dropped so is counted
+	// there even when a Filter would have skipped it. Losses are announced by
 	// RT_LostEvent events too. Added to by the source goroutines, atomically.
 	LostEvents  atomic.Uint64
 	LostBuffers atomic.Uint64

@@ -70,9 +70,9 @@
 // stopped, its file read to the end), or on Stop, which ends it gracefully: the sources
 // detach (CloseTrace), every buffer already queued for the consumer is still delivered,
 // then Events closes; Shutdown is Stop with a deadline. Close (Abort), or the end of the
-// consumer's context, ends it at once and drops what is queued. The first source to fail
-// (a malformed file) ends the others at once and Wait and Err return its error, after
-// the events read before it were delivered. Stop and Close are valid in any state:
+// consumer's context, ends it at once and drops what is queued, counting the dropped
+// events in Dropped. The first source to fail (a malformed file) ends the others at once
+// and Wait and Err return its error, after the events read before it were delivered. Stop and Close are valid in any state:
 // before Start they end the consumer unstarted, and Events closes.
 //
 // The callbacks are called for one event at a time per consumer, so they need no lock
@@ -84,5 +84,6 @@
 // RT_LostEvent class (opcode 32 RTLostEvent, 33 RTLostBuffer) carrying the count, and
 // LostEvents and LostBuffers count them. LostEvents counts the events the sessions
 // refused while the consumer was attached (lost to every consumer); LostBuffers counts
-// only the buffers dropped for this consumer because it fell behind.
+// only the buffers dropped for this consumer because it fell behind. With Skipped and
+// Dropped they account for every event a session sent the consumer.
 package consumer

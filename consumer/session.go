@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/etwemu/etwemu/emu"
@@ -85,7 +86,7 @@ func (s *RealTimeSession) IsKernelSession() bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.name == emu.KernelLoggerName || s.Properties.LogFileMode&logmode.SystemLogger != 0
+	return strings.EqualFold(s.name, emu.KernelLoggerName) || s.Properties.LogFileMode&logmode.SystemLogger != 0
 }
 
 // IsStarted reports whether Start succeeded and Stop has not run.

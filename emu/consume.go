@@ -83,8 +83,8 @@ func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
 func (t *Trace) Close() { t.a.Detach() }
 
 // OnDrop sets the function Process calls with each buffer it gives up unread when it
-// ends with an error (ctx's, fn's, or a Close of the attachment): delivered to this
-// consumer, then dropped by it. Call it before Process.
+// ends with an error (ctx's or fn's): delivered to this consumer, then dropped by it.
+// Call it before Process.
 func (t *Trace) OnDrop(fn func(*etl.Buffer)) {
 	t.a.OnDrop(func(b []byte) {
 		if buf, err := etl.ParseBuffer(b); err == nil {

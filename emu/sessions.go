@@ -37,8 +37,8 @@ const (
 	GlobalLoggerName = "GlobalLogger"           // GLOBAL_LOGGER_NAME, logger id 1
 )
 
-// MaxSystemLoggers is how many sessions may run with EVENT_TRACE_SYSTEM_LOGGER_MODE
-// (ETW_SYSTEM_LOGGER_SETTINGS.EtwpSystemLogger[8]).
+// MaxSystemLoggers is how many kernel sessions may run with EVENT_TRACE_SYSTEM_LOGGER_MODE
+// (ETW_SYSTEM_LOGGER_SETTINGS.EtwpSystemLogger[8]); private loggers take no slot.
 const MaxSystemLoggers = 8
 
 // The LogFileMode flags most sessions start with, so that a program needs no other
@@ -78,10 +78,13 @@ const (
 // page-rounded buffer memory, and the version's private-logger start rule
 // (logmode.PrivateStartFor): before 1703 p.GUID names a registered provider and the
 // process runs one private logger, or up to three with EVENT_TRACE_PRIVATE_IN_PROC, which
-// needs no registered GUID; from 1703 eight, none registered first.
+// needs no registered GUID; from 1703 eight, none registered first. A private logger
+// refuses EVENT_TRACE_REAL_TIME_MODE ([MS-PLA]: no real-time delivery), and with
+// EVENT_TRACE_SYSTEM_LOGGER_MODE takes none of the kernel's system-logger slots.
 //
-// Errors: ERROR_INVALID_PARAMETER for a bad name, a nil p, a bad clock type or a
-// LogFileMode the version refuses (the message names the flags and the version rule);
+// Errors: ERROR_INVALID_PARAMETER for a bad name (logmode.CheckName), a nil p, a bad clock
+// type or a LogFileMode the version refuses (the message names the flags and the version
+// rule);
 // ERROR_ALREADY_EXISTS when a session of that name (case-insensitive) or GUID runs;
 // ERROR_NO_SYSTEM_RESOURCES when the logger table is full, 8 system loggers run, or the
 // process has all the private loggers it may have; ERROR_WMI_GUID_NOT_FOUND for a private
@@ -133,7 +136,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	// not public. The eight system-logger slots are the kernel's
 	// (ETW_SYSTEM_LOGGER_SETTINGS), and a private logger is not known to the kernel: it
 	// takes no slot, so one process's private loggers cannot shut every kernel session out
-	// of the mode, and it receives no system events.
+	// of the mode.
 	if adj.LogFileMode&logmode.SystemLogger != 0 && !private {
 		if sysIndex = k.freeSystemLoggerLocked(); sysIndex < 0 {
 			return 0, winerr.New(winerr.ErrNoSystemResources, "%d system loggers (EVENT_TRACE_SYSTEM_LOGGER_MODE) already run", MaxSystemLoggers)

@@ -39,7 +39,8 @@ func (s *Session) Mode() uint32 { return s.l.Mode() }
 // Kind says whether the session is a kernel or a private logger.
 func (s *Session) Kind() logmode.LoggerKind { return s.l.Kind() }
 
-// SystemLoggerIndex is the session's system-logger slot, if it is a system logger.
+// SystemLoggerIndex is the session's system-logger slot, and whether it holds one (a
+// kernel session with EVENT_TRACE_SYSTEM_LOGGER_MODE does; a private logger never).
 func (s *Session) SystemLoggerIndex() (int, bool) { return s.l.SystemLoggerIndex() }
 
 // Secure reports EVENT_TRACE_SECURE_MODE.

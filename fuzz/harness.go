@@ -162,7 +162,7 @@ type harness struct {
 	serial  uint64        // events written so far: the last eight bytes of each payload (payload)
 	pay     []byte        // the payloads' bytes (payload)
 	payN    int           // the length of the last payload
-	tally   emu.Tally     // the last OpWrite's, reused: 1.7 KB, on the heap each write it was a fifth of the write's time
+	tally   emu.Tally     // the last write's (OpWrite, OpSysWrite, TraceLogging), reused: 1.7 KB, on the heap each write it was a fifth of the write's time
 	rest    emu.Tally     // compareTally's
 	st      session.Stats // a session's counters, read after each write (ReadStats)
 	// before and after are the sessions' counters around the last write (stats).

@@ -409,4 +409,14 @@ bufdump s bytes=65536
 	if !strings.Contains(out, fmt.Sprintf("bufdump shows at most %d bytes in all", MaxBufdumpBytes)) {
 		t.Errorf("bufdump does not say it cut the bytes:\n%s", out[max(0, len(out)-500):])
 	}
+	_, out, err = runLimited(t, Limits{}, `kernel processors=1
+start s mode=BUFFERING buffer=64 min=64
+register P
+enable s P
+write P 40000 size=100
+bufdump s bytes=65536 -json
+`)
+	if err != nil || !strings.Contains(out, `"cut": true`) {
+		t.Errorf("bufdump -json does not mark the buffers it cut (%v)", err)
+	}
 }

@@ -213,6 +213,9 @@ type bufferRow struct {
 	Current bool   `json:"current"`
 	Records int    `json:"records"`
 	Hex     string `json:"hex,omitempty"` // the first bytes after the buffer header
+	// Cut says Hex holds fewer bytes than asked, or none, because bufdump had shown
+	// MaxBufdumpBytes already.
+	Cut bool `json:"cut,omitempty"`
 }
 
 func viewBufdump(m *Machine, a args) error {
@@ -238,7 +241,7 @@ func viewBufdump(m *Machine, a args) error {
 			r.Records = n
 			show := data[headerSize:min(len(data), headerSize+int(limit))]
 			if len(show) > budget {
-				show, cut = show[:budget], cut+1
+				show, cut, r.Cut = show[:budget], cut+1, true
 			}
 			budget -= len(show)
 			r.Hex = hex.EncodeToString(show)
@@ -272,8 +275,8 @@ func viewBufdump(m *Machine, a args) error {
 }
 
 // MaxBufdumpBytes bounds the buffer bytes bufdump shows in hex, over all the session's
-// buffers: a session may hold a gigabyte of buffers, and the view's text is three times
-// the bytes it shows.
+// buffers: a session may hold a gigabyte of buffers, and the view shows two hex digits a
+// byte.
 const MaxBufdumpBytes = 1 << 20
 
 // MaxLogdumpEvents bounds logdump's t: the view holds at most this many events, however

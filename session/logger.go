@@ -59,8 +59,8 @@ type Config struct {
 	Props      Properties // adjusted by Adjust
 	Adjusted   Adjusted
 	// SystemLoggerIndex is the session's slot among the system loggers
-	// (WMI_LOGGER_CONTEXT.Flags.SystemLoggerIndex) when its mode has
-	// EVENT_TRACE_SYSTEM_LOGGER_MODE.
+	// (WMI_LOGGER_CONTEXT.Flags.SystemLoggerIndex), or -1: a kernel logger with
+	// EVENT_TRACE_SYSTEM_LOGGER_MODE holds one, a private logger none.
 	SystemLoggerIndex int
 	// Permits, for an EVENT_TRACE_SECURE_MODE session, are the providers allowed to log
 	// to it at start; see SetPermits.
@@ -98,7 +98,7 @@ type Logger struct {
 	mode       uint32
 	kind       logmode.LoggerKind
 	pageBuf    uint32 // private loggers: buffer size rounded up to pages; 0 for kernel loggers
-	sysIndex   int    // system-logger slot; meaningful with EVENT_TRACE_SYSTEM_LOGGER_MODE
+	sysIndex   int    // system-logger slot, or -1 (SystemLoggerIndex)
 	secure     bool   // EVENT_TRACE_SECURE_MODE: Write checks permits
 	bufSize    uint32 // bytes
 	maxRecord  uint32 // largest aligned record: BufferSize - 0x48

@@ -39,15 +39,25 @@ type Handler struct {
 	// semaphore, sent to and received from by the handlers): a machine a replay builds
 	// holds up to Limits.BufferMemory, and so at most maxReplays run at once.
 	replays chan struct{}
+	// answers holds a token for each frame request from its start until its answer is
+	// written (a semaphore, as replays): an answer waits in memory for a client that may
+	// read slowly, and so at most maxAnswers are held, however many clients stall.
+	answers chan struct{}
 }
 
-// maxReplays is how many replays may run at once; a request past it gets 503.
-const maxReplays = 2
+// maxReplays is how many replays may run at once, and maxAnswers how many frame answers
+// may be held, replayed or being written; a request past either gets 503. Clients that
+// do not read hold answers, never replays, and each only until WriteTimeout.
+const (
+	maxReplays = 2
+	maxAnswers = 4
+)
 
 // NewHandler returns a handler for lessons; first is the lesson the page opens, live the
 // live kernel (nil for none).
 func NewHandler(lessons []Lesson, first string, live *Live) *Handler {
-	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux(), replays: make(chan struct{}, maxReplays)}
+	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux(),
+		replays: make(chan struct{}, maxReplays), answers: make(chan struct{}, maxAnswers)}
 	static, _ := fs.Sub(assets, "assets")
 	h.mux.Handle("GET /", http.FileServerFS(static))
 	h.mux.HandleFunc("GET /api/lessons", h.serveLessons)
@@ -150,6 +160,13 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Step < 0 || req.Step > len(steps) {
 		req.Step = len(steps)
+	}
+	select {
+	case h.answers <- struct{}{}:
+		defer func() { <-h.answers }()
+	default:
+		http.Error(w, "busy: answers to other clients are still being written; try again", http.StatusServiceUnavailable)
+		return
 	}
 	body, err := h.replay(r.Context(), l, steps, req.Step)
 	if err != nil {

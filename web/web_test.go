@@ -296,3 +296,32 @@ func TestLessonOfNoSteps(t *testing.T) {
 		t.Errorf("the frame's steps are %s, want []", w.Body.String())
 	}
 }
+
+// Answers held for clients that do not read are bounded too: with maxAnswers of them
+// stuck, another frame request gets 503 at once, and is answered once one is read.
+func TestStalledAnswersAreBounded(t *testing.T) {
+	h := handler(t, nil)
+	var stuck []*stalledWriter
+	done := make(chan struct{})
+	for range maxAnswers {
+		s := &stalledWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
+		stuck = append(stuck, s)
+		go func() {
+			h.ServeHTTP(s, request("POST", "/api/frame", `{"lesson":"01-first-session","step":1}`))
+			done <- struct{}{}
+		}()
+		<-s.writing
+	}
+	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusServiceUnavailable {
+		t.Errorf("with %d answers held: %d, want 503", maxAnswers, w.Code)
+	}
+	close(stuck[0].release)
+	<-done
+	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusOK {
+		t.Errorf("once an answer was read: %d, want 200", w.Code)
+	}
+	for _, s := range stuck[1:] {
+		close(s.release)
+		<-done
+	}
+}

@@ -395,12 +395,17 @@ func dtDiff(stdout io.Writer, s *layout.Struct, v1, v2 winver.Version, a layout.
 			cs = append(cs, dtChange{n.Name, "appeared", "", at(n)})
 		}
 	}
+	noOffsets := len(w1.Members) == 0 && len(w2.Members) == 0
 	if asJSON {
-		return writeJSON("dt", stdout, io.Discard, map[string]any{"structure": s.Name, "arch": a.String(), "from": v1.String(), "to": v2.String(),
-			"size_from": w1.Size, "size_to": w2.Size, "changes": cs})
+		out := map[string]any{"structure": s.Name, "arch": a.String(), "from": v1.String(), "to": v2.String(),
+			"size_from": w1.Size, "size_to": w2.Size, "changes": cs}
+		if noOffsets {
+			out["note"] = fmt.Sprintf("the source gives no member offsets for %s; -arch %s compares them", a, otherArch(a))
+		}
+		return writeJSON("dt", stdout, io.Discard, out)
 	}
 	fmt.Fprintf(stdout, "%s, %s: Windows %s (size %#x) to %s (size %#x)\n", s.Name, a, v1, w1.Size, v2, w2.Size)
-	if len(w1.Members) == 0 && len(w2.Members) == 0 {
+	if noOffsets {
 		fmt.Fprintf(stdout, "  (the source gives no member offsets for %s; -arch %s compares them)\n", a, otherArch(a))
 		return 0
 	}

@@ -197,7 +197,8 @@ func addLesson(lessons []web.Lesson, l web.Lesson) []web.Lesson {
 }
 
 // checkAddr says what is wrong with a listen address, HOST:PORT with a port from 0 to
-// 65535 or a service name (an empty address is web's default); a usage error, not a failure to listen.
+// 65535 or a service name, or none for any free port (an empty address is web's
+// default): a usage error, not a failure to listen.
 func checkAddr(addr string) error {
 	if addr == "" {
 		return nil
@@ -206,7 +207,7 @@ func checkAddr(addr string) error {
 	if err != nil {
 		return errors.New("not HOST:PORT, as in 127.0.0.1:8077")
 	}
-	if _, err := net.LookupPort("tcp", port); err != nil && port != "" { // no port: any free one
+	if _, err := net.LookupPort("tcp", port); err != nil {
 		return fmt.Errorf("port %q is not a number from 0 to 65535 or a service name", port)
 	}
 	return nil
