@@ -560,6 +560,12 @@ type File struct {
 // Open opens an ETL file and reads its header buffer. The reader's DamageError names the
 // file.
 func Open(path string) (*File, error) {
+	// Looked at before it is opened: opening a FIFO to read waits for a writer.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, notRegular(path, st)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -569,13 +575,9 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
+	if !st.Mode().IsRegular() { // replaced since
 		f.Close()
-		hint := ""
-		if !st.IsDir() {
-			hint = "; save its bytes to a file first"
-		}
-		return nil, fmt.Errorf("%s: not a regular file (%s): an ETL file is read at its buffers' offsets%s", path, fileKind(st.Mode()), hint)
+		return nil, notRegular(path, st)
 	}
 	rd, err := NewReader(f, st.Size())
 	if err != nil {
@@ -584,6 +586,15 @@ func Open(path string) (*File, error) {
 	}
 	rd.name = path
 	return &File{Reader: rd, f: f}, nil
+}
+
+// notRegular is Open's error for a path that is not a regular file.
+func notRegular(path string, st os.FileInfo) error {
+	hint := ""
+	if !st.IsDir() {
+		hint = "; save its bytes to a file first"
+	}
+	return fmt.Errorf("%s: not a regular file (%s): an ETL file is read at its buffers' offsets%s", path, fileKind(st.Mode()), hint)
 }
 
 // fileKind names what a file that is not a regular one is.
