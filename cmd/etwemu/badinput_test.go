@@ -18,6 +18,9 @@ func TestBadInputs(t *testing.T) {
 	if code := run([]string{"logsave", "-events", "2000", "-o", etlFile}, &out, &errb); code != 0 {
 		t.Fatalf("logsave for the test file: exit %d: %s", code, errb.String())
 	}
+	if err := os.WriteFile(filepath.Join(dir, "not7.etl"), []byte("not an ETL file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	notETL := filepath.Join(dir, "not.etl")
 	if err := os.WriteFile(notETL, bytes.Repeat([]byte("not an ETL file "), 1000), 0o644); err != nil {
 		t.Fatal(err)
@@ -57,6 +60,8 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"demo", "-pmc", "CacheMisses", "-pmc-source", "tsc", "-duration", "10ms"}, 1, "-pmc-source synthetic counts every profile source"},
 		{[]string{"demo", "-force"}, 2, "-force needs -logfile"},
 		{[]string{"demo", "-logfile", notETL}, 1, "exists and is not an ETL file"},
+		// NEWFILE would write over not7.etl once the session reached its seventh file.
+		{[]string{"demo", "-logfile", filepath.Join(dir, "not%d.etl"), "-mode", "NEWFILE", "-max-file-size", "1"}, 1, "not7.etl exists and is not an ETL file"},
 		{[]string{"logsave", "-o", notETL}, 1, "ERROR_ALREADY_EXISTS (183): -o " + notETL + " exists and is not an ETL file"},
 		{[]string{"demo", "-logfile", demoFile, "-max-file-size", "5000000000"}, 2, "-max-file-size 5000000000"},
 		{[]string{"demo", "-payload", "5000", "-buffer-kb", "4"}, 1, "does not fit a 4 KB buffer"},

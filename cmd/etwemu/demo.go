@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -117,13 +118,17 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if cfg.logFile != "" {
-		name := cfg.logFile
+		names := []string{cfg.logFile}
 		if mode&logmode.NewFile != 0 {
-			name = strings.Replace(name, "%d", "1", 1) // the first file; later ones are made as it fills
+			// The first file, and every file already there that a later one would replace
+			// as the session fills them.
+			names = newFiles(cfg.logFile)
 		}
-		if err := checkOutput(stderr, "demo", "logfile", name, etlOutput, cfg.force, mode&logmode.Append != 0); err != nil {
-			fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
-			return 1
+		for _, name := range names {
+			if err := checkOutput(stderr, "demo", "logfile", name, etlOutput, cfg.force, mode&logmode.Append != 0); err != nil {
+				fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
+				return 1
+			}
 		}
 	}
 	if cfg.logFile != "" && !b.given("max-file-size") {
@@ -522,4 +527,27 @@ func demoPMC(k *emu.Kernel, h emu.TraceHandle, sources []pmc.ProfileSource, out 
 	fmt.Fprintf(out, "PMC: %s from the %s source on every event with id 1 (ETW_PMC_SUPPORT as %s lays it out)\n",
 		strings.Join(names, ", "), k.Session(h).PMC().SourceName(), k.Version())
 	return nil
+}
+
+// newFiles returns the files an EVENT_TRACE_FILE_MODE_NEWFILE session of pattern (a
+// name with one %d) may write over: its first file, and every file already in the
+// pattern's folder whose name is the pattern with a number for the %d.
+func newFiles(pattern string) []string {
+	out := []string{strings.Replace(pattern, "%d", "1", 1)}
+	dir, base := filepath.Split(pattern)
+	before, after, ok := strings.Cut(base, "%d")
+	if !ok {
+		return out
+	}
+	ents, err := os.ReadDir(filepath.Clean(dir + "."))
+	if err != nil {
+		return out // checkOutput says what is wrong with the folder
+	}
+	for _, e := range ents {
+		n, pre := strings.CutPrefix(e.Name(), before)
+		if n, suf := strings.CutSuffix(n, after); pre && suf && n != "" && n != "1" && strings.Trim(n, "0123456789") == "" {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
 }
