@@ -70,7 +70,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.UintVar(&cfg.maxBuffers, "max-buffers", 0, "MaximumBuffers (0: MinimumBuffers + 22)")
 	fs.IntVar(&cfg.procs, "processors", runtime.NumCPU(), "emulated processors, 1 to 2048; one writer goroutine each")
 	fs.Var(&cfg.version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister, which the demo's providers use, exists from 6.0)")
-	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer, to model a slow disk (e.g. 2ms; 0 to 1s)")
+	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer while the writers run, to model a slow disk (e.g. 2ms; 0 to 1s)")
 	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
 	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE); an existing ETL file is replaced, saying so, other files and symbolic links only with -force")
 	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES_FOR_SIZE (default: SEQUENTIAL with -logfile, else REAL_TIME)")
@@ -175,6 +175,10 @@ var demoFirstBuffer func(ctx context.Context, s *emu.Session)
 // sink writing to a slow disk.
 type slowSink struct {
 	delay time.Duration
+	// done is set once the writers have stopped (by demo's goroutine; read by the logger
+	// goroutine): the buffers left are then handed on at once, as after a signal (ctx),
+	// so that a run ends when its -duration does however many buffers are queued.
+	done  atomic.Bool
 	ctx   context.Context             // the demo's, for demoFirstBuffer; immutable
 	sess  atomic.Pointer[emu.Session] // for demoFirstBuffer; stored once StartTrace returned
 	first sync.Once                   // calls demoFirstBuffer once
@@ -187,7 +191,7 @@ func (s *slowSink) WriteBuffer(b []byte) error {
 			s.first.Do(func() { demoFirstBuffer(s.ctx, l) })
 		}
 	}
-	if s.delay > 0 {
+	if s.delay > 0 && !s.done.Load() && s.ctx.Err() == nil {
 		time.Sleep(s.delay)
 	}
 	return s.Counter.WriteBuffer(b)
@@ -338,6 +342,7 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	progress(ctx, out, cfg, start, logger, &live, record, finished)
 	stop.Store(true)
 	<-finished
+	sink.done.Store(true)
 
 	// With the writers done, walk the live kernel for broken invariants; the session's
 	// sink counts events, so conservation is checked too.

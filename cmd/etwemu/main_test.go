@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/winerr"
@@ -269,5 +270,24 @@ func TestBenchSweep(t *testing.T) {
 	b, err := os.ReadFile(svg)
 	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || bytes.Count(b, []byte("<polyline")) != 4 {
 		t.Fatalf("chart %s: %v\n%s", svg, err, b)
+	}
+}
+
+// The slow sink is slow only while the writers run: once they have stopped, or the
+// demo's context ended, the buffers left go through at once (with the bug, the hour-long
+// delay below holds the test until go test's timeout).
+func TestSlowSinkOnlyWhileWriting(t *testing.T) {
+	buf := make([]byte, 0x48) // an empty buffer: WMI_BUFFER_HEADER's Offset (+0x30) is its own size
+	buf[0x30] = 0x48
+	s := &slowSink{delay: time.Hour, ctx: context.Background()}
+	s.done.Store(true)
+	if err := s.WriteBuffer(buf); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s = &slowSink{delay: time.Hour, ctx: ctx}
+	if err := s.WriteBuffer(buf); err != nil {
+		t.Fatal(err)
 	}
 }
