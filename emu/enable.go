@@ -200,17 +200,36 @@ func (n *notifier) run() {
 	}
 }
 
+// drain delivers the queue. A callback that panics does not keep the others from theirs:
+// the queue is delivered to its end, and then the first panic goes on up the control
+// call that ran it.
 func (n *notifier) drain() {
-	defer n.deliver.Unlock()
+	var panicked any
+	defer func() {
+		n.deliver.Unlock()
+		if panicked != nil {
+			panic(panicked)
+		}
+	}()
 	for {
 		x, ok := n.pop()
 		if !ok {
 			return
 		}
-		cb, ctx := x.reg.Callback()
-		if cb == nil || x.reg.Closed() {
-			continue
+		if p := x.deliver(); p != nil && panicked == nil {
+			panicked = p
 		}
-		cb(x.source, x.code, x.info.Level, x.info.MatchAnyKeyword, x.info.MatchAllKeyword, nil, ctx)
 	}
+}
+
+// deliver calls the registration's callback with the notification, unless it has none or
+// is closed, and returns what the callback panicked with, or nil.
+func (x notification) deliver() (panicked any) {
+	cb, ctx := x.reg.Callback()
+	if cb == nil || x.reg.Closed() {
+		return nil
+	}
+	defer func() { panicked = recover() }()
+	cb(x.source, x.code, x.info.Level, x.info.MatchAnyKeyword, x.info.MatchAllKeyword, nil, ctx)
+	return nil
 }

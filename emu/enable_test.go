@@ -198,6 +198,45 @@ func TestCallbackMayCallControlFunctions(t *testing.T) {
 	}
 }
 
+// A callback that panics keeps no other registration from its callback: the panic comes
+// out of the control call that delivered it, after the rest of the queue.
+func TestPanickingCallbackStrandsNoOther(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	h, _ := startMem(t, k, "a", 0)
+	if _, err := k.EventRegister(provA, func(_ guid.GUID, code regentry.ControlCode, _ uint8, _, _ uint64, _ []byte, _ any) {
+		if code == regentry.ControlEnable {
+			panic("the provider's callback failed")
+		}
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint8
+	if _, err := k.EventRegister(provA, func(_ guid.GUID, _ regentry.ControlCode, level uint8, _, _ uint64, _ []byte, _ any) {
+		got = append(got, level)
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "the provider's callback failed" {
+				t.Errorf("EnableTraceEx2 panicked with %v, want the callback's panic", p)
+			}
+		}()
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 3, 0, 0, nil)
+	}()
+	if len(got) != 1 || got[0] != 3 {
+		t.Fatalf("the other registration's callbacks: %v, want its enable at level 3", got)
+	}
+	// The kernel goes on: the next control call's callbacks are delivered.
+	func() {
+		defer func() { recover() }()
+		k.EnableTraceEx2(h, provA, regentry.ControlEnable, 4, 0, 0, nil)
+	}()
+	if len(got) != 2 || got[1] != 4 {
+		t.Fatalf("callbacks after the panic: %v, want a second at level 4", got)
+	}
+}
+
 func TestProviderGroups(t *testing.T) {
 	k := newKernel(t, winver.V2004)
 	grp := guid.FromName("MyGroup")
