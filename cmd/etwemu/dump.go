@@ -467,7 +467,15 @@ type summaryRow struct {
 
 type summary struct {
 	rows map[summaryKey]*summaryRow
+	// other sums the records of the groups past the first maxSummaryGroups, once rows
+	// holds that many: a file whose every record names a provider of its own would
+	// otherwise need a row per record (others says some were summed).
+	other  summaryRow
+	others bool
 }
+
+// maxSummaryGroups bounds the groups dump -summary keeps a row for.
+const maxSummaryGroups = 10000
 
 func (s *summary) add(e *decode.Event) {
 	k := summaryKey{Kind: e.Kind, ID: -1, Hook: -1}
@@ -480,11 +488,21 @@ func (s *summary) add(e *decode.Event) {
 		k.Hook = int(e.HookID)
 	}
 	r := s.rows[k]
-	if r == nil {
+	switch {
+	case r != nil:
+	case len(s.rows) >= maxSummaryGroups:
+		r = &s.other
+		if !s.others {
+			s.others = true
+			*r = summaryRow{summaryKey: summaryKey{ID: -1, Hook: -1}, First: e.Time, Last: e.Time, FirstTS: e.TimeStamp, LastTS: e.TimeStamp}
+		}
+	default:
 		r = &summaryRow{summaryKey: k, First: e.Time, Last: e.Time, FirstTS: e.TimeStamp, LastTS: e.TimeStamp}
 		s.rows[k] = r
 	}
-	r.Name, r.HookName = e.ProviderName, e.HookName
+	if r != &s.other {
+		r.Name, r.HookName = e.ProviderName, e.HookName
+	}
 	r.Count++
 	r.Bytes += uint64(e.Size)
 	r.FirstTS, r.LastTS = min(r.FirstTS, e.TimeStamp), max(r.LastTS, e.TimeStamp)
@@ -518,23 +536,28 @@ func (r *summaryRow) who() string {
 // where a record's traits or the kernel's event classes give one, else by GUID; kernel
 // hooks by their EventTrace record or event class), then id, as a table or JSON lines.
 func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
-	rows := make([]*summaryRow, 0, len(s.rows))
+	type sorted struct {
+		*summaryRow
+		who string // the row's who, worked out once
+	}
+	rows := make([]sorted, 0, len(s.rows))
 	for _, r := range s.rows {
-		rows = append(rows, r)
+		rows = append(rows, sorted{r, r.who()})
 	}
 	sort.Slice(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.Kind != b.Kind {
 			return a.Kind < b.Kind
 		}
-		if wa, wb := a.who(), b.who(); wa != wb {
-			return wa < wb
+		if a.who != b.who {
+			return a.who < b.who
 		}
 		if a.Hook != b.Hook {
 			return a.Hook < b.Hook
 		}
 		return a.ID < b.ID
 	})
+	otherText := fmt.Sprintf("the groups past the first %d", maxSummaryGroups)
 	timeText := func(t time.Time, ts int64) string {
 		if t.IsZero() {
 			return strconv.FormatInt(ts, 10)
@@ -575,6 +598,17 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 				return err
 			}
 		}
+		if s.others {
+			o := &s.other
+			return enc.Encode(struct {
+				Kind           string `json:"kind"`
+				About          string `json:"about"`
+				Count          uint64 `json:"count"`
+				Bytes          uint64 `json:"bytes"`
+				FirstTimeStamp int64  `json:"firstTimeStamp"`
+				LastTimeStamp  int64  `json:"lastTimeStamp"`
+			}{"other", otherText, o.Count, o.Bytes, o.FirstTS, o.LastTS})
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -585,12 +619,20 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 		if r.ID >= 0 {
 			id = strconv.Itoa(r.ID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, r.who(), id, r.Count, r.Bytes, timeText(r.First, r.FirstTS), timeText(r.Last, r.LastTS))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, r.who, id, r.Count, r.Bytes, timeText(r.First, r.FirstTS), timeText(r.Last, r.LastTS))
 		events += r.Count
 		bytes += r.Bytes
 	}
+	if o := &s.other; s.others {
+		fmt.Fprintf(tw, "other\t%s\t-\t%d\t%d\t%s\t%s\t\n", otherText, o.Count, o.Bytes, timeText(o.First, o.FirstTS), timeText(o.Last, o.LastTS))
+		events += o.Count
+		bytes += o.Bytes
+	}
 	tw.Flush()
 	fmt.Fprintf(out, "\n%d records in %d groups (%d in the header buffer), %d bytes\n", records, len(rows), header, bytes)
+	if s.others {
+		fmt.Fprintf(out, "(dump -summary keeps a row for %d groups; the records of the others are summed in the row \"other\")\n", maxSummaryGroups)
+	}
 	if events != uint64(records) {
 		return fmt.Errorf("summary counted %d records, the walk %d", events, records)
 	}

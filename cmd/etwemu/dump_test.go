@@ -589,3 +589,30 @@ func TestFileTimeDigits(t *testing.T) {
 		t.Errorf("fileTime = %q, want %q", got, want)
 	}
 }
+
+// dump -summary keeps a row for at most maxSummaryGroups groups, whatever the file: the
+// records of the others are summed in one row, so that every record is still counted.
+func TestSummaryGroupsBounded(t *testing.T) {
+	s := summary{rows: map[summaryKey]*summaryRow{}}
+	const n = maxSummaryGroups + 50
+	for i := range n {
+		e := &decode.Event{}
+		e.Kind, e.Size, e.TimeStamp = etl.KindEventHeader, 100, int64(i)
+		e.Provider = guid.FromName(strconv.Itoa(i)) // a provider of its own for each record
+		s.add(e)
+	}
+	if len(s.rows) != maxSummaryGroups || s.other.Count != 50 {
+		t.Fatalf("%d rows and %d records in other, want %d and 50", len(s.rows), s.other.Count, maxSummaryGroups)
+	}
+	var out bytes.Buffer
+	if err := s.print(&out, false, n, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), fmt.Sprintf("the groups past the first %d", maxSummaryGroups)) {
+		t.Errorf("the text names no other row:\n%s", out.String()[max(0, out.Len()-400):])
+	}
+	out.Reset()
+	if err := s.print(&out, true, n, 0); err != nil || !strings.Contains(out.String(), `"kind":"other"`) {
+		t.Errorf("the JSON has no other row (%v)", err)
+	}
+}
