@@ -445,6 +445,9 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 	fmt.Fprintf(out, "  events lost        %12d  (EventsLost of the session after StopTrace, as in the file's header; the writers counted %d)\n", lost, writersLost)
 	fmt.Fprintf(out, "  filtered out       %12d  (EventEnabled said no: level or keyword not enabled)\n", filtered)
 	fmt.Fprintf(out, "  buffers written    %12d  (LogBuffersLost %d, NumberOfBuffers %d of at most %d)\n", p.BuffersWritten, p.LogBuffersLost, p.NumberOfBuffers, p.MaximumBuffers)
+	if s.EventsOverwritten > 0 || s.BuffersOverwritten > 0 {
+		fmt.Fprintf(out, "  events overwritten %12d  (in %d buffers the in-memory ring wrote over: not lost in Windows' terms, but no longer anywhere)\n", s.EventsOverwritten, s.BuffersOverwritten)
+	}
 	per := make([]string, len(s.BuffersPerStream))
 	for i, n := range s.BuffersPerStream {
 		per[i] = fmt.Sprintf("cpu%d=%d", i, n)
@@ -452,7 +455,7 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 	fmt.Fprintf(out, "  buffers per processor  %s\n", strings.Join(per, " "))
 	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
 	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run: sealing, handing on and recycling buffers, %.0f%% of the run handing them to the sink and file; idle %.0f%%)\n\n", 100*busy, 100*min(output, busy), 100*(1-busy))
-	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, sec, p, fileErr, busy, output))
+	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, s.EventsOverwritten, sec, p, fileErr, busy, output))
 }
 
 // share is d as a share of the run's elapsed time, at most 1 (the logger's time also
@@ -474,7 +477,7 @@ const loggerBound = 0.9
 // writers had a processor each, and why events were lost, if they were. fileErr is the
 // first error the log file met (Session.FileErr): it says why buffers could not be
 // written, a full disk or a file at MaximumFileSize.
-func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu.Properties, fileErr error, busy, output float64) string {
+func conclusions(writers, procs int, delivered, lost, overwritten uint64, sec float64, p *emu.Properties, fileErr error, busy, output float64) string {
 	var b strings.Builder
 	rate := float64(delivered) / sec / 1e6
 	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %.2f M per writer. ", writers, rate, rate/float64(writers))
@@ -506,6 +509,9 @@ func conclusions(writers, procs int, delivered, lost uint64, sec float64, p *emu
 		fmt.Fprintf(&b, "%d events (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY): raise -min-buffers or -max-buffers, or make the sink faster, as you would for a real ETW session.\n", lost, 100*float64(lost)/float64(lost+delivered))
 	case p.LogBuffersLost > 0:
 		fmt.Fprintf(&b, "No event was lost by a writer, but %d full buffers could not be written to the log file (%s).\n", p.LogBuffersLost, why)
+	case overwritten > 0:
+		fmt.Fprintf(&b, "No event was lost by a writer, but the in-memory ring (BUFFERING) wrote over %d of them (%.2f%%) and keeps only the newest: a ring holds the last moments before a snapshot (etwemu logsave saves one to a file), not every event.\n",
+			overwritten, 100*float64(overwritten)/float64(delivered))
 	default:
 		fmt.Fprintln(&b, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
 	}

@@ -202,25 +202,28 @@ func TestDemoConclusions(t *testing.T) {
 		want            []string
 		wantNot         []string
 		busy, output    float64 // the logger's busy share of the run, and the part handing buffers on
+		overwritten     uint64  // events the ring wrote over
 	}{
-		{1, 2, 1000, 0, 0, nil, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil, 0, 0},
-		{4, 2, 1000, 0, 0, nil, []string{"shared 2 processor(s)"}, []string{"own"}, 0, 0},
-		{2, 2, 900, 100, 0, nil, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}, 0, 0},
-		{2, 2, 900, 100, 7, winerr.New(winerr.ErrLogFileFull, "log file reached MaximumFileSize"), []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL", "-max-file-size"}, nil, 0, 0},
+		{1, 2, 1000, 0, 0, nil, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil, 0, 0, 0},
+		{4, 2, 1000, 0, 0, nil, []string{"shared 2 processor(s)"}, []string{"own"}, 0, 0, 0},
+		{2, 2, 900, 100, 0, nil, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}, 0, 0, 0},
+		{2, 2, 900, 100, 7, winerr.New(winerr.ErrLogFileFull, "log file reached MaximumFileSize"), []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL", "-max-file-size"}, nil, 0, 0, 0},
 		// A full disk is named, never blamed on MaximumFileSize.
-		{2, 2, 900, 100, 7, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"7 full buffers could not be written", "ERROR_DISK_FULL", "the disk is full"}, []string{"MaximumFileSize", "-max-file-size"}, 0, 0},
-		{2, 2, 900, 0, 3, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"3 full buffers could not be written", "ERROR_DISK_FULL"}, []string{"MaximumFileSize"}, 0, 0},
-		{2, 2, 0, 100, 0, nil, []string{"No event reached the session"}, nil, 0, 0},
+		{2, 2, 900, 100, 7, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"7 full buffers could not be written", "ERROR_DISK_FULL", "the disk is full"}, []string{"MaximumFileSize", "-max-file-size"}, 0, 0, 0},
+		{2, 2, 900, 0, 3, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"3 full buffers could not be written", "ERROR_DISK_FULL"}, []string{"MaximumFileSize"}, 0, 0, 0},
+		{2, 2, 0, 100, 0, nil, []string{"No event reached the session"}, nil, 0, 0, 0},
 		// A logger with no time left to wait limited the rate, not the writers: no advice
 		// to try other processor counts. Which part of it, sealing or the sink, is named.
-		{2, 2, 900, 100, 0, nil, []string{"busy 95% of the run", "it, not the writers, limited the rate", "more processors would not help"}, []string{"run again with another -processors"}, 0.95, 0.1},
-		{2, 2, 900, 100, 0, nil, []string{"busy 99% of the run, 90% of it handing buffers", "the sink, not the writers, limited the rate"}, []string{"run again with another -processors"}, 0.99, 0.9},
+		{2, 2, 900, 100, 0, nil, []string{"busy 95% of the run", "it, not the writers, limited the rate", "more processors would not help"}, []string{"run again with another -processors"}, 0.95, 0.1, 0},
+		{2, 2, 900, 100, 0, nil, []string{"busy 99% of the run, 90% of it handing buffers", "the sink, not the writers, limited the rate"}, []string{"run again with another -processors"}, 0.99, 0.9, 0},
 		// A busy logger that lost nothing limited nothing.
-		{2, 2, 900, 0, 0, nil, []string{"run again with another -processors"}, []string{"limited the rate"}, 0.95, 0.1},
+		{2, 2, 900, 0, 0, nil, []string{"run again with another -processors"}, []string{"limited the rate"}, 0.95, 0.1, 0},
+		// A ring that wrote over events says so, and gives no advice about a slow sink.
+		{2, 2, 900, 0, 0, nil, []string{"the in-memory ring (BUFFERING) wrote over 800 of them (88.89%)"}, []string{"No events were lost", "-slow-sink"}, 0, 0, 800},
 	} {
 		p := *none
 		p.LogBuffersLost = c.logLost
-		got := conclusions(c.writers, c.procs, c.delivered, c.lost, 1, &p, c.fileErr, c.busy, c.output)
+		got := conclusions(c.writers, c.procs, c.delivered, c.lost, c.overwritten, 1, &p, c.fileErr, c.busy, c.output)
 		if strings.Contains(got, "grows with processors") {
 			t.Errorf("%+v: claims scaling: %s", c, got)
 		}
