@@ -399,7 +399,7 @@ func progress(ctx context.Context, out io.Writer, cfg demoConfig, start time.Tim
 		return
 	}
 	tty := false
-	if f, ok := out.(*os.File); ok {
+	if f, ok := out.(interface{ Stat() (os.FileInfo, error) }); ok { // a file, or run's output
 		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
 			tty = true
 		}

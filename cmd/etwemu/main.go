@@ -4,10 +4,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"sync"
+	"syscall"
+
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // command is one subcommand.
@@ -55,7 +60,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	return c.run(args[1:], stdout, stderr)
+	out := &outputWriter{w: stdout}
+	code := c.run(args[1:], out, stderr)
+	if err := out.failed(); err != nil && code == 0 {
+		fmt.Fprintf(stderr, "etwemu %s: %v\n", name, err)
+		return 1
+	}
+	return code
+}
+
+// outputWriter is a command's standard output, keeping the first error writing to it: a
+// command that did its work fails all the same when what it printed did not reach its
+// output (a full disk). Commands may write from more than one goroutine (mu).
+type outputWriter struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error // the first write error, under mu
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// Stat is the output file's, where the output is a file: commands ask whether it is a
+// terminal.
+func (o *outputWriter) Stat() (os.FileInfo, error) {
+	if f, ok := o.w.(*os.File); ok {
+		return f.Stat()
+	}
+	return nil, errors.ErrUnsupported
+}
+
+// failed returns the first write error as the Windows code a full disk gives
+// (ERROR_DISK_FULL), or nil.
+func (o *outputWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.err == nil:
+		return nil
+	case errors.Is(o.err, syscall.ENOSPC):
+		return winerr.New(winerr.ErrDiskFull, "the disk is full: the output was not written whole: %v", o.err)
+	}
+	return winerr.New(winerr.ErrDiskFull, "the output was not written whole: %v", o.err)
 }
 
 func usage(w io.Writer) {

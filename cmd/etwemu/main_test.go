@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,5 +293,20 @@ func TestSlowSinkOnlyWhileWriting(t *testing.T) {
 	s = &slowSink{delay: time.Hour, ctx: ctx}
 	if err := s.WriteBuffer(buf); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fullWriter is an output on a full disk.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A command whose output does not reach it fails, naming why: help, and demo's report.
+func TestOutputOnAFullDisk(t *testing.T) {
+	for _, args := range [][]string{{"help", "demo"}, {"demo", "-duration", "10ms", "-progress", "0"}, {"version"}} {
+		var errb bytes.Buffer
+		if code := run(args, fullWriter{}, &errb); code != 1 || !strings.Contains(errb.String(), "ERROR_DISK_FULL (112): the disk is full: the output was not written whole") {
+			t.Errorf("%v on a full disk: exit %d, stderr %q", args, code, errb.String())
+		}
 	}
 }
