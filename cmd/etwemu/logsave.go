@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
@@ -96,6 +97,7 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 	data := make([]byte, payload)
 	refused := 0
 	wanted := events
+	start, shown := time.Now(), time.Now()
 	for i := 0; i < wanted; i++ {
 		if i > 0 && i%logsaveBatch == 0 {
 			if i == logsaveBatch && logsaveWriting != nil {
@@ -104,6 +106,10 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 			if ctx.Err() != nil {
 				events = i
 				break
+			}
+			if now := time.Now(); now.Sub(shown) >= time.Second { // a line a second on a long run
+				shown = now
+				fmt.Fprintf(out, "  %5.1fs  wrote %d of %d events (%.0f%%)\n", now.Sub(start).Seconds(), i, wanted, 100*float64(i)/float64(wanted))
 			}
 		}
 		if payload >= 4 {
