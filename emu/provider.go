@@ -109,7 +109,13 @@ const traitsSince = winver.V10_0
 
 // EventRegister registers a provider (a user-mode, modern registration) and returns its
 // handle. If sessions enabled the provider before it registered, the callback runs at
-// once with the aggregate enablement and a GUID_NULL source.
+// once with the aggregate enablement and a GUID_NULL source: before EventRegister
+// returns, unless another goroutine is delivering callbacks at that moment (another
+// control call's, perhaps one that blocks). Callbacks are delivered one at a time, in the
+// order the kernel queued them, so that goroutine delivers this one after those before
+// it, and EventRegister returns without waiting: waiting would deadlock a callback that
+// registers a provider. The registration's EnableMask is set either way; only the
+// callback comes later.
 //
 // Errors: ERROR_NOT_SUPPORTED before 6.0, which has no EventRegister;
 // ERROR_INVALID_PARAMETER for a GUID_NULL provider or a context without a callback.

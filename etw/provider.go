@@ -121,7 +121,9 @@ func NewProviderWithID(name string, id guid.GUID, callback EnableCallback) (*Pro
 
 // NewProviderWithOptions creates and registers a provider: EventRegister, then
 // EventSetInformation(EventProviderSetTraits) with the provider metadata (its name and
-// group). If a session enabled the provider before, the callback runs before it returns.
+// group). If a session enabled the provider before, the callback runs before it returns,
+// unless another goroutine is delivering callbacks at that moment (emu's EventRegister
+// says when): IsEnabled may then say false until that goroutine has delivered it.
 // Errors are the kernel's (a Windows code with the reason), ERROR_INVALID_PARAMETER for
 // a nil option, or a name too long for the metadata's 16-bit size.
 func NewProviderWithOptions(name string, options ...ProviderOpt) (*Provider, error) {
