@@ -155,8 +155,8 @@ func TestUnregisterStopsWritesAndCallbacks(t *testing.T) {
 	if err := k.EventUnregister(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.EventWrite(r, &EventDescriptor{Level: 1}); !errors.Is(err, winerr.ErrInvalidHandle) {
-		t.Fatalf("write through a closed handle: %v", err)
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}); !errors.Is(err, winerr.ErrInvalidHandle) || !strings.Contains(err.Error(), "EventUnregister ran") {
+		t.Fatalf("write through a closed handle: %v, want ERROR_INVALID_HANDLE with the reason", err)
 	}
 	if err := k.EventUnregister(r); !errors.Is(err, winerr.ErrInvalidHandle) {
 		t.Fatalf("second unregister: %v", err)

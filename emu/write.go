@@ -189,7 +189,7 @@ func (k *Kernel) EventWriteDescriptors(r *Registration, d *EventDescriptor, o *W
 		return nil
 	}
 	if r == nil {
-		return winerr.ErrInvalidHandle
+		return errNilRegistration
 	}
 	if len(descs) > MaxDataDescriptors {
 		return winerr.ErrInvalidParameter
@@ -241,7 +241,7 @@ func appendBlock(acc, block []byte) []byte {
 // (BenchmarkWrite).
 func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, data [][]byte) error {
 	if h == nil {
-		return winerr.ErrInvalidHandle
+		return errNilRegistration
 	}
 	if h.k != k {
 		return errForeign()
@@ -252,7 +252,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		return nil
 	}
 	if regentry.IsClosedWord(w) {
-		return winerr.ErrInvalidHandle
+		return errClosedRegistration
 	}
 	if d == nil || len(data) > MaxDataDescriptors {
 		return winerr.ErrInvalidParameter
@@ -475,3 +475,10 @@ func (t *Tally) count(id uint16, ok bool) {
 		t.Lost[id]++
 	}
 }
+
+// The refusals of a write to a handle that is no registration: made once, so that a
+// writer that races EventUnregister allocates nothing, and with the reason.
+var (
+	errNilRegistration    = winerr.Because(winerr.ErrInvalidHandle, "the registration handle is nil")
+	errClosedRegistration = winerr.Because(winerr.ErrInvalidHandle, "the registration is closed (EventUnregister ran)")
+)
