@@ -2,12 +2,16 @@ package bench
 
 import (
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
@@ -23,14 +27,16 @@ import (
 // events/s it reports buffers/s and logger-busy, the share of the run the logger
 // goroutine worked rather than waited: near 1, buffers/s is the logger's capacity; well
 // below it, the writers (or the machine) held the rate down and buffers/s is a lower
-// bound.
+// bound. BLOCKING is a private logger's mode, and a private logger cannot be real-time:
+// with the discard and counting sinks its log file is one that keeps nothing
+// (discardFS), so that the sink is all the output costs beside the file's bookkeeping.
 func BenchmarkLogger(b *testing.B) {
 	sinks := []struct {
 		name string
 		set  func(b *testing.B, p *emu.Properties)
 	}{
-		{"discard", func(b *testing.B, p *emu.Properties) { p.Sink = session.Discard{} }},
-		{"counter", func(b *testing.B, p *emu.Properties) { p.Sink = &session.Counter{} }},
+		{"discard", func(b *testing.B, p *emu.Properties) { p.Sink, p.LogFileName = session.Discard{}, discardFile }},
+		{"counter", func(b *testing.B, p *emu.Properties) { p.Sink, p.LogFileName = &session.Counter{}, discardFile }},
 		// A circular file of 64 MB: real writes to the file system, bounded on disk.
 		{"file", func(b *testing.B, p *emu.Properties) {
 			p.LogFileName = filepath.Join(b.TempDir(), "logger.etl")
@@ -49,7 +55,7 @@ func BenchmarkLogger(b *testing.B) {
 
 // loggerCapacity is one case of BenchmarkLogger.
 func loggerCapacity(b *testing.B, kb uint32, sink func(*testing.B, *emu.Properties)) {
-	k, err := emu.New(emu.Config{})
+	k, err := emu.New(emu.Config{FileSystem: discardFS{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,9 +68,6 @@ func loggerCapacity(b *testing.B, kb uint32, sink func(*testing.B, *emu.Properti
 	p := &emu.Properties{BufferSize: kb, MinimumBuffers: 8, MaximumBuffers: 8,
 		LogFileMode: logmode.PrivateLogger | logmode.PrivateInProc | logmode.Blocking}
 	sink(b, p)
-	if p.LogFileName == "" {
-		p.LogFileMode |= logmode.RealTime
-	}
 	h, err := k.StartTrace("logger-capacity", p)
 	if err != nil {
 		b.Fatal(err)
@@ -86,3 +89,51 @@ func loggerCapacity(b *testing.B, kb uint32, sink func(*testing.B, *emu.Properti
 	}
 	b.ReportMetric(float64(after.EventsLost-before.EventsLost)/float64(b.N), "lost/op")
 }
+
+// discardFile is the log file name the discard and counting sinks' sessions write to:
+// discardFS keeps nothing of it. Any other name is a file of the operating system.
+const discardFile = "discard.etl"
+
+// discardFS is a file system whose discardFile keeps nothing but its size, and whose
+// other files are the operating system's.
+type discardFS struct{}
+
+func (discardFS) OpenFile(name string, flag int, perm os.FileMode) (etl.WriteFile, error) {
+	if name != discardFile {
+		return etl.OS{}.OpenFile(name, flag, perm)
+	}
+	return &nothing{}, nil
+}
+
+// nothing is an open discardFile: writes are dropped, reads are zeros up to its size.
+type nothing struct{ size int64 }
+
+func (f *nothing) WriteAt(p []byte, off int64) (int, error) {
+	f.size = max(f.size, off+int64(len(p)))
+	return len(p), nil
+}
+
+func (f *nothing) ReadAt(p []byte, off int64) (int, error) {
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	n := copy(p, make([]byte, min(int64(len(p)), f.size-off)))
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *nothing) Truncate(size int64) error  { f.size = size; return nil }
+func (f *nothing) Stat() (os.FileInfo, error) { return nothingInfo{f.size}, nil }
+func (f *nothing) Close() error               { return nil }
+
+// nothingInfo is a discardFile's FileInfo.
+type nothingInfo struct{ size int64 }
+
+func (i nothingInfo) Name() string       { return discardFile }
+func (i nothingInfo) Size() int64        { return i.size }
+func (i nothingInfo) Mode() os.FileMode  { return 0o644 }
+func (i nothingInfo) ModTime() time.Time { return time.Time{} }
+func (i nothingInfo) IsDir() bool        { return false }
+func (i nothingInfo) Sys() any           { return nil }
