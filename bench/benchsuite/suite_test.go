@@ -151,3 +151,21 @@ func TestMeasurePicksRuns(t *testing.T) {
 		t.Errorf("runs %v, want %v in the order run", got[1].Runs, want)
 	}
 }
+
+// A row that lost events counts only the accepted ones in events/s and MB/s, and past
+// LossyAt shows its loss instead of a ratio to the floor.
+func TestTableCountsAcceptedEvents(t *testing.T) {
+	lossy := mk("b/lossy", 100, false, false, 10)
+	lossy.Extra = map[string]float64{"lost/op": 0.5}
+	clean := mk("b/clean", 100, false, false, 10)
+	clean.Extra = map[string]float64{"lost/op": 0}
+	table := Table([]Result{mk("b/floor", 100, false, true, 10), lossy, clean})
+	for _, want := range []string{
+		"| `b/lossy` | 10.00 | 0 % | 5000 | 50.0 M | 0.5 |", "| lost 50 % |",
+		"| `b/clean` | 10.00 | 0 % | 10000 | 100.0 M | 0 |", "| 1.00 |",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}

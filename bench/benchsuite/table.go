@@ -27,6 +27,11 @@ const Runs = 3
 // development machine the probe alone varied 17 – 69 % between runs (bench/HISTORY.md).
 const UnsteadyAt = 0.25
 
+// LossyAt is the share of a row's events lost (its lost/op) past which Table gives the
+// row no ratio to the floor but the loss: its time per call mixes writes with cheaper
+// refusals. Its events/s and MB/s count the accepted events only, whatever the loss.
+const LossyAt = 0.01
+
 // Measure runs each case Runs times with testing.Benchmark (so -test.benchtime applies)
 // and calls progress before each case; it returns the results in order.
 func Measure(cases []Case, progress func(i int, c Case)) []Result {
@@ -106,10 +111,15 @@ func Table(results []Result) string {
 		case r.Unwritten:
 			evs = "none written"
 		case ns > 0:
-			mbs = fmt.Sprintf("%.0f", float64(r.Payload)*1e3/ns)
-			evs = fmt.Sprintf("%.1f M", 1e3/ns)
+			// Events the sessions accepted: a call whose event was lost is cheaper than a
+			// write, and counting it would make a session short of buffers look fast.
+			accepted := 1 - min(1, r.Extra["lost/op"])
+			mbs = fmt.Sprintf("%.0f", accepted*float64(r.Payload)*1e3/ns)
+			evs = fmt.Sprintf("%.1f M", accepted*1e3/ns)
 			if f, ok := floor[key(r.Case)]; ok && f.NsPerOp() > 0 {
 				switch {
+				case accepted < 1-LossyAt:
+					ratio = fmt.Sprintf("lost %.0f %%", 100*(1-accepted))
 				case r.Spread() > UnsteadyAt:
 					ratio = "unsteady"
 				case f.Spread() > UnsteadyAt:
@@ -155,7 +165,9 @@ func ProbeNs() float64 {
 // the suite, and how to read the table.
 func Trailer(before, after float64) string {
 	return fmt.Sprintf("\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n", before, after, 100*Spread([]float64{before, after})) +
-		"\n× floor is the time per event against the floor's at the same payload and parallelism.\n" +
+		"\n× floor is the time per event against the floor's at the same payload and parallelism;\n" +
+		"a row that lost more than 1 % of its events shows the loss instead. events/s and MB/s count\n" +
+		"the events the sessions accepted.\n" +
 		"Rows of \"none written\" time EventWrite calls whose events no session takes (a disabled\n" +
 		"provider, a filtered level): ns/op is a call's, not compared with the floor, which writes.\n" +
 		"For numbers to compare, use `go test -bench . -count 10 ./bench/` and benchstat.\n"
