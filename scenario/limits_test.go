@@ -261,7 +261,7 @@ func TestFirstCommandsHelp(t *testing.T) {
 		{"start s1", "(start s1 file=s1.etl writes a log file; mode=REAL_TIME delivers to a consumer"},
 		{"enable s1 P", `enable: ERROR_WMI_INSTANCE_NOT_FOUND (4201): no session named "s1" was started (start s1 file=s1.etl, or mode=REAL_TIME, starts one)`},
 		{"counters s1 TotalCycles", `no session named "s1" was started`},
-		{"write Q 2", "write: EventWriteEx: ERROR_INVALID_HANDLE (6): the registration handle is nil (Q is not registered: register Q first; all 2 writes failed)"},
+		{"write Q 2", "write: EventWriteEx: ERROR_INVALID_HANDLE (6) (Q is not registered: register Q first; all 2 writes failed)"},
 		{"logdump s t=-1", "t=-1: a number from 0 to 10000 (decimal or 0x hex)"},
 		{"enable s P level=999", "level=999: a number from 0 to 255"},
 		{"bufdump s bytes=99999999", "bytes=99999999: a number from 0 to 65536"},

@@ -782,10 +782,15 @@ func cmdWrite(m *Machine, a args) error {
 		}
 	}
 	if failed != nil && (p.reg == nil || p.closed) {
-		// Nothing reached a session: the error alone says what happened.
+		// Nothing reached a session: the code alone says what happened, with the
+		// scenario's reason in the place of the kernel's, which speaks of handles.
 		why := fmt.Sprintf("%s is not registered: register %s first", p.name, p.name)
 		if p.closed {
 			why = fmt.Sprintf("%s was unregistered", p.name)
+		}
+		var we *winerr.Error
+		if errors.As(failed, &we) {
+			failed = we.Errno
 		}
 		return fmt.Errorf("EventWriteEx: %w (%s; all %d writes failed)", failed, why, done)
 	}
