@@ -101,7 +101,7 @@ func TestBenchTable(t *testing.T) {
 	if strings.Contains(s, "] payload=") {
 		t.Fatalf("progress lines on stdout:\n%s", s)
 	}
-	rows := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([0-9.]+) \\| [0-9]+ % \\|.*\\| ([0-9.]*|unsteady|unsteady floor) \\|$").FindAllStringSubmatch(s, -1)
+	rows := regexp.MustCompile("(?m)^\\| `([^`]+)` \\| ([0-9.]+) \\| [0-9]+ % \\|.*\\| ([0-9.]*|unsteady|unsteady floor|lost [0-9]+ %) \\|$").FindAllStringSubmatch(s, -1)
 	if len(progress) == 0 || len(rows) != len(progress) {
 		t.Fatalf("%d progress lines, %d table rows:\n%s", len(progress), len(rows), s)
 	}
