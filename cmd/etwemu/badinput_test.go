@@ -127,3 +127,22 @@ func TestBadInputs(t *testing.T) {
 		t.Fatalf("%d cases; the table should cover at least 40 bad inputs", len(cases))
 	}
 }
+
+// A flag the flag package refuses is named with the command, and a duration flag says
+// what it takes: go test's "1x" is no duration.
+func TestFlagParseErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "-benchtime", "1x"}, "etwemu bench: invalid value \"1x\" for flag -benchtime: parse error (a duration such as 300ms, 2s or 1m)"},
+		{[]string{"web", "-duration", "5q"}, "etwemu web: invalid value \"5q\" for flag -duration: parse error (a duration"},
+		{[]string{"dt", "-bogus"}, "etwemu dt: flag provided but not defined: -bogus"},
+		{[]string{"dump", "-limit", "abc", "x.etl"}, "etwemu dump: invalid value \"abc\" for flag -limit: parse error\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}

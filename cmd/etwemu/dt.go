@@ -36,8 +36,8 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	versions := fs.Bool("versions", false, "one column of offsets per version the structure exists in")
 	asJSON := fs.Bool("json", false, "print JSON instead of text")
 	recurse := fs.Bool("r", false, "as WinDbg's dt -r: expand members whose type the catalogue has (WNODE_HEADER in EVENT_TRACE_PROPERTIES, TRACE_ENABLE_INFO in ETW_GUID_ENTRY) and list each arm of a union, indented")
-	fs.SetOutput(stderr)
-	fs.Usage = func() {} // the flag package prints the error; the help goes to stdout
+	fs.SetOutput(io.Discard) // the error is printed below, named by the command
+	fs.Usage = func() {}     // the help goes to stdout
 	// Flags and names may come in any order (dt NAME -version 6.1, as WinDbg writes it, or
 	// dt -diff 6.1 6.2 -json): parse up to each name, keep it, and go on after it.
 	var rest []string
@@ -47,7 +47,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 				printUsage(fs, dtAbout, stdout)
 				return 0
 			}
-			fmt.Fprintln(stderr, "Run 'etwemu help dt' for its flags.")
+			fmt.Fprintf(stderr, "etwemu dt: %v\nRun 'etwemu help dt' for its flags.\n", err)
 			return 2
 		}
 		if args = fs.Args(); len(args) == 0 {

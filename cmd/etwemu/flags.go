@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -34,14 +35,16 @@ const maxBufferKB = 16384
 // is printed on stderr with a pointer to the help and stops with 2. It returns the exit
 // code to stop with, or -1 to go on.
 func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdout, stderr io.Writer) int {
+	fs.SetOutput(io.Discard) // the error is printed below, named by the command
+	fs.Usage = func() {}     // the help goes to stdout below
+	err := fs.Parse(args)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {} // the flag package prints the error; the help goes to stdout below
-	if err := fs.Parse(args); err != nil {
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, about, stdout)
 			return 0
 		}
-		fmt.Fprintf(stderr, "Run 'etwemu help %s' for its flags.\n", fs.Name())
+		fmt.Fprintf(stderr, "etwemu %s: %v%s\nRun 'etwemu help %s' for its flags.\n", fs.Name(), err, durationHint(fs, err), fs.Name())
 		return 2
 	}
 	switch {
@@ -53,6 +56,23 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 		return 2
 	}
 	return -1
+}
+
+// durationHint says what a duration flag takes, when err is the flag package's refusal
+// of one's value ("1x", go test's count of runs, is no duration); "" otherwise.
+func durationHint(fs *flag.FlagSet, err error) string {
+	m := regexp.MustCompile(`for flag -(\S+): parse error`).FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	if f := fs.Lookup(m[1]); f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if _, ok := g.Get().(time.Duration); ok {
+				return " (a duration such as 300ms, 2s or 1m)"
+			}
+		}
+	}
+	return ""
 }
 
 // flagAfter returns, for a command given more arguments than it takes, the hint that a

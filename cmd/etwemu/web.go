@@ -57,16 +57,17 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("processors", min(runtime.NumCPU(), 4), "with -live: emulated processors, one writer goroutine each (1 to 64)")
 	payload := fs.Int("payload", 64, "with -live: payload bytes per event (0 to 4096)")
 	duration := fs.Duration("duration", 0, "with -live: stop the writers and the server after this long and print their write rate (0: run until a signal; at most 24h)")
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // the error is printed below, named by the command
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, webAbout, stdout)
 			return 0
 		}
-		fmt.Fprintln(stderr, "Run 'etwemu help web' for its flags.")
+		fmt.Fprintf(stderr, "etwemu web: %v%s\nRun 'etwemu help web' for its flags.\n", err, durationHint(fs, err))
 		return 2
 	}
+	fs.SetOutput(stderr)
 	if fs.NArg() > 1 {
 		fmt.Fprintf(stderr, "etwemu web: name at most one SCENARIO (got %d arguments%s)\n", fs.NArg(), flagAfter(fs, "SCENARIO"))
 		return 2
