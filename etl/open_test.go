@@ -1,14 +1,18 @@
 package etl
 
 import (
+	"errors"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // Open reads regular files only: a reader goes to its buffers' offsets, and a pipe or a
@@ -64,5 +68,13 @@ func TestClockTime(t *testing.T) {
 		if ok != c.ok || ok && !got.Equal(start.Add(c.want)) {
 			t.Errorf("%d Hz, StartPerf %d, ts %d: %v %v, want %v %v", c.freq, c.perf, c.ts, got, ok, start.Add(c.want), c.ok)
 		}
+	}
+}
+
+// A path that is not there is ERROR_FILE_NOT_FOUND, and still fs.ErrNotExist.
+func TestOpenMissing(t *testing.T) {
+	_, err := Open(filepath.Join(t.TempDir(), "missing.etl"))
+	if !errors.Is(err, winerr.ErrFileNotFound) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "missing.etl") {
+		t.Errorf("%v, want ERROR_FILE_NOT_FOUND naming the path, and fs.ErrNotExist", err)
 	}
 }

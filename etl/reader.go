@@ -561,7 +561,10 @@ type File struct {
 // file.
 func Open(path string) (*File, error) {
 	// Looked at before it is opened: opening a FIFO to read waits for a writer.
-	if st, err := os.Stat(path); err != nil {
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// ERROR_FILE_NOT_FOUND, Windows' code for a file that is not there; still fs.ErrNotExist.
+		return nil, fmt.Errorf("%w: %s: no such file (%w)", winerr.ErrFileNotFound, path, fs.ErrNotExist)
+	} else if err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st)

@@ -61,6 +61,7 @@ func ByName(name string) (*Errno, bool) {
 // Win32 error codes (winerror.h).
 var (
 	ErrInvalidFunction     = win32(1, "ERROR_INVALID_FUNCTION")
+	ErrFileNotFound        = win32(2, "ERROR_FILE_NOT_FOUND")
 	ErrAccessDenied        = win32(5, "ERROR_ACCESS_DENIED")
 	ErrPathNotFound        = win32(3, "ERROR_PATH_NOT_FOUND")
 	ErrInvalidHandle       = win32(6, "ERROR_INVALID_HANDLE")
