@@ -63,10 +63,13 @@ func designName(c Case) string {
 type SweepPoint struct {
 	Writers      int     `json:"writers"`
 	Design       string  `json:"design"`
-	NsPerEvent   float64 `json:"ns_per_event"`   // median
-	EventsPerSec float64 `json:"events_per_sec"` // median
+	NsPerEvent   float64 `json:"ns_per_event"`   // median, per call
+	EventsPerSec float64 `json:"events_per_sec"` // median: the events accepted, calls whose event was lost left out
 	SlowestNs    float64 `json:"slowest_ns_per_event"`
 	Runs         int     `json:"runs"`
+	// LostPerEvent is the median over the rounds of the share of calls whose event the
+	// sessions lost (the emulator's lost/op; 0 for the baselines, which lose nothing).
+	LostPerEvent float64 `json:"lost_per_event,omitempty"`
 	// XFloor is the median, over the rounds where both were measured, of this design's
 	// time an event divided by the floor's in the same round (0 if there was none). A
 	// machine whose speed moves in steps moves both runs of a round together, so this
@@ -93,7 +96,8 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 		runtime.GOMAXPROCS(w)
 		cases := sweepCases()
 		names := make([]string, len(cases))
-		ns := make([][]float64, len(cases)) // by case, then round; 0 where a run timed nothing
+		ns := make([][]float64, len(cases))   // by case, then round; 0 where a run timed nothing
+		lost := make([][]float64, len(cases)) // the same runs' lost/op
 		for i, c := range cases {
 			names[i] = designName(c)
 		}
@@ -102,18 +106,20 @@ func Sweep(maxWriters, count int, progress func(writers int, design string, run 
 				if progress != nil {
 					progress(w, names[i], run)
 				}
-				ns[i] = append(ns[i], Result{Case: c, BenchmarkResult: testing.Benchmark(c.Run)}.NsPerOp())
+				r := Result{Case: c, BenchmarkResult: testing.Benchmark(c.Run)}
+				ns[i] = append(ns[i], r.NsPerOp())
+				lost[i] = append(lost[i], r.Extra["lost/op"])
 			}
 		}
-		out = append(out, summarize(w, names, ns)...)
+		out = append(out, summarize(w, names, ns, lost)...)
 	}
 	return out
 }
 
 // summarize turns the times of one writer count's rounds (ns[case][round], 0 for a run
-// that timed nothing) into a point per design that has any; the probe's runs give each
-// point its ProbeVar.
-func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
+// that timed nothing), and their lost/op (lost[case][round]; nil for none), into a point
+// per design that has any; the probe's runs give each point its ProbeVar.
+func summarize(writers int, names []string, ns, lost [][]float64) []SweepPoint {
 	floor := slices.Index(names, "floor")
 	probeVar := 0.0
 	if i := slices.Index(names, probe); i >= 0 {
@@ -137,10 +143,13 @@ func summarize(writers int, names []string, ns [][]float64) []SweepPoint {
 		if len(times) == 0 {
 			continue
 		}
-		med := median(times)
+		med, lostMed := median(times), 0.0
+		if lost != nil {
+			lostMed = min(1, median(slices.Clone(lost[i])))
+		}
 		out = append(out, SweepPoint{Writers: writers, Design: name, NsPerEvent: med,
-			EventsPerSec: 1e9 / med, SlowestNs: slices.Max(times), Runs: len(times),
-			XFloor: median(ratios), ProbeVar: probeVar})
+			EventsPerSec: (1 - lostMed) * 1e9 / med, SlowestNs: slices.Max(times), Runs: len(times),
+			LostPerEvent: lostMed, XFloor: median(ratios), ProbeVar: probeVar})
 	}
 	return out
 }
@@ -198,6 +207,7 @@ func SweepTable(points []SweepPoint) string {
 	}
 	b.WriteString("---:|---:|---:|\n")
 	var one float64
+	var lossy []string
 	for w := 1; ; w++ {
 		row := pointsAt(points, w)
 		if len(row) == 0 {
@@ -214,7 +224,10 @@ func SweepTable(points []SweepPoint) string {
 			if p.ProbeVar > 0 {
 				probeVar = fmt.Sprintf("%.0f %%", 100*p.ProbeVar)
 			}
-			fmt.Fprintf(&b, " %.1f (%.1f) |", p.EventsPerSec/1e6, 1e3/p.SlowestNs)
+			fmt.Fprintf(&b, " %.1f (%.1f) |", p.EventsPerSec/1e6, (1-p.LostPerEvent)*1e3/p.SlowestNs)
+			if p.LostPerEvent > LossyAt {
+				lossy = append(lossy, fmt.Sprintf("%s at %d writers lost %.0f %%", d, w, 100*p.LostPerEvent))
+			}
 			if d == "emulator" {
 				if w == 1 {
 					one = p.EventsPerSec
@@ -228,6 +241,9 @@ func SweepTable(points []SweepPoint) string {
 			}
 		}
 		fmt.Fprintf(&b, " %s | %s | %s |\n", ratio, xFloor, probeVar)
+	}
+	if len(lossy) > 0 {
+		fmt.Fprintf(&b, "\nThe rates count the events the sessions accepted; %s of its events.\n", strings.Join(lossy, ", "))
 	}
 	return b.String()
 }

@@ -109,7 +109,7 @@ func TestSummarizePairsRounds(t *testing.T) {
 		{10, 10, 20, 20},
 		{30, 0, 40, 50},
 	}
-	got := summarize(2, names, ns)
+	got := summarize(2, names, ns, nil)
 	want := []SweepPoint{
 		{Writers: 2, Design: "emulator", NsPerEvent: 24, EventsPerSec: 1e9 / 24, SlowestNs: 24, Runs: 3, XFloor: 1.2},
 		{Writers: 2, Design: "floor", NsPerEvent: 15, EventsPerSec: 1e9 / 15, SlowestNs: 20, Runs: 4, XFloor: 1},
@@ -129,7 +129,7 @@ func TestSummarizePairsRounds(t *testing.T) {
 
 	// Without a floor among the designs there is no ratio; a design that timed nothing
 	// has no point.
-	got = summarize(1, []string{"emulator", "mutex"}, [][]float64{{5, 7}, {0, 0}})
+	got = summarize(1, []string{"emulator", "mutex"}, [][]float64{{5, 7}, {0, 0}}, nil)
 	if len(got) != 1 || got[0].XFloor != 0 || !near(got[0].NsPerEvent, 6) {
 		t.Errorf("summarize without a floor = %+v, want one emulator point of 6 ns and no ratio", got)
 	}
@@ -144,7 +144,7 @@ func TestSummarizeProbe(t *testing.T) {
 		{15, 24, 16},
 		{300, 0, 450},
 	}
-	got := summarize(2, names, ns)
+	got := summarize(2, names, ns, nil)
 	if len(got) != 2 {
 		t.Fatalf("summarize gave %d points, want the emulator and the floor: %+v", len(got), got)
 	}
@@ -153,7 +153,7 @@ func TestSummarizeProbe(t *testing.T) {
 			t.Errorf("point %+v, want a design with ProbeVar 0.5", p)
 		}
 	}
-	got = summarize(1, names, [][]float64{{20}, {15}, {300}})
+	got = summarize(1, names, [][]float64{{20}, {15}, {300}}, nil)
 	if len(got) != 2 || got[0].ProbeVar != 0 || got[1].ProbeVar != 0 {
 		t.Errorf("one probe run: %+v, want no spread", got)
 	}
@@ -183,5 +183,18 @@ func TestSpread(t *testing.T) {
 	}
 	if got := Spread([]float64{3, 0}); got != 0 {
 		t.Errorf("Spread of one timed run = %g, want 0", got)
+	}
+}
+
+// A design that lost events counts only the accepted ones in its rate, and the table
+// says which points lost more than LossyAt.
+func TestSweepCountsAcceptedEvents(t *testing.T) {
+	names := []string{"emulator", "floor"}
+	got := summarize(1, names, [][]float64{{10, 10, 10}, {10, 10, 10}}, [][]float64{{0.5, 0.4, 0.6}, {0, 0, 0}})
+	if len(got) != 2 || got[0].LostPerEvent != 0.5 || got[0].EventsPerSec != 0.5e8 || got[1].EventsPerSec != 1e8 {
+		t.Fatalf("summarize = %+v, want the emulator at half the floor's 100 M events/s, having lost half", got)
+	}
+	if table := SweepTable(got); !strings.Contains(table, "| 1 | 50.0 (50.0) | 100.0 (100.0) |") || !strings.Contains(table, "emulator at 1 writers lost 50 %") {
+		t.Errorf("the table counts lost events or does not say so:\n%s", table)
 	}
 }
