@@ -223,14 +223,7 @@ func TestRealTimeBacklogCountedAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov := guid.FromName("Unread")
-	r, err := k.EventRegister(prov, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	r := enabledProvider(t, k, h, "Unread")
 	var tally Tally
 	for range 100 {
 		if err := k.EventWriteEx(r, &EventDescriptor{ID: 1, Level: 4}, &WriteOptions{Processor: 0, Tally: &tally}, make([]byte, 100)); err != nil {

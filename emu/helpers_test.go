@@ -25,6 +25,21 @@ func newKernel(t testing.TB, v winver.Version) *Kernel {
 	return k
 }
 
+// enabledProvider registers the provider of GUID guid.FromName(name), without a
+// callback, and enables it on session h at level 5.
+func enabledProvider(t testing.TB, k *Kernel, h TraceHandle, name string) *Registration {
+	t.Helper()
+	prov := guid.FromName(name)
+	r, err := k.EventRegister(prov, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // startMem starts a real-time session (the memory sink stands for its consumer) with the
 // extra mode bits given.
 func startMem(t testing.TB, k *Kernel, name string, mode uint32) (TraceHandle, *session.MemorySink) {

@@ -7,9 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
-	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
-	"github.com/etwemu/etwemu/regentry"
 )
 
 // hookFS is an in-memory disk whose files run hook once, inside their second write: a
@@ -57,14 +55,7 @@ func TestSnapshotHoldsItsBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prov := guid.FromName("Ring")
-	r, err := k.EventRegister(prov, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.EnableTraceEx2(h, prov, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	r := enabledProvider(t, k, h, "Ring")
 	write := func(id uint16, n int) (lost int) {
 		for range n {
 			if k.EventWriteEx(r, &EventDescriptor{ID: id, Level: 4}, &WriteOptions{Processor: 0}, make([]byte, 200)) != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -295,15 +294,10 @@ func (w *Writer) writeAt(b []byte, off int64) error {
 	return nil
 }
 
-// diskErr is the error of a failed write, truncate or close of the log file: Windows'
-// ERROR_DISK_FULL, the code its logger reports for a write that fails, with the operating
-// system's reason; a full disk (ENOSPC) is named as such.
+// diskErr is the error of a failed write, truncate or close of the log file
+// (winerr.WriteFailed).
 func diskErr(err error, format string, args ...any) error {
-	what := fmt.Sprintf(format, args...)
-	if errors.Is(err, syscall.ENOSPC) {
-		return winerr.New(winerr.ErrDiskFull, "the disk is full: %s: %v", what, err)
-	}
-	return winerr.New(winerr.ErrDiskFull, "%s: %v", what, err)
+	return winerr.WriteFailed(err, fmt.Sprintf(format, args...))
 }
 
 func (w *Writer) advance(n int64) {

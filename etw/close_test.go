@@ -21,6 +21,21 @@ func testKernel(t *testing.T) *emu.Kernel {
 	return k
 }
 
+// liveSession starts a real-time session name on k whose sink keeps its buffers, and
+// enables p on it at level 5.
+func liveSession(t *testing.T, k *emu.Kernel, name string, p *Provider) (emu.TraceHandle, *emu.MemorySink) {
+	t.Helper()
+	sink := &emu.MemorySink{}
+	h, err := k.StartTrace(name, &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: sink})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	return h, sink
+}
+
 // TestCloseWinsAgainstCallback: an enable callback the kernel had begun to deliver when
 // Close ran, reaching the provider after Close returned, neither enables it nor calls the
 // user's callback.
@@ -113,14 +128,7 @@ func TestNilOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	sink := &emu.MemorySink{}
-	h, err := k.StartTrace("nil", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	h, sink := liveSession(t, k, "nil", p)
 	for name, c := range map[string]struct {
 		e []EventOpt
 		f []FieldOpt
@@ -156,14 +164,7 @@ func TestUnencodableEventsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	sink := &emu.MemorySink{}
-	h, err := k.StartTrace("unencodable", &emu.Properties{LogFileMode: emu.RealTimeMode, Sink: sink})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	h, sink := liveSession(t, k, "unencodable", p)
 	members := func(n int) []FieldOpt {
 		m := make([]FieldOpt, n)
 		for i := range m {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"context"
 	"encoding/hex"
@@ -362,16 +363,8 @@ func viewLogdump(m *Machine, a args) error {
 // before orders logdump's events: by timestamp, then processor, buffer and offset, which
 // no two records share.
 func before(x, y *decode.Event) bool {
-	if x.TimeStamp != y.TimeStamp {
-		return x.TimeStamp < y.TimeStamp
-	}
-	if x.Processor != y.Processor {
-		return x.Processor < y.Processor
-	}
-	if x.Buffer != y.Buffer {
-		return x.Buffer < y.Buffer
-	}
-	return x.Offset < y.Offset
+	return cmp.Or(cmp.Compare(x.TimeStamp, y.TimeStamp), cmp.Compare(x.Processor, y.Processor),
+		cmp.Compare(x.Buffer, y.Buffer), cmp.Compare(x.Offset, y.Offset)) < 0
 }
 
 // newest is logdump's heap (container/heap) of the latest events seen, the earliest of

@@ -257,27 +257,37 @@ func (s *stalledWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Clients that do not read their frames do not hold the replay slots: with maxReplays
-// of them stuck writing, another client's frame is still answered.
-func TestStalledClientsFreeTheirReplays(t *testing.T) {
-	h := handler(t, nil)
+// stall sends n frame requests to h from clients that never read, and returns once each
+// request is stuck writing its answer; unstall(i) lets client i read, and returns once
+// its request has ended.
+func stall(h http.Handler, n int, body string) (unstall func(i int)) {
 	var stuck []*stalledWriter
 	done := make(chan struct{})
-	for range maxReplays {
+	for range n {
 		s := &stalledWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
 		stuck = append(stuck, s)
 		go func() {
-			h.ServeHTTP(s, request("POST", "/api/frame", `{"lesson":"01-first-session","step":3}`))
+			h.ServeHTTP(s, request("POST", "/api/frame", body))
 			done <- struct{}{}
 		}()
 		<-s.writing
 	}
+	return func(i int) {
+		close(stuck[i].release)
+		<-done
+	}
+}
+
+// Clients that do not read their frames do not hold the replay slots: with maxReplays
+// of them stuck writing, another client's frame is still answered.
+func TestStalledClientsFreeTheirReplays(t *testing.T) {
+	h := handler(t, nil)
+	unstall := stall(h, maxReplays, `{"lesson":"01-first-session","step":3}`)
 	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusOK {
 		t.Errorf("with %d clients not reading: %d, want 200: %s", maxReplays, w.Code, w.Body.String())
 	}
-	for _, s := range stuck {
-		close(s.release)
-		<-done
+	for i := range maxReplays {
+		unstall(i)
 	}
 }
 
@@ -301,27 +311,15 @@ func TestLessonOfNoSteps(t *testing.T) {
 // stuck, another frame request gets 503 at once, and is answered once one is read.
 func TestStalledAnswersAreBounded(t *testing.T) {
 	h := handler(t, nil)
-	var stuck []*stalledWriter
-	done := make(chan struct{})
-	for range maxAnswers {
-		s := &stalledWriter{header: http.Header{}, writing: make(chan struct{}), release: make(chan struct{})}
-		stuck = append(stuck, s)
-		go func() {
-			h.ServeHTTP(s, request("POST", "/api/frame", `{"lesson":"01-first-session","step":1}`))
-			done <- struct{}{}
-		}()
-		<-s.writing
-	}
+	unstall := stall(h, maxAnswers, `{"lesson":"01-first-session","step":1}`)
 	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusServiceUnavailable {
 		t.Errorf("with %d answers held: %d, want 503", maxAnswers, w.Code)
 	}
-	close(stuck[0].release)
-	<-done
+	unstall(0)
 	if w, _ := post(t, h, `{"lesson":"01-first-session","step":1}`); w.Code != http.StatusOK {
 		t.Errorf("once an answer was read: %d, want 200", w.Code)
 	}
-	for _, s := range stuck[1:] {
-		close(s.release)
-		<-done
+	for i := 1; i < maxAnswers; i++ {
+		unstall(i)
 	}
 }

@@ -12,6 +12,7 @@ package winerr
 import (
 	"errors"
 	"fmt"
+	"syscall"
 )
 
 // Errno is one Windows error code.
@@ -146,4 +147,15 @@ func Code(err error) (code uint32, ok bool) {
 		return e.code, true
 	}
 	return 0, false
+}
+
+// WriteFailed is the error of a write, truncate or close that failed with err, what
+// saying what was written: Windows' ERROR_DISK_FULL, the code its logger reports for a
+// write that fails, with the operating system's reason; a full disk (ENOSPC) is named as
+// such. The log files and etwemu's own output both report failed writes so.
+func WriteFailed(err error, what string) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return New(ErrDiskFull, "the disk is full: %s: %v", what, err)
+	}
+	return New(ErrDiskFull, "%s: %v", what, err)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"container/heap"
 	"encoding/hex"
 	"encoding/json"
@@ -10,8 +11,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -544,18 +546,8 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 	for _, r := range s.rows {
 		rows = append(rows, sorted{r, r.who()})
 	}
-	sort.Slice(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		if a.who != b.who {
-			return a.who < b.who
-		}
-		if a.Hook != b.Hook {
-			return a.Hook < b.Hook
-		}
-		return a.ID < b.ID
+	slices.SortFunc(rows, func(a, b sorted) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), strings.Compare(a.who, b.who), cmp.Compare(a.Hook, b.Hook), cmp.Compare(a.ID, b.ID))
 	})
 	otherText := fmt.Sprintf("the groups past the first %d", maxSummaryGroups)
 	timeText := func(t time.Time, ts int64) string {

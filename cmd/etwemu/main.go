@@ -10,7 +10,6 @@ import (
 	"os"
 	"sort"
 	"sync"
-	"syscall"
 
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -102,13 +101,10 @@ func (o *outputWriter) Stat() (os.FileInfo, error) {
 func (o *outputWriter) failed() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	switch {
-	case o.err == nil:
+	if o.err == nil {
 		return nil
-	case errors.Is(o.err, syscall.ENOSPC):
-		return winerr.New(winerr.ErrDiskFull, "the disk is full: the output was not written whole: %v", o.err)
 	}
-	return winerr.New(winerr.ErrDiskFull, "the output was not written whole: %v", o.err)
+	return winerr.WriteFailed(o.err, "the output was not written whole")
 }
 
 func usage(w io.Writer) {
