@@ -32,7 +32,16 @@ const probe = "probe"
 func sweepCases() []Case { return append(ScalingCases(), ProbeCase(true)) }
 
 // SweepRuns is how many measurements Sweep takes for these arguments, for progress.
-func SweepRuns(maxWriters, count int) int { return maxWriters * count * len(sweepCases()) }
+func SweepRuns(writers []int, count int) int { return len(writers) * count * len(sweepCases()) }
+
+// UpTo is the writer counts 1 to n, the sweep of every count up to n.
+func UpTo(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
 
 // ProbeCase is the machine probe (benchbase.Probe), on one goroutine or from
 // RunParallel goroutines: no design, but what tells whether the machine's speed moved
@@ -81,18 +90,18 @@ type SweepPoint struct {
 	ProbeVar float64 `json:"probe_var"`
 }
 
-// Sweep measures every scaling case with 1 to maxWriters writer goroutines (GOMAXPROCS
-// set to the count, RunParallel with parallelism 1), count times each, and returns the
-// medians. The runs go in rounds: each round measures every case once, and the machine
+// Sweep measures every scaling case with each count of writer goroutines in writers
+// (GOMAXPROCS set to the count, RunParallel with parallelism 1), count times each, and
+// returns the medians, in the order of writers. The runs go in rounds: each round measures every case once, and the machine
 // probe, so that runs that are compared were taken seconds apart, not a design's whole
 // series apart, and the probe's spread is that of the designs' time.
 // progress, if not nil, is called before each measurement. GOMAXPROCS is restored at
 // the end.
-func Sweep(maxWriters, count int, progress func(writers int, design string, run int)) []SweepPoint {
+func Sweep(writers []int, count int, progress func(writers int, design string, run int)) []SweepPoint {
 	saved := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(saved)
 	var out []SweepPoint
-	for w := 1; w <= maxWriters; w++ {
+	for _, w := range writers {
 		runtime.GOMAXPROCS(w)
 		cases := sweepCases()
 		names := make([]string, len(cases))
@@ -201,18 +210,20 @@ func SweepTable(points []SweepPoint) string {
 	for _, d := range ds {
 		fmt.Fprintf(&b, " %s M events/s |", d)
 	}
-	b.WriteString(" emulator vs 1 writer | emulator × floor, same round | machine probe varied |\n|---:|")
+	counts := writerCounts(points)
+	first := 1
+	if len(counts) > 0 {
+		first = counts[0]
+	}
+	fmt.Fprintf(&b, " emulator vs %d writer%s | emulator × floor, same round | machine probe varied |\n|---:|", first, plural(first))
 	for range ds {
 		b.WriteString("---:|")
 	}
 	b.WriteString("---:|---:|---:|\n")
 	var one float64
 	var lossy []string
-	for w := 1; ; w++ {
+	for _, w := range counts {
 		row := pointsAt(points, w)
-		if len(row) == 0 {
-			break
-		}
 		fmt.Fprintf(&b, "| %d |", w)
 		ratio, xFloor, probeVar := "", "", ""
 		for _, d := range ds {
@@ -229,7 +240,7 @@ func SweepTable(points []SweepPoint) string {
 				lossy = append(lossy, fmt.Sprintf("%s at %d writers lost %.0f %%", d, w, 100*p.LostPerEvent))
 			}
 			if d == "emulator" {
-				if w == 1 {
+				if w == first {
 					one = p.EventsPerSec
 				}
 				if one > 0 {
@@ -256,6 +267,25 @@ func pointsAt(points []SweepPoint, writers int) map[string]SweepPoint {
 		}
 	}
 	return row
+}
+
+// writerCounts lists the writer counts points hold, in their order, each once.
+func writerCounts(points []SweepPoint) []int {
+	var out []int
+	for _, p := range points {
+		if !slices.Contains(out, p.Writers) {
+			out = append(out, p.Writers)
+		}
+	}
+	return out
+}
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // chartColors are the lines' colours, by design.

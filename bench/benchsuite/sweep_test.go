@@ -34,6 +34,27 @@ func TestSweepTable(t *testing.T) {
 	}
 }
 
+// A sweep of chosen writer counts (-writers 2,8) has a row for each, in order, and
+// compares the emulator with its rate at the fewest writers measured.
+func TestSweepTableOfChosenCounts(t *testing.T) {
+	var pts []SweepPoint
+	for _, p := range samplePoints {
+		if p.Design == "emulator" {
+			p.Writers *= 4 // 1 and 2 writers become 4 and 8
+			pts = append(pts, p)
+		}
+	}
+	got := SweepTable(pts)
+	for _, want := range []string{"emulator vs 4 writers |", "| 4 | 33.3 (31.2) | 1.00 × |", "| 8 | 66.7 (62.5) | 2.00 × |"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "| 1 |") || strings.Index(got, "| 4 |") > strings.Index(got, "| 8 |") {
+		t.Errorf("rows are not the counts measured, in order:\n%s", got)
+	}
+}
+
 // The chart is well-formed SVG with a line per design, a point per measurement, a
 // legend, and higher throughput drawn higher.
 func TestSweepSVG(t *testing.T) {
@@ -165,8 +186,8 @@ func TestSweepCases(t *testing.T) {
 	if last := cs[len(cs)-1]; designName(last) != "probe" || !last.Parallel {
 		t.Errorf("last sweep case %q (%s), want the probe from RunParallel goroutines", last.Name, designName(last))
 	}
-	if got, want := SweepRuns(3, 5), 3*5*(len(ScalingCases())+1); got != want {
-		t.Errorf("SweepRuns(3, 5) = %d, want %d", got, want)
+	if got, want := SweepRuns(UpTo(3), 5), 3*5*(len(ScalingCases())+1); got != want {
+		t.Errorf("SweepRuns(UpTo(3), 5) = %d, want %d", got, want)
 	}
 }
 

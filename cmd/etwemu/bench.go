@@ -8,6 +8,9 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,7 +23,8 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
 	full := fs.Bool("full", false, fmt.Sprintf("run the whole suite of bench/ (%d benchmarks) instead of the short one (%d)", len(benchsuite.Full()), len(benchsuite.Short())))
 	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines, and in every round the machine probe (ALU work alone), whose spread shows whether the machine held still")
-	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256)")
+	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256); every count from 1 up is measured")
+	writerList := fs.String("writers", "", "with -sweep, instead of -max-writers: the writer counts to measure, a comma-separated list such as 1,2,4,8,16 (each 1 to 256)")
 	count := fs.Int("count", 1, "with -sweep: rounds, each running every design once; the median of each point reported (1 to 100)")
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
@@ -33,7 +37,17 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	b.duration("benchtime", *benchtime, time.Millisecond, 10*time.Minute, "")
 	b.int("max-writers", int64(*maxWriters), 1, 256, "")
 	b.int("count", int64(*count), 1, 100, "")
-	for _, name := range []string{"max-writers", "count", "json", "svg"} {
+	writers := benchsuite.UpTo(*maxWriters)
+	if b.given("writers") {
+		if b.given("max-writers") {
+			b.fail("-writers and -max-writers: choose one")
+		}
+		var err error
+		if writers, err = parseWriters(*writerList); err != nil {
+			b.fail("-writers %s: %v", *writerList, err)
+		}
+	}
+	for _, name := range []string{"max-writers", "writers", "count", "json", "svg"} {
 		b.needs(name, "sweep", *sweep)
 	}
 	if *sweep && *full {
@@ -57,7 +71,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *sweep {
-		return runSweep(*maxWriters, *count, *asJSON, *svg, stdout, stderr)
+		return runSweep(writers, *count, *asJSON, *svg, stdout, stderr)
 	}
 	cases := benchsuite.Short()
 	if *full {
@@ -95,6 +109,37 @@ func setBenchtime(d time.Duration) error {
 	return f.Value.Set(d.String())
 }
 
+// parseWriters reads -writers: writer counts of 1 to 256, comma-separated, each once, in
+// increasing order.
+func parseWriters(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%q is not a number of writers", f)
+		case n < 1 || n > 256:
+			return nil, fmt.Errorf("%d: each count must be 1 to 256", n)
+		case len(out) > 0 && n <= out[len(out)-1]:
+			return nil, fmt.Errorf("%d after %d: list the counts once each, in increasing order", n, out[len(out)-1])
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// describeWriters says which writer counts a sweep measured, for its title.
+func describeWriters(writers []int) string {
+	if slices.Equal(writers, benchsuite.UpTo(len(writers))) {
+		return fmt.Sprintf("1 to %d", len(writers))
+	}
+	s := make([]string, len(writers))
+	for i, w := range writers {
+		s[i] = strconv.Itoa(w)
+	}
+	return strings.Join(s, ", ")
+}
+
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -105,10 +150,10 @@ func isTerminal(w io.Writer) bool {
 }
 
 // runSweep measures and prints the processor sweep, and writes its chart if asked.
-func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
-	total := benchsuite.SweepRuns(maxWriters, count)
+func runSweep(writers []int, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
+	total := benchsuite.SweepRuns(writers, count)
 	done := 0
-	points := benchsuite.Sweep(maxWriters, count, func(w int, design string, run int) {
+	points := benchsuite.Sweep(writers, count, func(w int, design string, run int) {
 		done++
 		fmt.Fprintf(stderr, "  [%d/%d] %d writer(s), %s, run %d\n", done, total, w, design, run+1)
 	})
@@ -120,8 +165,8 @@ func runSweep(maxWriters, count int, asJSON bool, svg string, stdout, stderr io.
 			return 1
 		}
 	} else {
-		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from 1 to %d writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
-			maxWriters, count, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from %s writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
+			describeWriters(writers), count, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 		fmt.Fprint(stdout, benchsuite.SweepTable(points))
 		fmt.Fprintln(stdout, "\nMedians, with the slowest run's rate in brackets; against the floor, the median of each round's ratio. Writers beyond the machine's CPUs share them.\nThe machine probe does ALU work alone, as many goroutines as writers, once a round: on a machine that holds still it varies by a few percent; more, and the designs' runs varied with it.")
 	}
