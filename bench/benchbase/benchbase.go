@@ -114,8 +114,8 @@ func FloorFair(b *testing.B, size int, parallel bool) {
 	// The event is written out in both loops: as a function it does not inline (its
 	// cost is over the compiler's budget), and a call would be the closure call again.
 	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
+		Parallel(b, func(n int) {
+			for range n {
 				cpu, ts := hw.CPUAndTSC()
 				s := slabs[cpu&63]
 				off := (s.off.Add(rec) - rec) & (ringSize - 1)
@@ -455,14 +455,14 @@ func Chan(b *testing.B, size int, parallel bool) {
 	<-done
 }
 
-// Run times one(), on one goroutine or with RunParallel (see Start), and reports bytes/s
+// Run times one(), on one goroutine or on GOMAXPROCS goroutines (Parallel; see Start), and reports bytes/s
 // (of payload), allocations and events/s.
 func Run(b *testing.B, size int, parallel bool, one func()) {
 	b.SetBytes(int64(size))
 	defer Start(b, parallel)()
 	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
+		Parallel(b, func(n int) {
+			for range n {
 				one()
 			}
 		})
@@ -476,7 +476,7 @@ func Run(b *testing.B, size int, parallel bool, one func()) {
 
 // Start readies b for a benchmark's timed loop, which the caller writes next (Run, or a
 // loop with the call in it where a closure would cost more than what is measured), and
-// returns what undoes it. It reports allocations. Before RunParallel it resets the
+// returns what undoes it. It reports allocations. Before Parallel it resets the
 // timer: what the caller set up (the slabs, a session and its buffers) is not an event's
 // time or allocation, and b.Loop resets the same for one goroutine. On one goroutine it
 // pins the writer where PinEnv says.

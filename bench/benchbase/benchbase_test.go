@@ -3,6 +3,7 @@ package benchbase
 import (
 	"flag"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -171,5 +172,22 @@ func TestRecycleStaleWriterGoesOn(t *testing.T) {
 	p.writeSlow(e, bf, w, 1)
 	if got, want := bf.word.Load(), uint64(recycleStart+e.rec)|oneRecord; got != want {
 		t.Fatalf("the buffer's word is %#x, want %#x: the writer's record", got, want)
+	}
+}
+
+// parallel runs exactly total iterations in all, in bodies of at least one iteration,
+// however the total divides among the goroutines.
+func TestParallelRunsEveryIteration(t *testing.T) {
+	for _, c := range []struct{ total, procs int }{{0, 4}, {1, 4}, {7, 16}, {1000, 3}, {123_457, 8}, {5_000_000, 2}} {
+		var ran atomic.Int64
+		parallel(uint64(c.total), c.procs, func(k int) {
+			if k <= 0 {
+				t.Errorf("total %d: a body asked to run %d iterations", c.total, k)
+			}
+			ran.Add(int64(k))
+		})
+		if got := ran.Load(); got != int64(c.total) {
+			t.Errorf("total %d on %d goroutines: ran %d iterations", c.total, c.procs, got)
+		}
 	}
 }

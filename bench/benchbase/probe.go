@@ -22,9 +22,9 @@ const probeRounds = 256
 func Probe(b *testing.B, parallel bool) {
 	defer Start(b, parallel)()
 	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
+		Parallel(b, func(n int) {
 			x := uint64(1)
-			for pb.Next() {
+			for range n {
 				x = probeChains(x)
 			}
 			probeSink.Add(x)

@@ -145,8 +145,8 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
 	defer benchbase.Start(b, parallel)()
 	if parallel {
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
+		benchbase.Parallel(b, func(n int) {
+			for range n {
 				k.EventWrite(r, desc, data)
 			}
 		})
