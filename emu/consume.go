@@ -115,7 +115,7 @@ func (k *Kernel) SaveBuffers(name, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := l.SaveBuffers(path, k.fs)
+	n, err := l.SaveBuffers(path, k.files)
 	if err == session.ErrStopped {
 		return 0, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q stopped", name)
 	}

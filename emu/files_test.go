@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
@@ -643,4 +644,69 @@ func (g *stallSink) WriteBuffer([]byte) error {
 	g.mu.Unlock()
 	<-ch
 	return nil
+}
+
+// A log file a running session writes is its own: a second StartTrace naming it (by
+// another spelling too) is refused with ERROR_BAD_PATHNAME and the file keeps every event
+// of its session; once that session stops, the name is free again.
+func TestFileUsedByAnotherSession(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.etl")
+	k := fileKernel(t, winver.V2004, nil)
+	fr := startFile(t, k, "one", &Properties{LogFileName: path, LogFileMode: logmode.Sequential})
+	fr.write(t, 500, 100)
+	for _, name := range []string{path, filepath.Join(dir, ".", "x", "..", "a.etl")} {
+		_, err := k.StartTrace("two", &Properties{LogFileName: name, LogFileMode: logmode.Sequential})
+		if !errors.Is(err, winerr.ErrBadPathname) || !strings.Contains(err.Error(), "another session is writing it") {
+			t.Fatalf("second session on %s: %v, want ERROR_BAD_PATHNAME naming the other session's use", name, err)
+		}
+	}
+	fr.write(t, 500, 100)
+	var q Properties
+	if err := k.StopTrace(fr.h, "", &q); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := readEvents(t, path)
+	sameEvents(t, events, fr.accepted)
+	h, err := k.StartTrace("two", &Properties{LogFileName: path, LogFileMode: logmode.Sequential})
+	if err != nil {
+		t.Fatalf("the file of a stopped session: %v", err)
+	}
+	k.StopTrace(h, "", nil)
+}
+
+// A NEWFILE session whose next file is one another session writes does not truncate it:
+// the roll-over fails, its buffers are counted lost, and the other file stays whole.
+func TestFileRollOverOntoAnotherSessionsFile(t *testing.T) {
+	dir := t.TempDir()
+	k := fileKernel(t, winver.V2004, nil)
+	other := startFile(t, k, "other", &Properties{LogFileName: filepath.Join(dir, "roll_2.etl"), LogFileMode: logmode.Sequential})
+	other.write(t, 200, 100)
+	k.FlushTrace(other.h, "", nil)
+	for _, g := range fileProviders { // the roll-over session's events are its own
+		if err := k.EnableTraceEx2(other.h, g, regentry.ControlDisable, 0, 0, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "roll_%d.etl"), MaximumFileSize: 32,
+		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr.write(t, 400, 300)
+	var q Properties
+	if err := k.StopTrace(fr.h, "", &q); err != nil {
+		t.Fatal(err)
+	}
+	if q.LogBuffersLost == 0 {
+		t.Errorf("the roll-over onto a file in use lost no buffers: LogBuffersLost 0")
+	}
+	for _, g := range fileProviders {
+		if err := k.EnableTraceEx2(other.h, g, regentry.ControlEnable, 5, 0, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other.write(t, 200, 100)
+	if err := k.StopTrace(other.h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := readEvents(t, filepath.Join(dir, "roll_2.etl"))
+	sameEvents(t, events, other.accepted)
 }

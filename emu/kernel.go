@@ -61,6 +61,7 @@ type Kernel struct {
 	freq        int64          // immutable
 	sync        bool           // Config.Synchronous; immutable
 	fs          etl.FileSystem // Config.FileSystem; immutable
+	files       *logFiles      // what sessions open log files through; immutable pointer
 	rtBacklog   int            // Config.RealTimeBacklog; immutable
 	pmcSource   pmc.Source     // Config.PMCSource; immutable
 	pmcCounters int            // Config.PMCCounters; immutable
@@ -133,6 +134,7 @@ func New(cfg Config) (*Kernel, error) {
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}
+	k.files = newLogFiles(cfg.FileSystem)
 	k.routing.Store(&epoch{})
 	return k, nil
 }

@@ -151,7 +151,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		Version: k.version, ID: id, Instance: k.instances, Name: name, Processors: k.nproc,
 		Clock: clk, Props: adj, Adjusted: a, Synchronous: k.sync,
 		SystemLoggerIndex: sysIndex, Permits: k.permits[adj.GUID],
-		FileSystem: k.fs, ProcessID: k.pid, RealTimeBacklog: k.rtBacklog,
+		FileSystem: k.files, ProcessID: k.pid, RealTimeBacklog: k.rtBacklog,
 	})
 	if err != nil {
 		k.instances--

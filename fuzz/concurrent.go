@@ -77,6 +77,7 @@ func runConcurrent(p Program, cov *Coverage) error {
 		if s < len(starts) {
 			o = starts[s]
 		}
+		o.Session = s // its settings, under this session's name and log file
 		sink := &checkSink{serials: map[uint64]bool{}}
 		h, err := k.StartTrace(sessionNames[s], o.properties(sink))
 		if err != nil {

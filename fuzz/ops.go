@@ -123,12 +123,24 @@ const (
 	startProps      = startLogFile | startMaxSize | startAutoLogger
 )
 
+// logFileNames are the log files of the sessions, by index into sessionNames: one per
+// session name, since a running session's file is its own (another session naming it is
+// refused), and "s0" and "S0", one session, share theirs. With NEWFILE the %d numbers
+// the files; without it the name is taken as it is.
+var logFileNames = func() []string {
+	out := make([]string, len(sessionNames))
+	for i, n := range sessionNames {
+		out[i] = "fuzz-" + strings.ToLower(n) + "-%d.etl"
+	}
+	return out
+}()
+
 // properties returns the start properties an OpStart asks for.
 func (o Op) properties(sink session.Sink) *emu.Properties {
 	p := &emu.Properties{BufferSize: o.BufferKB, MinimumBuffers: o.MinBufs, MaximumBuffers: o.MaxBufs, LogFileMode: o.Mode,
 		AutoLogger: o.StartProp&startAutoLogger != 0, Sink: sink}
 	if o.StartProp&startLogFile != 0 {
-		p.LogFileName = "fuzz%d.etl"
+		p.LogFileName = logFileNames[o.Session%len(logFileNames)]
 	}
 	if o.StartProp&startMaxSize != 0 {
 		// 1 MB, or with EVENT_TRACE_USE_KBYTES_FOR_SIZE 16 KB: a header buffer and three
@@ -257,7 +269,7 @@ func (o Op) line(reg string) string {
 	case OpStart:
 		line := fmt.Sprintf("start %s buffer=%d min=%d max=%d mode=%#x", name, o.BufferKB, o.MinBufs, o.MaxBufs, o.Mode)
 		if o.StartProp&startLogFile != 0 {
-			line += " file=fuzz%d.etl"
+			line += " file=" + logFileNames[o.Session%len(logFileNames)]
 		}
 		if p := o.properties(nil); p.MaximumFileSize != 0 {
 			line += fmt.Sprintf(" maxfile=%d", p.MaximumFileSize)

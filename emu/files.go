@@ -1,0 +1,89 @@
+package emu
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/etwemu/etwemu/etl"
+)
+
+// errFileInUse is what opening a log file another session is writing for writing returns;
+// the log-file writer reports it as ERROR_BAD_PATHNAME, StartTrace's error for "log file
+// already used by another session" (Microsoft Learn, StartTrace).
+var errFileInUse = errors.New("another session is writing it")
+
+// logFiles is the kernel's file system as its sessions see it: a log file that one
+// session (or a SaveBuffers) has open cannot be opened for writing again until it is
+// closed. The kernel opens log files for exclusive use, so a second StartTrace naming a
+// running session's file is refused, as is a NEWFILE roll-over or an INCREMENT_FILE onto a
+// file another session writes, instead of truncating it under its writer.
+//
+// Files are told apart by their absolute, cleaned path, with symbolic links resolved
+// where they exist; two hard links to one file are not recognised.
+type logFiles struct {
+	fs   etl.FileSystem // Config.FileSystem, or the operating system's; immutable
+	mu   sync.Mutex
+	open map[string]bool // paths open for writing; protected by mu
+}
+
+func newLogFiles(fs etl.FileSystem) *logFiles {
+	if fs == nil {
+		fs = etl.OS{}
+	}
+	return &logFiles{fs: fs, open: map[string]bool{}}
+}
+
+// OpenFile implements etl.FileSystem.
+func (f *logFiles) OpenFile(name string, flag int, perm os.FileMode) (etl.WriteFile, error) {
+	key := fileKey(name)
+	f.mu.Lock()
+	if f.open[key] {
+		f.mu.Unlock()
+		return nil, errFileInUse
+	}
+	f.open[key] = true
+	f.mu.Unlock()
+	file, err := f.fs.OpenFile(name, flag, perm)
+	if err != nil {
+		f.release(key)
+		return nil, err
+	}
+	return &claimedFile{WriteFile: file, release: func() { f.release(key) }}, nil
+}
+
+func (f *logFiles) release(key string) {
+	f.mu.Lock()
+	delete(f.open, key)
+	f.mu.Unlock()
+}
+
+// fileKey names the file at name for logFiles: absolute and cleaned, through symbolic
+// links where name or its folder exists.
+func fileKey(name string) string {
+	p, err := filepath.Abs(name)
+	if err != nil {
+		return filepath.Clean(name)
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if d, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(d, filepath.Base(p))
+	}
+	return p
+}
+
+// claimedFile is a log file logFiles opened; closing it frees its name.
+type claimedFile struct {
+	etl.WriteFile
+	once    sync.Once
+	release func()
+}
+
+func (c *claimedFile) Close() error {
+	err := c.WriteFile.Close()
+	c.once.Do(c.release)
+	return err
+}
