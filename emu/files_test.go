@@ -710,3 +710,81 @@ func TestFileRollOverOntoAnotherSessionsFile(t *testing.T) {
 	events, _ := readEvents(t, filepath.Join(dir, "roll_2.etl"))
 	sameEvents(t, events, other.accepted)
 }
+
+// Every file of a NEWFILE series is finalized: the files a roll-over closed carry their
+// EndTime, as the last one does, and read back whole.
+func TestFileNewFileEveryHeaderFinalized(t *testing.T) {
+	dir := t.TempDir()
+	k := fileKernel(t, winver.V2004, nil)
+	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "roll_%d.etl"), MaximumFileSize: 32,
+		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr.write(t, 2000, 300)
+	if err := k.StopTrace(fr.h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "roll_*.etl"))
+	if len(paths) < 3 {
+		t.Fatalf("%d files", len(paths))
+	}
+	_, hs := readEvents(t, paths...)
+	for i, h := range hs {
+		if h.EndTime == 0 {
+			t.Errorf("%s: EndTime 0, never finalized", filepath.Base(paths[i]))
+		}
+	}
+}
+
+// A NEWFILE roll-over that cannot create its file loses buffers (counted) until the file
+// can be made, then goes on in that same file: the series is not stuck, and no number is
+// skipped.
+func TestFileNewFileRollOverRetried(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	k := fileKernel(t, winver.V2004, nil)
+	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "d%d", "a.etl"), MaximumFileSize: 32,
+		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr.write(t, 400, 300)
+	k.FlushTrace(fr.h, "", nil)
+	var q Properties
+	if err := k.ControlTrace(fr.h, "", &q, ControlQuery); err != nil {
+		t.Fatal(err)
+	}
+	if q.LogBuffersLost == 0 {
+		t.Fatalf("no buffer lost while d2 is missing")
+	}
+	for _, d := range []string{"d2", "d3"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := len(fr.accepted)
+	fr.write(t, 40, 300)
+	k.FlushTrace(fr.h, "", nil)
+	if err := k.ControlTrace(fr.h, "", nil, ControlIncrementFile); err != nil {
+		t.Fatal(err)
+	}
+	fr.write(t, 40, 300)
+	if err := k.StopTrace(fr.h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, d := range []string{"d1", "d2", "d3"} {
+		p := filepath.Join(dir, d, "a.etl")
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		paths = append(paths, p)
+	}
+	events, _ := readEvents(t, paths...)
+	got := map[wrote]bool{}
+	for _, e := range events {
+		got[e] = true
+	}
+	for _, w := range fr.accepted[before:] {
+		if !got[w] {
+			t.Fatalf("event %+v, written once d2 existed, is in no file", w)
+		}
+	}
+}

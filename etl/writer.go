@@ -55,6 +55,11 @@ type Options struct {
 	Compress    bool       // EVENT_TRACE_COMPRESSED_MODE: buffers go through the compression area
 	FS          FileSystem // nil: OS
 	Permissions os.FileMode
+	// Counters, if not nil, gives what a file closed by a NEWFILE roll-over is finalized
+	// with, as WmipFinalizeHeader finalizes each file of the series: the session's loss
+	// counters and the time. Without it such files keep EndTime 0. The last file takes
+	// Close's counters.
+	Counters func() Counters
 }
 
 // Result is what one WriteBuffer did: trace buffers written to the file (header buffers
@@ -246,13 +251,23 @@ func (w *Writer) Full() bool { return w.full }
 
 // WriteBuffer writes one sealed buffer of BufferSize bytes.
 func (w *Writer) WriteBuffer(buf []byte) Result {
+	var r Result
 	if w.f == nil {
-		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
+		if w.closed || w.mode&modeNewFile == 0 {
+			return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
+		}
+		// A NEWFILE roll-over could not create its file: try the same file again, so
+		// that the series goes on once the cause (a missing folder, a file in use) is gone.
+		if err := w.open(); err != nil {
+			return Result{Lost: 1, Err: err}
+		}
+		r.Written++
 	}
 	if w.comp != nil {
-		return w.comp.add(w, buf)
+		cr := w.comp.add(w, buf)
+		cr.Written += r.Written
+		return cr
 	}
-	var r Result
 	if err := w.place(w.bufSize, &r); err != nil {
 		r.Lost, r.Err = 1, err
 		return r
@@ -310,7 +325,7 @@ func (w *Writer) advance(n int64) {
 // ControlTrace's EVENT_TRACE_CONTROL_INCREMENT_FILE). Buffers still in the compression
 // area go to the file they were compressed for first. The result counts them and the new
 // file's header buffer. A file that cannot be created leaves the writer refusing buffers
-// until the next roll-over succeeds.
+// until a roll-over succeeds: the next buffer, or a next call, tries the same file again.
 func (w *Writer) NextFile() Result {
 	if w.mode&modeNewFile == 0 {
 		return Result{Err: winerr.New(winerr.ErrInvalidParameter, "only an EVENT_TRACE_FILE_MODE_NEWFILE file moves to a next file")}
@@ -319,10 +334,15 @@ func (w *Writer) NextFile() Result {
 		return Result{Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is closed", w.name)}
 	}
 	r := w.Flush()
-	if err := w.finalize(); err != nil && r.Err == nil {
-		r.Err = err
+	if w.f != nil {
+		if w.o.Counters != nil {
+			w.SetCounters(w.o.Counters())
+		}
+		if err := w.finalize(); err != nil && r.Err == nil {
+			r.Err = err
+		}
+		w.number++
 	}
-	w.number++
 	if err := w.open(); err != nil {
 		w.f, w.full = nil, true
 		if r.Err == nil {

@@ -133,7 +133,7 @@ func (l *Logger) openFile(cfg *Config) error {
 	info.MaxFileSize = p.MaximumFileSize
 	w, err := etl.Create(etl.Options{
 		Path: p.LogFileName, BufferSize: l.bufSize, Info: info, FS: cfg.FileSystem,
-		Compress: l.mode&logmode.Compressed != 0,
+		Compress: l.mode&logmode.Compressed != 0, Counters: l.fileCounters,
 	})
 	if err != nil {
 		return err
@@ -218,11 +218,16 @@ func (l *Logger) closeFile() {
 	l.buffersWritten.Add(uint64(r.Written))
 	l.logBuffersLost.Add(uint64(r.Lost))
 	l.noteFileErr(r.Err)
-	err := l.file.Close(etl.Counters{
+	l.noteFileErr(l.file.Close(l.fileCounters()))
+}
+
+// fileCounters are the counters a log file's header is finalized with: the session's
+// losses so far and the time. Read on the logger goroutine.
+func (l *Logger) fileCounters() etl.Counters {
+	return etl.Counters{
 		EventsLost: uint32(l.eventsLost.Load()), BuffersLost: uint32(l.logBuffersLost.Load()),
 		EndTime: nowFileTime(),
-	})
-	l.noteFileErr(err)
+	}
 }
 
 // NextFile moves a NEWFILE session to its next file (EVENT_TRACE_CONTROL_INCREMENT_FILE),
