@@ -788,3 +788,25 @@ func TestFileNewFileRollOverRetried(t *testing.T) {
 		}
 	}
 }
+
+// ControlTrace flush puts a compressed session's events in its file, as it does an
+// uncompressed one's: what the compression area held is written out, and the file, read
+// while the session runs, holds every event written before the flush.
+func TestFileCompressedFlush(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.etl")
+	k := fileKernel(t, winver.V2004, nil)
+	fr := startFile(t, k, "c", &Properties{LogFileName: path,
+		LogFileMode: logmode.Sequential | logmode.Compressed | logmode.PrivateLogger | logmode.PrivateInProc})
+	fr.write(t, 50, 100)
+	if err := k.FlushTrace(fr.h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	events, _ := readEvents(t, path)
+	sameEvents(t, events, fr.accepted)
+	fr.write(t, 50, 100)
+	if err := k.StopTrace(fr.h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	events, _ = readEvents(t, path)
+	sameEvents(t, events, fr.accepted)
+}

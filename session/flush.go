@@ -63,6 +63,7 @@ func (l *Logger) run() {
 				continue
 			}
 			l.flushAll()
+			l.flushFile()
 			lastFlush = l.clock.Now()
 			l.loggerBusy.Add(int64(time.Since(start)))
 			close(r.reply)
@@ -70,6 +71,7 @@ func (l *Logger) run() {
 			if now := l.clock.Now(); l.flushDue(now - lastFlush) {
 				start := time.Now()
 				l.flushAll()
+				l.flushFile()
 				lastFlush = now
 				l.loggerBusy.Add(int64(time.Since(start)))
 			}
@@ -155,6 +157,7 @@ func (l *Logger) Flush() {
 		defer l.syncMu.Unlock()
 		if l.collecting.Load() {
 			l.flushAll()
+			l.flushFile()
 			l.grow()
 		}
 		return
@@ -233,6 +236,23 @@ func (l *Logger) flushAll() {
 	}
 	l.swapStreams()
 	l.drain(true)
+}
+
+// flushFile writes what the log file's compression area holds, after a flush that
+// ControlTrace or the flush timer asked for: a flush puts what was written in the file,
+// and a compressed session would otherwise keep up to a compressed buffer's worth of
+// trace buffers in memory until the area fills.
+// [UNCERTAIN] No public source shows whether Windows' logger writes its compression area
+// out on EVENT_TRACE_CONTROL_FLUSH or on the flush timer. A 6.2 logger counts each flush
+// of the area as one buffer, so these flushes add to its BuffersWritten.
+func (l *Logger) flushFile() {
+	if l.file == nil {
+		return
+	}
+	r := l.file.Flush()
+	l.buffersWritten.Add(uint64(r.Written))
+	l.logBuffersLost.Add(uint64(r.Lost))
+	l.noteFileErr(r.Err)
 }
 
 // swapStreams takes every stream's current buffer out and queues it, in stream order.
