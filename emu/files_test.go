@@ -810,3 +810,38 @@ func TestFileCompressedFlush(t *testing.T) {
 	events, _ = readEvents(t, path)
 	sameEvents(t, events, fr.accepted)
 }
+
+// APPEND: the finalized header counts the old file's buffers and the new ones, and the
+// session's BuffersWritten says the same; a file of another processor count or clock is
+// refused, as Windows requires the same BufferSize, NumberOfProcessors and ClockType.
+func TestFileAppendCountsAndRefusals(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.etl")
+	for i, mode := range []uint32{logmode.Sequential, logmode.Sequential | logmode.Append} {
+		k := fileKernel(t, winver.V2004, nil)
+		fr := startFile(t, k, "s", &Properties{LogFileMode: mode, LogFileName: path, ClockType: 2})
+		fr.write(t, 1000, 100)
+		var q Properties
+		if err := k.StopTrace(fr.h, "", &q); err != nil {
+			t.Fatal(err)
+		}
+		_, hs := readEvents(t, path)
+		if hs[0].BuffersWritten != q.BuffersWritten {
+			t.Errorf("run %d: the header's BuffersWritten %d, ControlTrace query's %d", i, hs[0].BuffersWritten, q.BuffersWritten)
+		}
+	}
+	for _, c := range []struct {
+		procs int
+		clock clock.Type
+		want  string
+	}{{4, 2, "processors"}, {2, 1, "clock type"}} {
+		k, err := New(Config{Version: winver.V2004, Processors: c.procs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = k.StartTrace("s", &Properties{LogFileMode: logmode.Sequential | logmode.Append, LogFileName: path, ClockType: c.clock})
+		k.Close()
+		if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("append with %d processors, clock %d: %v, want ERROR_INVALID_PARAMETER naming the %s", c.procs, c.clock, err, c.want)
+		}
+	}
+}

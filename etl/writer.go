@@ -211,8 +211,15 @@ func (w *Writer) reopen() error {
 		if rd, err = NewReader(f, st.Size()); err == nil {
 			h := rd.Header()
 			switch {
+			// BufferSize, NumberOfProcessors and ClockType "must be the same in both the
+			// logger and the file being appended" (Microsoft Learn, Logging Mode
+			// Constants, EVENT_TRACE_FILE_MODE_APPEND).
 			case h.BufferSize != uint32(w.bufSize):
 				err = fmt.Errorf("its buffers are %d bytes, the session's %d", h.BufferSize, w.bufSize)
+			case h.NumberOfProcessors != w.o.Info.Processors:
+				err = fmt.Errorf("it was written by %d processors, the session has %d", h.NumberOfProcessors, w.o.Info.Processors)
+			case h.ReservedFlags != w.o.Info.ClockType:
+				err = fmt.Errorf("its clock type is %d, the session's %d", h.ReservedFlags, w.o.Info.ClockType)
 			case h.SubVersion >= 2 || w.comp != nil:
 				err = errors.New("compressed files cannot be appended to")
 			default:

@@ -139,7 +139,11 @@ func (l *Logger) openFile(cfg *Config) error {
 		return err
 	}
 	l.file = w
-	l.buffersWritten.Add(1) // the header buffer
+	// The header buffer of a new file; with EVENT_TRACE_FILE_MODE_APPEND, every buffer the
+	// file already holds, so that BuffersWritten and the finalized header agree.
+	// [UNCERTAIN] that Windows' ControlTrace query counts an appended file's old buffers:
+	// no public source shows it, and the header's count must hold them all.
+	l.buffersWritten.Add(uint64(w.Written()))
 	return nil
 }
 
