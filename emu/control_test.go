@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -236,5 +238,41 @@ func TestRealTimeBacklogCountedAtStop(t *testing.T) {
 	}
 	if tally.Delivered[h.LoggerID()] != 100 || p.EventsLost != 0 || p.BuffersWritten == 0 || p.RealTimeBuffersLost != p.BuffersWritten {
 		t.Errorf("100 events accepted: EventsLost %d, BuffersWritten %d, RealTimeBuffersLost %d; want every buffer written lost", p.EventsLost, p.BuffersWritten, p.RealTimeBuffersLost)
+	}
+}
+
+// UpdateTrace's changes that are not emulated are refused, not ignored: a new log file
+// and turning REAL_TIME on; the session's own file and mode, as a query returned them,
+// pass, and MaximumBuffers still updates.
+func TestUpdateRefusesWhatIsNotEmulated(t *testing.T) {
+	dir := t.TempDir()
+	k := newKernel(t, winver.V2004)
+	path := filepath.Join(dir, "a.etl")
+	h, err := k.StartTrace("u", &Properties{LogFileName: path, LogFileMode: logmode.Sequential})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	for _, p := range []Properties{
+		{LogFileName: filepath.Join(dir, "b.etl")},
+		{LogFileMode: logmode.Sequential | logmode.RealTime},
+	} {
+		if err := k.ControlTrace(h, "", &p, ControlUpdate); !errors.Is(err, winerr.ErrNotSupported) {
+			t.Errorf("update %+v: %v, want ERROR_NOT_SUPPORTED", p, err)
+		}
+	}
+	var q Properties
+	if err := k.ControlTrace(h, "", &q, ControlQuery); err != nil {
+		t.Fatal(err)
+	}
+	q.MaximumBuffers = 77
+	if err := k.ControlTrace(h, "", &q, ControlUpdate); err != nil {
+		t.Fatalf("update with the queried properties: %v", err)
+	}
+	if q.MaximumBuffers != 77 || q.LogFileName != path {
+		t.Errorf("after update: MaximumBuffers %d, LogFileName %q", q.MaximumBuffers, q.LogFileName)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.etl")); err == nil {
+		t.Errorf("a refused update created b.etl")
 	}
 }

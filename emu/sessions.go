@@ -276,7 +276,11 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 // ControlTrace queries, stops, updates or flushes a session found by handle (or by name
 // when h is 0), and fills p (if not nil) with its properties and counters.
 //
-// Update changes MaximumBuffers and FlushTimer when they are non-zero. Flush returns when
+// Update changes MaximumBuffers and FlushTimer when they are non-zero. The other changes
+// Windows' UpdateTrace makes, a new LogFileName (switching files, or writing a
+// BUFFERING session's ring to a file) and REAL_TIME turned on or off in LogFileMode, are
+// not emulated: they are refused with ERROR_NOT_SUPPORTED rather than ignored, while the
+// session's own name and mode (as a query returned them) pass. Flush returns when
 // the flushed buffers have reached the sink. Stop disables the session for every provider
 // (their callbacks run), writes everything accepted and returns the final counters.
 //
@@ -284,7 +288,7 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 // when another stop of it is in progress; ERROR_ACCESS_DENIED to stop an
 // EVENT_TRACE_NONSTOPPABLE_MODE session; ERROR_INVALID_PARAMETER for an unknown code;
 // ERROR_INVALID_PARAMETER for INCREMENT_FILE on a session without NEWFILE;
-// ERROR_NOT_SUPPORTED for CONVERT_TO_REALTIME.
+// ERROR_NOT_SUPPORTED for CONVERT_TO_REALTIME and for an update of the log file or mode.
 func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code ControlCode) error {
 	l, err := k.lookup(h, name)
 	if err != nil {
@@ -303,6 +307,9 @@ func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code Co
 	case ControlFlush:
 		l.Flush()
 	case ControlUpdate:
+		if err := updatable(l, p); err != nil {
+			return err
+		}
 		if p != nil && p.MaximumBuffers != 0 {
 			l.SetMaximumBuffers(p.MaximumBuffers)
 		}
@@ -441,4 +448,22 @@ func (k *Kernel) setLogEvent(sg, provider guid.GUID, allow bool) {
 			l.SetPermits(next)
 		}
 	}
+}
+
+// updatable refuses the changes of an EVENT_TRACE_CONTROL_UPDATE that the emulator does
+// not make: a LogFileName other than the session's file (Windows switches to it, or
+// writes a BUFFERING ring there) and a LogFileMode whose REAL_TIME bit differs from the
+// session's (Windows turns real-time delivery on or off; it changes no other bit).
+// Leaving them out, or passing back what a query returned, changes nothing and passes.
+func updatable(l *session.Logger, p *Properties) error {
+	if p == nil {
+		return nil
+	}
+	if p.LogFileName != "" && p.LogFileName != l.LogFileName() {
+		return winerr.New(winerr.ErrNotSupported, "switching session %q to log file %q with EVENT_TRACE_CONTROL_UPDATE is not emulated; stop it and start it again with that LogFileName", l.Name(), p.LogFileName)
+	}
+	if p.LogFileMode != 0 && (p.LogFileMode^l.Mode())&logmode.RealTime != 0 {
+		return winerr.New(winerr.ErrNotSupported, "turning EVENT_TRACE_REAL_TIME_MODE on or off in session %q (LogFileMode %s, asked %s) with EVENT_TRACE_CONTROL_UPDATE is not emulated", l.Name(), logmode.Mode(l.Mode()).Short(), logmode.Mode(p.LogFileMode).Short())
+	}
+	return nil
 }
