@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -251,6 +252,11 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 		fmt.Fprintf(out, "log file %q, mode %s\n", props.LogFileName, logmode.Mode(props.LogFileMode).Short())
 	}
 	logger := k.Session(h)
+	if cfg.compress {
+		if why := uncompressed(cfg.version, logger.Mode()); why != "" {
+			fmt.Fprintf(out, "-compress: the log file is written uncompressed: %s\n", why)
+		}
+	}
 	sink.sess.Store(logger)
 	fmt.Fprintf(out, "Windows %s (%s), %d emulated processors, clock %s\n", cfg.version, cfg.version.Marketing(), cfg.procs, logger.ClockSource())
 	fmt.Fprintf(out, "session %q: logger id %d, BufferSize %d KB, MinimumBuffers %d, MaximumBuffers %d (as adjusted by StartTrace)\n",
@@ -369,19 +375,62 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 		if err := logger.FileErr(); err != nil {
 			fmt.Fprintf(out, "log file stopped taking buffers: %v\n", err)
 		}
-		name := logger.LogFileName() // the last file, when NEWFILE moved on
-		if st, err := os.Stat(name); err == nil {
-			fmt.Fprintf(out, "log file %s: %d bytes, %d buffers written", name, st.Size(), final.BuffersWritten)
+		names, size := logFiles(cfg.logFile, logger.LogFileName(), logmode.Mode(logger.Mode()))
+		if len(names) > 0 {
+			what := "log file " + names[0]
+			if len(names) > 1 {
+				what = fmt.Sprintf("log files %s to %s (%d files)", names[0], names[len(names)-1], len(names))
+			}
+			fmt.Fprintf(out, "%s: %d bytes, %d buffers written", what, size, final.BuffersWritten)
 			if in, stored := logger.CompressionRatio(); in > 0 {
 				fmt.Fprintf(out, ", compressed %d bytes of data to %d (%.1fx)", in, stored, float64(in)/float64(stored))
 			}
-			fmt.Fprintf(out, "\nread it back with: etwemu dump -summary %s\n", name)
+			fmt.Fprintf(out, "\nread it back with: etwemu dump -summary %s\n", strings.Join(names, " "))
 		}
 	}
 	if delivered.Load() == 0 {
 		return fmt.Errorf("no event reached the session (%d attempted, %d lost): the settings leave no room for events", attempted.Load(), lost.Load())
 	}
 	return nil
+}
+
+// maxListedFiles bounds the files of a NEWFILE series the demo's report names.
+const maxListedFiles = 10000
+
+// logFiles returns the files the session wrote and their total size: with NEWFILE, the
+// series from pattern's number 1 up to last (the file the session ended in; a file a
+// failed roll-over never created is left out), otherwise last alone.
+func logFiles(pattern, last string, mode logmode.Mode) (names []string, size int64) {
+	add := func(name string) {
+		if st, err := os.Stat(name); err == nil {
+			names, size = append(names, name), size+st.Size()
+		}
+	}
+	if mode&logmode.NewFile == 0 {
+		add(last)
+		return names, size
+	}
+	for i := 1; i <= maxListedFiles; i++ {
+		name := strings.Replace(pattern, "%d", strconv.Itoa(i), 1)
+		add(name)
+		if name == last {
+			break
+		}
+	}
+	return names, size
+}
+
+// uncompressed says why a session asked to compress its log file (-compress) writes it
+// uncompressed, or "" when it compresses: the version has no compressed files, or the
+// file is circular, which the emulator writes uncompressed.
+func uncompressed(v winver.Version, mode uint32) string {
+	switch {
+	case mode&logmode.Compressed == 0:
+		return fmt.Sprintf("Windows %s has no EVENT_TRACE_COMPRESSED_MODE (StartTrace dropped it)", v)
+	case mode&logmode.Circular != 0:
+		return "etwemu writes circular files uncompressed (a compressed stream cannot wrap)"
+	}
+	return ""
 }
 
 // progress prints a live line until the duration is over: on a terminal one line

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
 )
 
 func TestHelpAndUnknownCommands(t *testing.T) {
@@ -308,5 +310,33 @@ func TestOutputOnAFullDisk(t *testing.T) {
 		if code := run(args, fullWriter{}, &errb); code != 1 || !strings.Contains(errb.String(), "ERROR_DISK_FULL (112): the disk is full: the output was not written whole") {
 			t.Errorf("%v on a full disk: exit %d, stderr %q", args, code, errb.String())
 		}
+	}
+}
+
+// The demo's report names every file of a NEWFILE series, up to the one the session
+// ended in, and says why -compress wrote a file uncompressed.
+func TestDemoLogFilesAndCompression(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a_1.etl", "a_2.etl", "a_3.etl", "a_9.etl"} {
+		if err := os.WriteFile(filepath.Join(dir, n), make([]byte, 10), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pattern := filepath.Join(dir, "a_%d.etl")
+	names, size := logFiles(pattern, filepath.Join(dir, "a_3.etl"), logmode.NewFile)
+	if len(names) != 3 || size != 30 || names[2] != filepath.Join(dir, "a_3.etl") {
+		t.Errorf("NEWFILE series: %v, %d bytes; want a_1 to a_3, 30 bytes", names, size)
+	}
+	if names, size := logFiles(pattern, filepath.Join(dir, "a_2.etl"), logmode.Sequential); len(names) != 1 || size != 10 {
+		t.Errorf("one file: %v, %d bytes", names, size)
+	}
+	if why := uncompressed(winver.V6_1, logmode.PrivateLogger); !strings.Contains(why, "no EVENT_TRACE_COMPRESSED_MODE") {
+		t.Errorf("6.1: %q", why)
+	}
+	if why := uncompressed(winver.V2004, logmode.Compressed|logmode.Circular); !strings.Contains(why, "circular") {
+		t.Errorf("circular: %q", why)
+	}
+	if why := uncompressed(winver.V2004, logmode.Compressed|logmode.Sequential); why != "" {
+		t.Errorf("sequential compressed: %q", why)
 	}
 }
