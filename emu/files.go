@@ -87,3 +87,11 @@ func (c *claimedFile) Close() error {
 	c.once.Do(c.release)
 	return err
 }
+
+// Allocate implements etl.Allocator where the file has it, and sets the size where not.
+func (c *claimedFile) Allocate(size int64) error {
+	if a, ok := c.WriteFile.(etl.Allocator); ok {
+		return a.Allocate(size)
+	}
+	return c.WriteFile.Truncate(size)
+}

@@ -42,7 +42,11 @@ type OS struct{}
 
 // OpenFile implements FileSystem.
 func (OS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
-	return os.OpenFile(name, flag, perm)
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
 }
 
 // Options configure a Writer.
@@ -171,7 +175,8 @@ func (w *Writer) open() error {
 	}
 	w.f = f
 	if w.mode&modePreallocate != 0 && w.limit > 0 {
-		if err := f.Truncate(w.limit); err != nil {
+		if err := preallocate(f, w.limit); err != nil {
+			f.Truncate(0) // a reservation that ran out of space may have kept what it got
 			f.Close()
 			return diskErr(err, "cannot preallocate %d bytes for %q", w.limit, w.name)
 		}

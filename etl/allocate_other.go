@@ -1,0 +1,13 @@
+//go:build !linux
+
+package etl
+
+import (
+	"errors"
+	"os"
+)
+
+// errNoAllocate: the system cannot reserve space here (the caller sets the size instead).
+var errNoAllocate = errors.New("space reservation is not implemented on this system")
+
+func allocate(*os.File, int64) error { return errNoAllocate }
