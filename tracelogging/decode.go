@@ -55,6 +55,10 @@ type decoder struct {
 	p      int // next payload byte
 	values int // values decoded so far, at most budget
 	budget int // valueBudget of the payload and the schema
+	// ends[i] is the index after definition i and, for a struct, its members; made by
+	// the first after, which counts in steps the definitions it visits.
+	ends  []int
+	steps int
 }
 
 // valueBudget bounds the values one event decodes to. Every value but a Null field and a
@@ -64,7 +68,8 @@ type decoder struct {
 // array makes every payload byte 1,000 values. So the values are bounded by the event's
 // size: four per payload byte and per field definition, and 4,096 more. An event's
 // structs nest that deep only if they are built to, and what it decodes stays in
-// proportion to the bytes it takes in a file.
+// proportion to the bytes it takes in a file. An element that is an array of no structs
+// skips its members' definitions in one step (after), not in a walk of them.
 func valueBudget(payload, fields int) int { return 4*payload + 4*fields + 4096 }
 
 // field decodes the field of definition d.i (and, for a struct, of its members).
@@ -127,16 +132,25 @@ func (d *decoder) one(def FieldDef, members int) (any, error) {
 }
 
 // after returns the index of the definition after definition i and, for a struct, its
-// members.
+// members. The first call finds the end of every definition in one pass from the last,
+// each struct stepping over its members' ends: at most 128 steps a definition, however
+// many times arrays of structs of no elements skip them afterwards.
 func (d *decoder) after(i int) int {
-	def := d.defs[i]
-	i++
-	if def.In == InStruct {
-		for m := 0; m < int(def.Out) && i < len(d.defs); m++ {
-			i = d.after(i)
+	if d.ends == nil {
+		d.ends = make([]int, len(d.defs))
+		for j := len(d.defs) - 1; j >= 0; j-- {
+			end := j + 1
+			d.steps++
+			if d.defs[j].In == InStruct {
+				for m := 0; m < int(d.defs[j].Out) && end < len(d.defs); m++ {
+					end = d.ends[end]
+					d.steps++
+				}
+			}
+			d.ends[j] = end
 		}
 	}
-	return i
+	return d.ends[i]
 }
 
 // structValue decodes the members of struct definition def, which start at d.i.

@@ -206,3 +206,49 @@ func TestDecodeBounded(t *testing.T) {
 		t.Errorf("nested structs: %d elements, the last byte %v", len(elems), last)
 	}
 }
+
+// zeroStructsMeta is an event whose field A is a Ccount array of 65,535 one-member
+// structs, the member B a Ccount array of no structs whose member is a depth-deep chain
+// of one-member structs ending in a byte: each element of A skips B's member definitions.
+func zeroStructsMeta(depth int) []byte {
+	b := []byte{0, 0, 0, 'E', 0}
+	b = append(b, 'A', 0, byte(InStruct)|flagCcount|chain, 1, 0xFF, 0xFF)
+	b = append(b, 'B', 0, byte(InStruct)|flagCcount|chain, 1, 0, 0)
+	for range depth {
+		b = append(b, 0, byte(InStruct)|chain, 1)
+	}
+	b = append(b, 0, byte(InUInt8))
+	binary.LittleEndian.PutUint16(b, uint16(len(b)))
+	return b
+}
+
+// TestDecodeZeroCountStructs: skipping the members of an array of no structs costs a
+// number of steps in proportion to the schema, not to the schema times the elements that
+// skip them, and the event decodes as before.
+func TestDecodeZeroCountStructs(t *testing.T) {
+	s, err := ParseSchema(zeroStructsMeta(21000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decoder{defs: s.Fields, budget: valueBudget(0, len(s.Fields))}
+	var fields []Field
+	for d.i < len(d.defs) && err == nil {
+		var f Field
+		f, err = d.field()
+		fields = append(fields, f)
+	}
+	if err != nil || len(fields) != 1 {
+		t.Fatalf("%d fields, %v", len(fields), err)
+	}
+	if max := 128 * len(d.defs); d.steps > max {
+		t.Errorf("%d steps over %d definitions to skip members, more than %d", d.steps, len(d.defs), max)
+	}
+	elems := fields[0].Value.([]any)
+	b := elems[len(elems)-1].([]Field)[0]
+	if len(elems) != 0xFFFF || b.Name != "B" || !b.Array || len(b.Value.([]any)) != 0 {
+		t.Errorf("%d elements, the last %+v", len(elems), b)
+	}
+	if got, err := s.Decode(nil); err != nil || len(got) != 1 {
+		t.Errorf("Decode: %d fields, %v", len(got), err)
+	}
+}
