@@ -2,6 +2,7 @@ package regentry
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -153,5 +154,41 @@ func TestReplySlotsAndQueue(t *testing.T) {
 	}
 	if _, err := reply.HoldNotification(&Notification{ReplyTo: reply}); err == nil {
 		t.Fatal("a reply registration held a notification")
+	}
+}
+
+// TestTraitsRefusedBlobs: a name with a NUL, or traits too big for the 16-bit sizes, make
+// no blob: EncodeTraits says why, and BuildTraits gives nothing that ParseTraits takes,
+// rather than a blob whose name ends early or whose TotalSize wrapped.
+func TestTraitsRefusedBlobs(t *testing.T) {
+	grp := GroupTrait(guid.FromName("G"))
+	for _, c := range []struct {
+		what   string
+		name   string
+		traits []Trait
+		want   string
+	}{
+		{"a NUL in the name", "X\x00" + string([]byte{19, 0, 1}) + string(grp.Data), nil, "holds a NUL at byte 1"},
+		{"a name over 65,532 bytes", strings.Repeat("n", 0xFFFF-2), nil, "TotalSize, a 16-bit count"},
+		{"a name and a group over 65,535 bytes", strings.Repeat("n", 0xFFFF-21), []Trait{grp}, "TotalSize, a 16-bit count"},
+		{"a trait over 65,532 bytes", "p", []Trait{{Type: TraitTypeDecodeGUID, Data: make([]byte, 0xFFFF-2)}}, "TraitSize, a 16-bit count"},
+		{"a group trait of 4 bytes", "p", []Trait{{Type: TraitTypeGroup, Data: make([]byte, 4)}}, "not a 16-byte GUID"},
+	} {
+		if b, err := EncodeTraits(c.name, c.traits...); !errors.Is(err, winerr.ErrInvalidParameter) || b != nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("EncodeTraits, %s: %d bytes, %v", c.what, len(b), err)
+		}
+		b := BuildTraits(c.name, c.traits...)
+		if _, err := ParseTraits(b); b != nil || !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("BuildTraits, %s: %d bytes, parsed with %v", c.what, len(b), err)
+		}
+	}
+	// The longest name fits exactly, and reads back.
+	long := strings.Repeat("n", 0xFFFF-3)
+	b, err := EncodeTraits(long)
+	if err != nil || len(b) != 0xFFFF {
+		t.Fatalf("a name of 65,532 bytes: %d bytes, %v", len(b), err)
+	}
+	if tr, err := ParseTraits(b); err != nil || tr.Name != long || len(tr.Traits) != 0 {
+		t.Errorf("a name of 65,532 bytes read back: %v", err)
 	}
 }

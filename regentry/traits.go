@@ -3,6 +3,7 @@ package regentry
 import (
 	"bytes"
 	"encoding/binary"
+	"strings"
 	"sync"
 
 	"github.com/etwemu/etwemu/guid"
@@ -75,10 +76,30 @@ func ParseTraits(blob []byte) (*Traits, error) {
 	return t, nil
 }
 
-// BuildTraits makes a provider-traits blob from a name and traits, the inverse of
-// ParseTraits.
-func BuildTraits(name string, traits ...Trait) []byte {
-	b := make([]byte, 2, 2+len(name)+1)
+// EncodeTraits makes a provider-traits blob from a name and traits, the inverse of
+// ParseTraits: ParseTraits of the blob gives back name and traits. What the blob cannot
+// say gives ERROR_INVALID_PARAMETER: a name that holds a NUL (the NUL would end it, and
+// the bytes after it would read as traits), a trait over 65,532 bytes or a group trait
+// that is not a 16-byte GUID, or a blob over 65,535 bytes (TotalSize and TraitSize are
+// 16-bit counts).
+func EncodeTraits(name string, traits ...Trait) ([]byte, error) {
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "provider name of %d bytes holds a NUL at byte %d, where the provider traits would end it", len(name), i)
+	}
+	size := 2 + len(name) + 1
+	for i, tr := range traits {
+		if len(tr.Data) > 0xFFFF-3 {
+			return nil, winerr.New(winerr.ErrInvalidParameter, "provider trait %d carries %d bytes: its TraitSize, a 16-bit count, holds at most 65,532", i, len(tr.Data))
+		}
+		if tr.Type == TraitTypeGroup && len(tr.Data) != 16 {
+			return nil, winerr.New(winerr.ErrInvalidParameter, "group trait %d carries %d bytes, not a 16-byte GUID", i, len(tr.Data))
+		}
+		size += 3 + len(tr.Data)
+	}
+	if size > 0xFFFF {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "provider traits of %d bytes (a name of %d bytes and %d traits): TotalSize, a 16-bit count, holds at most 65,535", size, len(name), len(traits))
+	}
+	b := make([]byte, 2, size)
 	b = append(append(b, name...), 0)
 	for _, tr := range traits {
 		var h [3]byte
@@ -87,6 +108,18 @@ func BuildTraits(name string, traits ...Trait) []byte {
 		b = append(append(b, h[:]...), tr.Data...)
 	}
 	binary.LittleEndian.PutUint16(b, uint16(len(b)))
+	return b, nil
+}
+
+// BuildTraits is EncodeTraits for a name and traits known to fit, as in tests and
+// scripts: for what EncodeTraits refuses it returns nil, which ParseTraits (and so
+// EventSetInformation) refuses in turn with ERROR_INVALID_PARAMETER, rather than a blob
+// that wrapped its sizes or ended the name early.
+func BuildTraits(name string, traits ...Trait) []byte {
+	b, err := EncodeTraits(name, traits...)
+	if err != nil {
+		return nil
+	}
 	return b
 }
 
