@@ -8,6 +8,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -197,5 +198,37 @@ func TestUnencodableEventsRefused(t *testing.T) {
 	}
 	if n, err := sink.CountEvents(); err != nil || n != 1 {
 		t.Errorf("the session holds %d events (%v), want the 1 encodable one", n, err)
+	}
+}
+
+// TestProviderNameRefused: a provider name holding a NUL would end the name in the
+// provider metadata and make the bytes after it traits (here a group the caller never
+// asked for), and a name too long for the metadata's 16-bit size would wrap it: both are
+// ERROR_INVALID_PARAMETER and register nothing.
+func TestProviderNameRefused(t *testing.T) {
+	k := testKernel(t)
+	group := guid.MustParse("0badf00d-0000-4000-8000-000000000003")
+	g := regentry.GroupTrait(group)
+	smuggled := "X\x00" + string([]byte{19, 0, 1}) + string(g.Data) + string([]byte{4, 0, 9})
+	for _, c := range []struct {
+		name string
+		opts []ProviderOpt
+		want string
+	}{
+		{smuggled, nil, "provider name of 24 bytes holds a NUL at byte 1"},
+		{"\x00", []ProviderOpt{WithGroup(group)}, "holds a NUL at byte 0"},
+		{strings.Repeat("n", 0xFFFF-21), []ProviderOpt{WithGroup(group)}, "TotalSize, a 16-bit count"},
+		{strings.Repeat("n", 0xFFFF-2), nil, "TotalSize, a 16-bit count"},
+	} {
+		p, err := NewProviderWithOptions(c.name, append(c.opts, WithKernel(k))...)
+		if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a name of %d bytes: %v, want ERROR_INVALID_PARAMETER and %q", len(c.name), err, c.want)
+		}
+		if p != nil {
+			if gr, ok := p.Registration().Group(); ok {
+				t.Errorf("a name of %d bytes put the provider in group %s", len(c.name), gr)
+			}
+			p.Close()
+		}
 	}
 }

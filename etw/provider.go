@@ -1,7 +1,7 @@
 package etw
 
 import (
-	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -124,8 +124,10 @@ func NewProviderWithID(name string, id guid.GUID, callback EnableCallback) (*Pro
 // group). If a session enabled the provider before, the callback runs before it returns,
 // unless another goroutine is delivering callbacks at that moment (emu's EventRegister
 // says when): IsEnabled may then say false until that goroutine has delivered it.
-// Errors are the kernel's (a Windows code with the reason), ERROR_INVALID_PARAMETER for
-// a nil option, or a name too long for the metadata's 16-bit size.
+// Errors are the kernel's (a Windows code with the reason), or ERROR_INVALID_PARAMETER
+// for a nil option, a name that holds a NUL (which would end the name in the provider
+// metadata, the bytes after it read as traits) or a name too long for the metadata's
+// 16-bit size.
 func NewProviderWithOptions(name string, options ...ProviderOpt) (*Provider, error) {
 	var o providerOpts
 	for i, opt := range options {
@@ -134,20 +136,23 @@ func NewProviderWithOptions(name string, options ...ProviderOpt) (*Provider, err
 		}
 		opt(&o)
 	}
+	if i := strings.IndexByte(name, 0); i >= 0 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "etw: provider name of %d bytes holds a NUL at byte %d, where the provider metadata would end it", len(name), i)
+	}
+	metadata, err := providerMetadata(name, o.group)
+	if err != nil {
+		return nil, err
+	}
 	if o.id.IsZero() {
 		o.id = guid.FromName(name)
 	}
-	if len(name) > 0xFFFF-3-19 {
-		return nil, errors.New("etw: provider name too long for TraceLogging metadata")
-	}
 	k := o.kernel
 	if k == nil {
-		var err error
 		if k, err = Kernel(); err != nil {
 			return nil, err
 		}
 	}
-	p := &Provider{ID: o.id, k: k, callback: o.callback, metadata: providerMetadata(name, o.group)}
+	p := &Provider{ID: o.id, k: k, callback: o.callback, metadata: metadata}
 	reg, err := k.EventRegister(p.ID, p.enableCallback, nil)
 	if err != nil {
 		return nil, err
@@ -161,12 +166,12 @@ func NewProviderWithOptions(name string, options ...ProviderOpt) (*Provider, err
 }
 
 // providerMetadata is the provider's traits: its name and, when group is not GUID_NULL,
-// a group trait.
-func providerMetadata(name string, group guid.GUID) []byte {
+// a group trait; ERROR_INVALID_PARAMETER when they do not fit the traits' 16-bit size.
+func providerMetadata(name string, group guid.GUID) ([]byte, error) {
 	if group.IsZero() {
-		return regentry.BuildTraits(name)
+		return regentry.EncodeTraits(name)
 	}
-	return regentry.BuildTraits(name, regentry.GroupTrait(group))
+	return regentry.EncodeTraits(name, regentry.GroupTrait(group))
 }
 
 // enableCallback records the kernel's enablement, then calls the user's callback; after
