@@ -10,7 +10,9 @@ import (
 // Builder writes an event metadata blob (the EVENT_SCHEMA_TL item): Event once, then a
 // Field or Struct per field in payload order. The zero Builder is ready; Reset makes it
 // ready for another event and keeps its memory. What the blob cannot say (a name with a
-// NUL, which ends it; a struct of more than 127 fields) is Bytes' error.
+// NUL, which ends it; a struct of more than 127 fields; an InType over 5 bits or an
+// OutType over 7; an Arity that is none of the four; a field before Event) is Bytes'
+// error.
 type Builder struct {
 	b   []byte
 	err error // the first thing the blob cannot say, since Event or Reset
@@ -36,21 +38,53 @@ func (m *Builder) Event(name string, tags uint32) {
 
 // Field adds a field: a scalar, or an array of in whose count is in the payload (Vcount)
 // or fixed here (Ccount, count elements). The OutType and tags are written only when
-// they are not the defaults, as TraceLoggingProvider.h does.
+// they are not the defaults, as TraceLoggingProvider.h does. A custom field, whose
+// schema the metadata carries, is CustomField's: Field with Arity Custom is Bytes' error.
 func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity Arity, count uint16) {
+	if arity == Custom {
+		m.fail("tracelogging: field %q: a custom field carries its schema: add it with CustomField", name)
+	} else if arity > Custom {
+		m.fail("tracelogging: field %q: Arity %d is none of Scalar, Ccount, Vcount and Custom", name, arity)
+	}
+	m.field(name, in, out, tags, arity)
+	if arity == Ccount {
+		m.b = binary.LittleEndian.AppendUint16(m.b, count)
+	}
+}
+
+// CustomField adds a custom-schema field (Arity Custom): schema is the field's schema,
+// which the metadata carries after a u16 size; its values in the payload are a u16 size
+// and that many bytes. A schema over 65,535 bytes is Bytes' error.
+func (m *Builder) CustomField(name string, in InType, out OutType, tags uint32, schema []byte) {
+	if len(schema) > 0xFFFF {
+		m.fail("tracelogging: custom field %q: a schema of %d bytes is over the 65535 its u16 size counts", name, len(schema))
+	}
+	m.field(name, in, out, tags, Custom)
+	m.b = binary.LittleEndian.AppendUint16(m.b, uint16(len(schema)))
+	m.b = append(m.b, schema...)
+}
+
+// fail notes the first thing the blob cannot say.
+func (m *Builder) fail(format string, args ...any) {
+	if m.err == nil {
+		m.err = fmt.Errorf(format, args...)
+	}
+}
+
+// field writes a field's name, InMeta and, when they are not the defaults, its OutMeta
+// and tags.
+func (m *Builder) field(name string, in InType, out OutType, tags uint32, arity Arity) {
+	if len(m.b) == 0 {
+		m.fail("tracelogging: field %q before Event: the metadata starts with the event", name)
+	}
 	m.name("field", name)
-	if out > 0x7F && m.err == nil {
-		m.err = fmt.Errorf("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
+	if in > inTypeMask {
+		m.fail("tracelogging: field %q: InType %d does not fit its 5 bits", name, in)
 	}
-	meta := byte(in) & inTypeMask
-	switch arity {
-	case Ccount:
-		meta |= flagCcount
-	case Vcount:
-		meta |= flagVcount
-	case Custom:
-		meta |= flagCustom
+	if out > 0x7F {
+		m.fail("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
 	}
+	meta := byte(in)&inTypeMask | byte(arity&3)<<5
 	switch {
 	case out == OutDefault && tags == 0:
 		m.b = append(m.b, meta)
@@ -59,9 +93,6 @@ func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity 
 	default:
 		m.b = append(m.b, meta|chain, byte(out)&0x7F|chain)
 		m.b = appendTags(m.b, tags)
-	}
-	if arity == Ccount {
-		m.b = binary.LittleEndian.AppendUint16(m.b, count)
 	}
 }
 

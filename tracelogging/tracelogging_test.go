@@ -252,3 +252,61 @@ func TestDecodeZeroCountStructs(t *testing.T) {
 		t.Errorf("Decode: %d fields, %v", len(got), err)
 	}
 }
+
+// TestBuilderRefuses: what the metadata cannot say, or what ParseSchema would not read
+// back as written, is Bytes' error rather than a blob: a custom field without its schema,
+// an InType over 5 bits, an Arity none of the four, a field before the event.
+func TestBuilderRefuses(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		build func(m *Builder)
+		want  string
+	}{
+		{"a custom field through Field", func(m *Builder) {
+			m.Event("E", 0)
+			m.Field("c", InBinary, OutDefault, 0, Custom, 0)
+		}, `field "c": a custom field carries its schema`},
+		{"InType 33", func(m *Builder) {
+			m.Event("E", 0)
+			m.Field("i", InType(33), OutDefault, 0, Scalar, 0)
+		}, `field "i": InType 33 does not fit its 5 bits`},
+		{"Arity 7", func(m *Builder) {
+			m.Event("E", 0)
+			m.Field("a", InUInt8, OutDefault, 0, Arity(7), 0)
+		}, `field "a": Arity 7 is none of`},
+		{"a field on a zero Builder", func(m *Builder) {
+			m.Field("f", InUInt8, OutDefault, 0, Scalar, 0)
+		}, `field "f" before Event`},
+		{"a field after Reset", func(m *Builder) {
+			m.Event("E", 0)
+			m.Reset()
+			m.Field("f", InUInt8, OutDefault, 0, Scalar, 0)
+		}, `field "f" before Event`},
+		{"a custom schema over 64 KB", func(m *Builder) {
+			m.Event("E", 0)
+			m.CustomField("c", InBinary, OutDefault, 0, make([]byte, 0x10000))
+		}, `a schema of 65536 bytes`},
+	} {
+		var m Builder
+		c.build(&m)
+		if b, err := m.Bytes(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: % x, %v, want %q", c.what, b, err, c.want)
+		}
+	}
+}
+
+// TestCustomField: a custom field's schema is in the metadata and reads back; its value
+// is a u16-counted run of bytes.
+func TestCustomField(t *testing.T) {
+	s := schema(t, func(m *Builder) {
+		m.CustomField("c", InBinary, OutDefault, 0x5, []byte{1, 2, 3})
+		m.Field("after", InUInt8, OutDefault, 0, Scalar, 0)
+	})
+	if len(s.Fields) != 2 || s.Fields[0].Arity != Custom || !bytes.Equal(s.Fields[0].Schema, []byte{1, 2, 3}) || s.Fields[0].Tags != 5 {
+		t.Fatalf("read back as %+v", s.Fields)
+	}
+	fields, err := s.Decode([]byte{2, 0, 0xAB, 0xCD, 9})
+	if err != nil || Text(fields) != "c=0xABCD after=9" {
+		t.Errorf("decoded %s, %v", Text(fields), err)
+	}
+}
