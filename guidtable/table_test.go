@@ -294,3 +294,27 @@ func TestDisableLoggerEveryBucket(t *testing.T) {
 		t.Fatalf("an empty bucket marked in use was reported as %q, want %q", b, want)
 	}
 }
+
+// TestSlotOutOfRange: Slot gives nil for an index that is not one of the eight slots,
+// never another slot's enablement.
+func TestSlotOutOfRange(t *testing.T) {
+	tab := New(winver.V2004)
+	var e *Entry
+	for id := uint16(1); id <= Slots; id++ {
+		c, err := tab.Enable(provA, TraceGuid, EnableInfo{LoggerID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e = c.Entry
+	}
+	for i := range Slots {
+		if e.Slot(i) == nil {
+			t.Fatalf("slot %d is free after eight enables", i)
+		}
+	}
+	for _, i := range []int{-1, -8, Slots, Slots + 1, 1 << 40} {
+		if s := e.Slot(i); s != nil {
+			t.Errorf("Slot(%d) = the enablement of logger %d, want nil", i, s.LoggerID)
+		}
+	}
+}
