@@ -1,6 +1,7 @@
 package guidtable
 
 import (
+	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -31,7 +32,7 @@ func (t Type) String() string {
 	case GroupGuid:
 		return "Group"
 	}
-	return "GuidType(?)"
+	return fmt.Sprintf("GuidType(%d)", uint8(t))
 }
 
 // typeSince is the rule table for which GUID types a version knows.
@@ -84,8 +85,11 @@ func (t *Table) Version() winver.Version { return t.version }
 func (t *Table) Len() int { return int(t.count.Load()) }
 
 func (t *Table) checkType(typ Type) error {
+	if typ >= numTypes {
+		return winerr.New(winerr.ErrInvalidParameter, "GUID type %d is not an ETW_GUID_TYPE (Trace 0, Notification 1, Group 2)", uint8(typ))
+	}
 	if !typ.Known(t.version) {
-		return winerr.New(winerr.ErrInvalidParameter, "GUID type %v is not known to Windows %s (%v)", typ, t.version, winver.Since(typeSince[min(typ, numTypes-1)]))
+		return winerr.New(winerr.ErrInvalidParameter, "GUID type %v is not known to Windows %s (%v)", typ, t.version, winver.Since(typeSince[typ]))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -316,5 +317,24 @@ func TestSlotOutOfRange(t *testing.T) {
 		if s := e.Slot(i); s != nil {
 			t.Errorf("Slot(%d) = the enablement of logger %d, want nil", i, s.LoggerID)
 		}
+	}
+}
+
+// TestUnknownTypeNamed: a GUID type that is none of ETW_GUID_TYPE's three is refused as
+// such, by its number, not as a type some later Windows would know.
+func TestUnknownTypeNamed(t *testing.T) {
+	tab := New(winver.V2004)
+	_, err := tab.Enable(provA, Type(7), EnableInfo{LoggerID: 1})
+	if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), "GUID type 7 is not an ETW_GUID_TYPE") {
+		t.Errorf("Enable of type 7: %v", err)
+	}
+	if _, err := tab.Register(provA, Type(3), &fakeReg{}); err == nil || !strings.Contains(err.Error(), "GUID type 3 is not an ETW_GUID_TYPE") {
+		t.Errorf("Register of type 3: %v", err)
+	}
+	if _, err := New(winver.V6_3).Register(provA, GroupGuid, &fakeReg{}); err == nil || !strings.Contains(err.Error(), "GUID type Group is not known to Windows") {
+		t.Errorf("Register of a group on 6.3: %v", err)
+	}
+	if s := Type(9).String(); s != "GuidType(9)" {
+		t.Errorf("Type(9) is %q", s)
 	}
 }
