@@ -64,8 +64,12 @@ func (e *EnableInfo) normalize() {
 // Passes reports whether an event of the given level and keyword passes this enablement:
 // its level is at most the enabled level (0 enables all), and a keyword-0 event passes
 // unless EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0 is set, while another keyword must share a
-// bit with MatchAnyKeyword and contain all of MatchAllKeyword.
+// bit with MatchAnyKeyword and contain all of MatchAllKeyword. Nothing passes a nil
+// enablement (a free slot).
 func (e *EnableInfo) Passes(level uint8, keyword uint64) bool {
+	if e == nil {
+		return false
+	}
 	if level > e.level {
 		return false
 	}

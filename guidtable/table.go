@@ -163,10 +163,14 @@ func (t *Table) Lookup(g guid.GUID, typ Type) *Entry {
 
 // Register links r onto the entry for (g, typ), creating the entry if nobody registered or
 // enabled g yet, and sets r's mask to the slots already enabled. It returns the entry, whose
-// Provider aggregate tells the caller whether to notify r at once.
+// Provider aggregate tells the caller whether to notify r at once. A nil r is
+// ERROR_INVALID_PARAMETER.
 func (t *Table) Register(g guid.GUID, typ Type, r Registration) (*Entry, error) {
 	if err := t.checkType(typ); err != nil {
 		return nil, err
+	}
+	if r == nil {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "a nil registration cannot join the entry of %s", g)
 	}
 	b := &t.buckets[Hash(g)]
 	b.mu.Lock()
@@ -179,8 +183,11 @@ func (t *Table) Register(g guid.GUID, typ Type, r Registration) (*Entry, error) 
 }
 
 // Unregister unlinks r from e, clears r's mask for e's type and drops r's reference. It
-// reports false when r was not on e's list.
+// reports false, changing nothing, when r was not on e's list, or e is nil.
 func (t *Table) Unregister(e *Entry, r Registration) bool {
+	if e == nil {
+		return false
+	}
 	b := &t.buckets[Hash(e.guid)]
 	b.mu.Lock()
 	defer b.mu.Unlock()

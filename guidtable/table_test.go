@@ -338,3 +338,27 @@ func TestUnknownTypeNamed(t *testing.T) {
 		t.Errorf("Type(9) is %q", s)
 	}
 }
+
+// TestNilArguments: a nil registration, entry or enablement is refused or reported,
+// never a panic, and changes nothing.
+func TestNilArguments(t *testing.T) {
+	tab := New(winver.V2004)
+	if e, err := tab.Register(provA, TraceGuid, nil); !errors.Is(err, winerr.ErrInvalidParameter) || e != nil || tab.Len() != 0 {
+		t.Errorf("Register of a nil registration: %v, %v, %d entries", e, err, tab.Len())
+	}
+	r := &fakeReg{}
+	e, err := tab.Register(provA, TraceGuid, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Unregister(nil, r) || tab.Unregister(e, nil) {
+		t.Error("Unregister of a nil entry or registration reported true")
+	}
+	if e.RefCount() != 1 || len(e.Registrations()) != 1 || tab.Len() != 1 {
+		t.Errorf("after nil unregisters: refs %d, %d registrations, %d entries", e.RefCount(), len(e.Registrations()), tab.Len())
+	}
+	var free *EnableInfo
+	if free.Passes(1, 1) || free.Passes(0, 0) {
+		t.Error("an event passed a nil enablement")
+	}
+}
