@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 
 	"github.com/etwemu/etwemu/guid"
 )
@@ -20,7 +21,10 @@ import (
 // upper-case hex pairs; IPv4 and IPv6 addresses and ports (network byte order) as
 // addresses and port numbers; floating point in the shortest form that reads back the
 // same; strings as they are; no value as "". A struct's members (a []Field) are written
-// as Text writes them.
+// as Text writes them. UInt8 and UInt16 with OutType String (TraceLoggingChar8 and
+// TraceLoggingWChar) are one character: a UInt8 the character of its value in ISO 8859-1
+// (TDH uses the system's ANSI code page, whose first 128 are the same), a UInt16 the
+// UTF-16 code unit, and a surrogate, which is no character alone, U+FFFD.
 func FormatValue(in InType, out OutType, v any) string {
 	hexOut := in == InHexInt32 || in == InHexInt64 || in == InPointer ||
 		out == OutHex || out == OutWin32Error || out == OutNTStatus || out == OutHResult
@@ -53,8 +57,14 @@ func FormatValue(in InType, out OutType, v any) string {
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
 	case uint8:
+		if out == OutString {
+			return string(rune(x))
+		}
 		return unsigned(uint64(x))
 	case uint16:
+		if out == OutString {
+			return string(utf16.Decode([]uint16{x}))
+		}
 		if out == OutPort {
 			x = x<<8 | x>>8
 		}
@@ -87,8 +97,8 @@ func FormatValue(in InType, out OutType, v any) string {
 }
 
 // Text formats the field's value for a line of text: FormatValue's form, with strings
-// quoted (except JSON and XML text), a struct as {name=value ...}, an array as
-// [v1 v2 ...] and no value as null.
+// and characters quoted (except JSON and XML text), a struct as {name=value ...}, an
+// array as [v1 v2 ...] and no value as null.
 func (f Field) Text() string {
 	var sb strings.Builder
 	f.writeText(&sb)
@@ -129,6 +139,12 @@ func writeValue(sb *strings.Builder, in InType, out OutType, v any) {
 			return
 		}
 		sb.WriteString(strconv.Quote(x))
+	case uint8, uint16:
+		if out == OutString {
+			sb.WriteString(strconv.Quote(FormatValue(in, out, v)))
+			return
+		}
+		sb.WriteString(FormatValue(in, out, v))
 	case nil:
 		sb.WriteString("null")
 	default:

@@ -72,3 +72,37 @@ func TestFormatValue(t *testing.T) {
 		}
 	}
 }
+
+// TestFormatCharacters: UInt8 and UInt16 with OutType String, as TraceLoggingChar8 and
+// TraceLoggingWChar write them, are one character each, as TdhFormatProperty shows
+// them; Text quotes them as it quotes strings.
+func TestFormatCharacters(t *testing.T) {
+	for _, c := range []struct {
+		in   InType
+		v    any
+		want string
+	}{
+		{InUInt8, uint8('A'), "A"},
+		{InUInt8, uint8(0xE9), "é"}, // ISO 8859-1
+		{InUInt8, uint8(0), "\x00"},
+		{InUInt16, uint16('Z'), "Z"},
+		{InUInt16, uint16(0x20AC), "€"},
+		{InUInt16, uint16(0xD83D), "\uFFFD"}, // a surrogate alone
+	} {
+		if got := FormatValue(c.in, OutString, c.v); got != c.want {
+			t.Errorf("%v/String %#v: %q, want %q", c.in, c.v, got, c.want)
+		}
+		if got := (Field{In: c.in, Out: OutString, Value: c.v}).Text(); got != strconv.Quote(c.want) {
+			t.Errorf("%v/String %#v: Text %s, want %q", c.in, c.v, got, c.want)
+		}
+	}
+	s := schema(t, func(m *Builder) {
+		m.Field("c", InUInt8, OutString, 0, Scalar, 0)
+		m.Field("w", InUInt16, OutString, 0, Ccount, 2)
+		m.Field("n", InUInt8, OutDefault, 0, Scalar, 0)
+	})
+	fields, err := s.Decode([]byte{'A', 'h', 0, 'i', 0, 'A'})
+	if want := `c="A" w=["h" "i"] n=65`; err != nil || Text(fields) != want {
+		t.Errorf("decoded %s, %v, want %s", Text(fields), err, want)
+	}
+}
