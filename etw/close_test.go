@@ -2,6 +2,7 @@ package etw
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -230,5 +231,42 @@ func TestProviderNameRefused(t *testing.T) {
 			}
 			p.Close()
 		}
+	}
+}
+
+// TestLongNamesInMessages: an error quotes an event or field name of up to 64 KB by its
+// first 64 bytes and its length, and the name of an event holding a NUL once.
+func TestLongNamesInMessages(t *testing.T) {
+	k := testKernel(t)
+	p, err := NewProviderWithOptions("Etwemu.Test.LongNames", WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	liveSession(t, k, "longnames", p)
+	long := strings.Repeat("n", 70000)
+	short := `"` + strings.Repeat("n", 64) + `"… (`
+	for _, c := range []struct {
+		what  string
+		event string
+		e     []EventOpt
+		f     []FieldOpt
+		want  string
+	}{
+		{"a 70,000-byte event name", long, nil, nil, short + "70000 bytes): "},
+		{"a nil option", long, []EventOpt{nil}, nil, short + "70000 bytes): event option 0 is nil"},
+		{"a NUL after 70,000 bytes", long + "\x00", nil, nil, "event name " + short + "70001 bytes) holds a NUL at byte 70000"},
+		{"a long field name with a NUL", "E", nil, []FieldOpt{Uint8Field(long+"\x00", 1)}, "field name " + short + "70001 bytes) holds a NUL"},
+		{"a long string field with a NUL", "E", nil, []FieldOpt{StringField(long, "\x00")}, "string field " + short + "70000 bytes) holds a NUL"},
+	} {
+		err := p.WriteEvent(c.event, c.e, c.f)
+		if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 300 {
+			msg := fmt.Sprint(err)
+			t.Errorf("%s: a message of %d bytes, %.300s, want %q", c.what, len(msg), msg, c.want)
+		}
+	}
+	err = p.WriteEvent("E\x00v", nil, nil)
+	if err == nil || strings.Count(err.Error(), `"E\x00v"`) != 1 {
+		t.Errorf("an event name with a NUL: %v, want the name once", err)
 	}
 }

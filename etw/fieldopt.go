@@ -33,9 +33,9 @@ func (em *eventMetadata) fail(why string) {
 func nulFree(name string, array bool, values []string, opt FieldOpt) FieldOpt {
 	for n, v := range values {
 		if i := strings.IndexByte(v, 0); i >= 0 {
-			what := fmt.Sprintf("string field %q", name)
+			what := fmt.Sprintf("string field %s", tl.QuoteName(name))
 			if array {
-				what = fmt.Sprintf("element %d of string array %q", n, name)
+				what = fmt.Sprintf("element %d of string array %s", n, tl.QuoteName(name))
 			}
 			return func(em *eventMetadata, ed *eventData) {
 				em.fail(fmt.Sprintf("%s holds a NUL at byte %d, where a TraceLogging string ends", what, i))
@@ -309,7 +309,7 @@ func Struct(name string, opts ...FieldOpt) FieldOpt {
 		em.b.Struct(name, len(opts), 0) // more than tl.MaxStructFields is Bytes' error
 		for i, opt := range opts {
 			if opt == nil {
-				em.fail(fmt.Sprintf("field option %d of struct %q is nil", i, name))
+				em.fail(fmt.Sprintf("field option %d of struct %s is nil", i, tl.QuoteName(name)))
 				continue
 			}
 			opt(em, ed)

@@ -8,6 +8,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/regentry"
+	tl "github.com/etwemu/etwemu/tracelogging"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -293,7 +294,7 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 	w.opts = eventOptions{descriptor: defaultDescriptor}
 	for i, opt := range eventOpts {
 		if opt == nil {
-			return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: event option %d is nil", name, i)
+			return winerr.New(winerr.ErrInvalidParameter, "etw: event %s: event option %d is nil", tl.QuoteName(name), i)
 		}
 		opt(&w.opts)
 	}
@@ -306,16 +307,19 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 	w.ed.b = w.ed.b[:0]
 	for i, opt := range fieldOpts {
 		if opt == nil {
-			return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: field option %d is nil", name, i)
+			return winerr.New(winerr.ErrInvalidParameter, "etw: event %s: field option %d is nil", tl.QuoteName(name), i)
 		}
 		opt(&w.em, &w.ed)
 	}
 	if w.em.bad != "" {
-		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %s", name, w.em.bad)
+		return winerr.New(winerr.ErrInvalidParameter, "etw: event %s: %s", tl.QuoteName(name), w.em.bad)
 	}
 	meta, err := w.em.b.Bytes()
 	if err != nil {
-		return winerr.New(winerr.ErrInvalidParameter, "etw: event %q: %v", name, err)
+		if strings.IndexByte(name, 0) >= 0 { // the error is the event name's, and quotes it
+			return winerr.New(winerr.ErrInvalidParameter, "etw: %v", err)
+		}
+		return winerr.New(winerr.ErrInvalidParameter, "etw: event %s: %v", tl.QuoteName(name), err)
 	}
 	o := emu.WriteOptions{Processor: emu.AnyProcessor}
 	if !w.opts.activityID.IsZero() {

@@ -88,7 +88,7 @@ func (d *decoder) field() (Field, error) {
 		f.Array = true
 	case Vcount:
 		if len(d.b)-d.p < 2 {
-			return f, fmt.Errorf("tracelogging: field %q: no element count", def.Name)
+			return f, fmt.Errorf("tracelogging: field %s: no element count", QuoteName(def.Name))
 		}
 		n = int(binary.LittleEndian.Uint16(d.b[d.p:]))
 		d.p += 2
@@ -122,7 +122,7 @@ func (d *decoder) field() (Field, error) {
 // definition members.
 func (d *decoder) one(def FieldDef, members int) (any, error) {
 	if d.values++; d.values > d.budget {
-		return nil, fmt.Errorf("tracelogging: field %q: more than %d values in an event of %d payload bytes and %d field definitions (arrays of Null fields or of nested structs)", def.Name, d.budget, len(d.b), len(d.defs))
+		return nil, fmt.Errorf("tracelogging: field %s: more than %d values in an event of %d payload bytes and %d field definitions (arrays of Null fields or of nested structs)", QuoteName(def.Name), d.budget, len(d.b), len(d.defs))
 	}
 	if def.In == InStruct {
 		d.i = members
@@ -158,7 +158,7 @@ func (d *decoder) structValue(def FieldDef) (any, error) {
 	members := make([]Field, 0, int(def.Out))
 	for m := 0; m < int(def.Out); m++ {
 		if d.i >= len(d.defs) {
-			return nil, fmt.Errorf("tracelogging: struct %q claims %d fields, the metadata has %d after it", def.Name, def.Out, m)
+			return nil, fmt.Errorf("tracelogging: struct %s claims %d fields, the metadata has %d after it", QuoteName(def.Name), def.Out, m)
 		}
 		f, err := d.field()
 		if err != nil {
@@ -172,7 +172,7 @@ func (d *decoder) structValue(def FieldDef) (any, error) {
 // take returns the next n payload bytes.
 func (d *decoder) take(name string, n int) ([]byte, error) {
 	if len(d.b)-d.p < n {
-		return nil, fmt.Errorf("tracelogging: field %q: %d bytes wanted, %d left", name, n, len(d.b)-d.p)
+		return nil, fmt.Errorf("tracelogging: field %s: %d bytes wanted, %d left", QuoteName(name), n, len(d.b)-d.p)
 	}
 	b := d.b[d.p : d.p+n]
 	d.p += n
@@ -201,7 +201,7 @@ func (d *decoder) value(def FieldDef) (any, error) {
 	case InAnsiString:
 		s, p, err := cstring(d.b, d.p)
 		if err != nil {
-			return nil, fmt.Errorf("tracelogging: field %q: string %w", def.Name, err)
+			return nil, fmt.Errorf("tracelogging: field %s: string %w", QuoteName(def.Name), err)
 		}
 		d.p = p
 		return s, nil
@@ -213,7 +213,7 @@ func (d *decoder) value(def FieldDef) (any, error) {
 				return s, nil
 			}
 		}
-		return nil, fmt.Errorf("tracelogging: field %q: UTF-16 string without a NUL", def.Name)
+		return nil, fmt.Errorf("tracelogging: field %s: UTF-16 string without a NUL", QuoteName(def.Name))
 	case InBinary, InCountedBinary:
 		b, err := d.counted(def.Name)
 		return b, err
@@ -235,7 +235,7 @@ func (d *decoder) value(def FieldDef) (any, error) {
 		return sidString(head, subs), nil
 	}
 	if int(def.In) >= len(fixedSizes) || fixedSizes[def.In] == 0 {
-		return nil, fmt.Errorf("tracelogging: field %q: in-type %d is not known", def.Name, def.In)
+		return nil, fmt.Errorf("tracelogging: field %s: in-type %d is not known", QuoteName(def.Name), def.In)
 	}
 	b, err := d.take(def.Name, fixedSizes[def.In])
 	if err != nil {

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Builder writes an event metadata blob (the EVENT_SCHEMA_TL item): Event once, then a
@@ -18,13 +20,31 @@ type Builder struct {
 	err error // the first thing the blob cannot say, since Event or Reset
 }
 
+// QuoteName quotes an event or field name for a message as %q does, cut after its first
+// 64 bytes (at the start of a character) with "… (N bytes)" after the quote when it is
+// longer: a name can fill most of 64 KB of metadata.
+func QuoteName(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	cut := most
+	for i := most; i > most-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			cut = i
+			break
+		}
+	}
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
 // Reset empties the builder.
 func (m *Builder) Reset() { m.b, m.err = m.b[:0], nil }
 
 // name appends a NUL-terminated name, noting the error of one that holds a NUL.
 func (m *Builder) name(what, s string) {
 	if i := strings.IndexByte(s, 0); i >= 0 && m.err == nil {
-		m.err = fmt.Errorf("tracelogging: %s name %q holds a NUL at byte %d, where the metadata would end it", what, s, i)
+		m.err = fmt.Errorf("tracelogging: %s name %s holds a NUL at byte %d, where the metadata would end it", what, QuoteName(s), i)
 	}
 	m.b = append(append(m.b, s...), 0)
 }
@@ -42,9 +62,9 @@ func (m *Builder) Event(name string, tags uint32) {
 // schema the metadata carries, is CustomField's: Field with Arity Custom is Bytes' error.
 func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity Arity, count uint16) {
 	if arity == Custom {
-		m.fail("tracelogging: field %q: a custom field carries its schema: add it with CustomField", name)
+		m.fail("tracelogging: field %s: a custom field carries its schema: add it with CustomField", QuoteName(name))
 	} else if arity > Custom {
-		m.fail("tracelogging: field %q: Arity %d is none of Scalar, Ccount, Vcount and Custom", name, arity)
+		m.fail("tracelogging: field %s: Arity %d is none of Scalar, Ccount, Vcount and Custom", QuoteName(name), arity)
 	}
 	m.field(name, in, out, tags, arity)
 	if arity == Ccount {
@@ -57,7 +77,7 @@ func (m *Builder) Field(name string, in InType, out OutType, tags uint32, arity 
 // and that many bytes. A schema over 65,535 bytes is Bytes' error.
 func (m *Builder) CustomField(name string, in InType, out OutType, tags uint32, schema []byte) {
 	if len(schema) > 0xFFFF {
-		m.fail("tracelogging: custom field %q: a schema of %d bytes is over the 65535 its u16 size counts", name, len(schema))
+		m.fail("tracelogging: custom field %s: a schema of %d bytes is over the 65535 its u16 size counts", QuoteName(name), len(schema))
 	}
 	m.field(name, in, out, tags, Custom)
 	m.b = binary.LittleEndian.AppendUint16(m.b, uint16(len(schema)))
@@ -75,14 +95,14 @@ func (m *Builder) fail(format string, args ...any) {
 // and tags.
 func (m *Builder) field(name string, in InType, out OutType, tags uint32, arity Arity) {
 	if len(m.b) == 0 {
-		m.fail("tracelogging: field %q before Event: the metadata starts with the event", name)
+		m.fail("tracelogging: field %s before Event: the metadata starts with the event", QuoteName(name))
 	}
 	m.name("field", name)
 	if in > inTypeMask {
-		m.fail("tracelogging: field %q: InType %d does not fit its 5 bits", name, in)
+		m.fail("tracelogging: field %s: InType %d does not fit its 5 bits", QuoteName(name), in)
 	}
 	if out > 0x7F {
-		m.fail("tracelogging: field %q: OutType %d does not fit its 7 bits", name, out)
+		m.fail("tracelogging: field %s: OutType %d does not fit its 7 bits", QuoteName(name), out)
 	}
 	meta := byte(in)&inTypeMask | byte(arity&3)<<5
 	switch {
@@ -100,7 +120,7 @@ func (m *Builder) field(name string, in InType, out OutType, tags uint32, arity 
 // MaxStructFields, which its OutType's 7 bits count.
 func (m *Builder) Struct(name string, fields int, tags uint32) {
 	if (fields < 0 || fields > MaxStructFields) && m.err == nil {
-		m.err = fmt.Errorf("tracelogging: struct %q has %d fields: a struct holds at most %d (its OutType's 7 bits count them)", name, fields, MaxStructFields)
+		m.err = fmt.Errorf("tracelogging: struct %s has %d fields: a struct holds at most %d (its OutType's 7 bits count them)", QuoteName(name), fields, MaxStructFields)
 	}
 	m.Field(name, InStruct, OutType(min(max(fields, 0), MaxStructFields)), tags, Scalar, 0)
 }
@@ -203,7 +223,7 @@ func ParseSchema(b []byte) (Schema, error) {
 			return s, fmt.Errorf("tracelogging: field at %d: %w", at, err)
 		}
 		if p >= size {
-			return s, fmt.Errorf("tracelogging: field %q at %d: no InMeta", f.Name, at)
+			return s, fmt.Errorf("tracelogging: field %s at %d: no InMeta", QuoteName(f.Name), at)
 		}
 		in := b[p]
 		p++
@@ -211,32 +231,32 @@ func ParseSchema(b []byte) (Schema, error) {
 		f.Arity = Arity((in & countMask) >> 5)
 		if in&chain != 0 {
 			if p >= size {
-				return s, fmt.Errorf("tracelogging: field %q at %d: no OutMeta", f.Name, at)
+				return s, fmt.Errorf("tracelogging: field %s at %d: no OutMeta", QuoteName(f.Name), at)
 			}
 			out := b[p]
 			p++
 			f.Out = OutType(out & 0x7F)
 			if out&chain != 0 {
 				if f.Tags, p, err = readTags(b, p); err != nil {
-					return s, fmt.Errorf("tracelogging: field %q tags: %w", f.Name, err)
+					return s, fmt.Errorf("tracelogging: field %s tags: %w", QuoteName(f.Name), err)
 				}
 			}
 		}
 		switch f.Arity {
 		case Ccount:
 			if size-p < 2 {
-				return s, fmt.Errorf("tracelogging: field %q at %d: no count", f.Name, at)
+				return s, fmt.Errorf("tracelogging: field %s at %d: no count", QuoteName(f.Name), at)
 			}
 			f.Count = binary.LittleEndian.Uint16(b[p:])
 			p += 2
 		case Custom:
 			if size-p < 2 {
-				return s, fmt.Errorf("tracelogging: field %q at %d: no schema size", f.Name, at)
+				return s, fmt.Errorf("tracelogging: field %s at %d: no schema size", QuoteName(f.Name), at)
 			}
 			n := int(binary.LittleEndian.Uint16(b[p:]))
 			p += 2
 			if size-p < n {
-				return s, fmt.Errorf("tracelogging: field %q at %d: schema of %d bytes runs past the metadata", f.Name, at, n)
+				return s, fmt.Errorf("tracelogging: field %s at %d: schema of %d bytes runs past the metadata", QuoteName(f.Name), at, n)
 			}
 			f.Schema = b[p : p+n]
 			p += n

@@ -310,3 +310,25 @@ func TestCustomField(t *testing.T) {
 		t.Errorf("decoded %s, %v", Text(fields), err)
 	}
 }
+
+// TestQuoteName: names up to 64 bytes are quoted whole; longer ones by their first 64
+// bytes, cut where a character starts, and their length.
+func TestQuoteName(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"E", `"E"`},
+		{"a\x00b", `"a\x00b"`},
+		{strings.Repeat("n", 64), `"` + strings.Repeat("n", 64) + `"`},
+		{strings.Repeat("n", 70000), `"` + strings.Repeat("n", 64) + `"… (70000 bytes)`},
+		{"a" + strings.Repeat("é", 40), `"a` + strings.Repeat("é", 31) + `"… (81 bytes)`},
+	} {
+		if got := QuoteName(c.name); got != c.want {
+			t.Errorf("QuoteName of %d bytes: %s, want %s", len(c.name), got, c.want)
+		}
+	}
+	var m Builder
+	m.Event("E", 0)
+	m.Field(strings.Repeat("f", 70000)+"\x00", InUInt8, OutDefault, 0, Scalar, 0)
+	if _, err := m.Bytes(); err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "(70001 bytes) holds a NUL at byte 70000") {
+		t.Errorf("a long field name with a NUL: %.300v", err)
+	}
+}
