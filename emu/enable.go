@@ -40,7 +40,8 @@ const groupsSince = winver.V10_0
 // creates a pre-enabled GUID entry that later registrations join. Callbacks of the
 // provider's registrations receive the aggregate over all sessions; with
 // EVENT_ENABLE_PROPERTY_PROVIDER_GROUP the GUID is a provider group and the group's
-// members are enabled.
+// members are enabled, and a member's callbacks carry the aggregate over the sessions
+// that enable it either way, through its own GUID or its group (guidtable.Combined).
 //
 // Errors: ERROR_NOT_SUPPORTED before 6.0; ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown control code or
 // property bit, or a group enable before 10.0; ERROR_WMI_INSTANCE_NOT_FOUND for a handle
@@ -104,7 +105,8 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 		}
 		agg := e.Provider()
 		for _, r := range e.Registrations() {
-			k.notify.push(notification{reg: r.(*regentry.Entry), source: ep.SourceID, code: regentry.ControlCaptureState, info: agg})
+			reg := r.(*regentry.Entry)
+			k.notify.push(notification{reg: reg, source: ep.SourceID, code: regentry.ControlCaptureState, info: regInfo(reg, agg)})
 		}
 	default:
 		k.mu.Unlock()
@@ -132,20 +134,34 @@ const (
 )
 
 // queueChangeLocked queues the callbacks a slot change causes: every registration on the
-// entry hears the new aggregate, as ENABLE_PROVIDER while any session still enables the
-// provider and DISABLE_PROVIDER once none does.
+// entry hears the new aggregate over the sessions that enable it (regInfo), as
+// ENABLE_PROVIDER while any session still enables the provider and DISABLE_PROVIDER once
+// none does.
 // Preconditions: k.mu is held.
 func (k *Kernel) queueChangeLocked(c guidtable.Change, kind changeKind, source guid.GUID) {
 	if kind == changeEnable && fault.On(fault.SkipCallbackOnEnable) {
 		return // the deliberate bug
 	}
-	code := regentry.ControlEnable
-	if kind == changeDisable && c.Aggregate.IsEnabled == 0 {
-		code = regentry.ControlDisable
-	}
 	for _, r := range c.Regs {
-		k.notify.push(notification{reg: r.(*regentry.Entry), source: source, code: code, info: c.Aggregate})
+		reg := r.(*regentry.Entry)
+		info := regInfo(reg, c.Aggregate)
+		code := regentry.ControlEnable
+		if kind == changeDisable && info.IsEnabled == 0 {
+			code = regentry.ControlDisable
+		}
+		k.notify.push(notification{reg: reg, source: source, code: code, info: info})
 	}
+}
+
+// regInfo is the ProviderEnableInfo registration r's callback carries, given agg, the
+// aggregate of the entry that changed: agg itself, or for a registration in a provider
+// group the aggregate over its own entry's sessions and its group's (guidtable.Combined).
+// Preconditions: k.mu is held.
+func regInfo(r *regentry.Entry, agg *guidtable.EnableInfo) *guidtable.EnableInfo {
+	if g := r.GroupEntry(); g != nil {
+		return guidtable.Combined(r.GuidEntry(), g)
+	}
+	return agg
 }
 
 // notification is one pending enable callback.

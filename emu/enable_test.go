@@ -301,3 +301,48 @@ func TestTraitsJoinEnabledGroupCallsBackAtOnce(t *testing.T) {
 		t.Fatalf("callbacks on joining: %+v, want one enable at level 2, any 0x3", got)
 	}
 }
+
+// A registration in a provider group hears, in every callback, the aggregate over the
+// sessions that enable it either way, its own GUID's and its group's: a provider that
+// keeps the state of its last callback (go-winio's, TraceLogging's) then writes every
+// event a session asked for. Heard alone, the group's disable said DISABLE_PROVIDER to a
+// provider session "b" still enabled at level 5, and a group enabled at level 2 lowered
+// the level b asked for.
+func TestGroupCallbacksCarryBothEntries(t *testing.T) {
+	group := guid.FromName("group")
+	grp := &EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+	k := newKernel(t, winver.V2004)
+	ha, _ := startMem(t, k, "a", 0)
+	hb, _ := startMem(t, k, "b", 0)
+	var rec recorder
+	r, _ := k.EventRegister(provA, rec.cb, nil)
+	if err := k.EventSetInformation(r, EventProviderSetTraits, regentry.BuildTraits("p", regentry.GroupTrait(group))); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		what  string
+		do    func() error
+		code  regentry.ControlCode
+		level uint8
+	}{
+		{"b enables the provider at 5", func() error { return k.EnableTraceEx2(hb, provA, regentry.ControlEnable, 5, 0, 0, nil) }, regentry.ControlEnable, 5},
+		{"a enables the group at 2", func() error { return k.EnableTraceEx2(ha, group, regentry.ControlEnable, 2, 0, 0, grp) }, regentry.ControlEnable, 5},
+		{"a disables the group", func() error { return k.EnableTraceEx2(ha, group, regentry.ControlDisable, 0, 0, 0, grp) }, regentry.ControlEnable, 5},
+		{"a enables the group at 5 again", func() error { return k.EnableTraceEx2(ha, group, regentry.ControlEnable, 5, 0, 0, grp) }, regentry.ControlEnable, 5},
+		{"b enables the provider at 2", func() error { return k.EnableTraceEx2(hb, provA, regentry.ControlEnable, 2, 0, 0, nil) }, regentry.ControlEnable, 5},
+		{"b disables the provider", func() error { return k.EnableTraceEx2(hb, provA, regentry.ControlDisable, 0, 0, 0, nil) }, regentry.ControlEnable, 5},
+		{"a disables the group", func() error { return k.EnableTraceEx2(ha, group, regentry.ControlDisable, 0, 0, 0, grp) }, regentry.ControlDisable, 0},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			t.Fatalf("%s: %v", s.what, err)
+		}
+		got := rec.take()
+		if len(got) != 1 || got[0].code != s.code || got[0].level != s.level {
+			t.Errorf("%s: callbacks %+v, want one %v at level %d", s.what, got, s.code, s.level)
+		}
+		if on := k.EventEnabled(r, &EventDescriptor{Level: 5}); on != (s.code == regentry.ControlEnable) {
+			t.Errorf("%s: EventEnabled at level 5 is %v", s.what, on)
+		}
+	}
+}

@@ -278,7 +278,7 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 		r.SetGroupEntry(g)
 		k.rerouteLocked()
 		if agg := g.Provider(); agg.IsEnabled != 0 {
-			k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: agg})
+			k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: regInfo(r, agg)})
 		}
 	}
 	return nil

@@ -120,31 +120,45 @@ func (e *mEntry) slotOf(id uint16) int {
 
 // aggregate is what callbacks receive: the highest level (0 counting as 255), the OR of
 // the any-keywords (0 counting as all ones) and the AND of the all-keywords.
-func (e *mEntry) aggregate() mCall {
+func (e *mEntry) aggregate() mCall { return aggregate(e) }
+
+// aggregate is the aggregate over the slots of every entry given (nil ones left out): a
+// registration in a provider group hears its own entry's sessions and its group's
+// together (heard).
+func aggregate(es ...*mEntry) mCall {
 	var c mCall
 	first := true
-	for _, s := range e.slots {
-		if s == nil {
+	for _, e := range es {
+		if e == nil {
 			continue
 		}
-		c.code = 1
-		lv, any := s.level, s.any
-		if lv == 0 {
-			lv = 255
-		}
-		if any == 0 {
-			any = ^uint64(0)
-		}
-		c.level = max(c.level, lv)
-		c.matchAny |= any
-		if first {
-			c.match, first = s.all, false
-		} else {
-			c.match &= s.all
+		for _, s := range e.slots {
+			if s == nil {
+				continue
+			}
+			c.code = 1
+			lv, any := s.level, s.any
+			if lv == 0 {
+				lv = 255
+			}
+			if any == 0 {
+				any = ^uint64(0)
+			}
+			c.level = max(c.level, lv)
+			c.matchAny |= any
+			if first {
+				c.match, first = s.all, false
+			} else {
+				c.match &= s.all
+			}
 		}
 	}
 	return c
 }
+
+// heard is what registration r's callbacks carry: the aggregate over the sessions that
+// enable it, through its own entry or its group's.
+func (r *mReg) heard() mCall { return aggregate(r.provider, r.group) }
 
 type mReg struct {
 	index    int // position in the run's registrations
@@ -267,10 +281,15 @@ func (m *model) release(e *mEntry) {
 	}
 }
 
+// notify predicts the callbacks a change of entry e causes: each of its registrations
+// hears what it is now enabled for (heard), as code, except that a disable which leaves
+// the registration enabled through its other entry is heard as an enable.
 func notify(e *mEntry, code uint32) {
-	c := e.aggregate()
-	c.code = code
 	for _, r := range e.regs {
+		c := r.heard()
+		if code != 0 || c.code == 0 {
+			c.code = code
+		}
 		r.calls = append(r.calls, c)
 	}
 }
@@ -589,8 +608,8 @@ func (m *model) traits(r *mReg, g guid.GUID, hasGroup bool) {
 		e := m.entry(g, true, true)
 		e.regs = append(e.regs, r)
 		r.group = e
-		if c := e.aggregate(); c.code != 0 {
-			r.calls = append(r.calls, c)
+		if e.aggregate().code != 0 {
+			r.calls = append(r.calls, r.heard())
 		}
 	}
 }

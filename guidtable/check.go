@@ -108,7 +108,7 @@ func (e *Entry) checkLocked(report func(rule, detail string)) {
 	if got := e.maskLocked(); got != mask {
 		bad("entry-mask", "mask %08b, used slots %08b", got, mask)
 	}
-	want, got := aggregate(&snap), e.provider.Load()
+	want, got := aggregate(snap[:]), e.provider.Load()
 	if got == nil || got.IsEnabled != want.IsEnabled || got.Level != want.Level ||
 		got.MatchAnyKeyword != want.MatchAnyKeyword || got.MatchAllKeyword != want.MatchAllKeyword {
 		bad("entry-aggregate", "ProviderEnableInfo %+v, slots aggregate to %+v", got, want)

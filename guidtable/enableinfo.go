@@ -108,7 +108,7 @@ func (e *EnableInfo) Encode(b []byte) {
 // property bit when some session has it, except IGNORE_KEYWORD_0, which the aggregate has
 // only when every session has it: keyword-0 events reach the provider while any session
 // wants them.
-func aggregate(slots *[Slots]*EnableInfo) *EnableInfo {
+func aggregate(slots []*EnableInfo) *EnableInfo {
 	agg := &EnableInfo{}
 	ignoreAll := uint32(PropertyIgnoreKeyword0)
 	first := true
@@ -131,4 +131,28 @@ func aggregate(slots *[Slots]*EnableInfo) *EnableInfo {
 	agg.EnableProperty = agg.EnableProperty&^PropertyIgnoreKeyword0 | ignoreAll
 	agg.normalize()
 	return agg
+}
+
+// Combined is what the enable callbacks of a registration in a provider group carry: the
+// aggregate, by the rules of one entry's, over the enabled slots of its own GUID entry
+// and of its group's entry, that is over every session that enables the provider either
+// way. EventEnabled passes an event that either entry passes, and a provider that keeps
+// the level and keywords of its last callback (TraceLogging's, go-winio's) must not drop
+// an event a session of the other entry asked for. Nil entries are left out.
+// [UNCERTAIN] Windows' notification for a grouped registration is not public; this is
+// the aggregate the EnableCallback documentation describes, over all of the provider's
+// sessions.
+func Combined(own, group *Entry) *EnableInfo {
+	var slots [2 * Slots]*EnableInfo
+	n := 0
+	for _, e := range [2]*Entry{own, group} {
+		if e == nil {
+			continue
+		}
+		for i := range e.slots {
+			slots[n] = e.slots[i].Load()
+			n++
+		}
+	}
+	return aggregate(slots[:n])
 }

@@ -113,7 +113,7 @@ func (e *Entry) refreshLocked() {
 			mask |= 1 << i
 		}
 	}
-	e.provider.Store(aggregate(&snap))
+	e.provider.Store(aggregate(snap[:]))
 	e.mask.Store(uint32(mask))
 	push := mask
 	if fault.On(fault.KeepMaskOnDisable) {
