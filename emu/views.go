@@ -95,6 +95,11 @@ func (s *Session) Waiters() int { return s.l.Waiters() }
 // Consumers is the number of real-time consumers attached.
 func (s *Session) Consumers() int { return s.l.Consumers() }
 
+// RealTimeBacklog returns the most buffers a REAL_TIME session keeps while no consumer is
+// attached (Config.RealTimeBacklog, bounded by session.MaxRealTimeBacklogBytes), 0 for
+// other sessions and for one whose Sink takes its buffers.
+func (s *Session) RealTimeBacklog() int { return s.l.RealTimeBacklog() }
+
 // SetHeld holds back or releases the logger of a session of a synchronous kernel (see
 // session.Logger.SetHeld), a test hook: held, full buffers wait for it and writers can
 // run out of buffers.

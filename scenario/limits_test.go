@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // run runs src on a fresh machine with lim and returns what it printed and its error.
@@ -293,9 +294,9 @@ func TestFirstCommandsHelp(t *testing.T) {
 // past it is refused with ERROR_NOT_ENOUGH_MEMORY before anything is allocated, and
 // what fits still starts.
 func TestBufferMemoryBound(t *testing.T) {
-	_, out, err := runLimited(t, Limits{BufferMemory: 64 << 20}, `start a mode=REAL_TIME buffer=1024 min=8 max=40
-expect ERROR_NOT_ENOUGH_MEMORY start b mode=REAL_TIME buffer=1024 min=8 max=40
-start c mode=REAL_TIME buffer=1024 min=8 max=20
+	_, out, err := runLimited(t, Limits{BufferMemory: 64 << 20}, `start a file=a.etl buffer=1024 min=8 max=40
+expect ERROR_NOT_ENOUGH_MEMORY start b file=b.etl buffer=1024 min=8 max=40
+start c file=c.etl buffer=1024 min=8 max=20
 expect ERROR_NOT_ENOUGH_MEMORY update a max=50
 update a max=44
 `)
@@ -309,6 +310,29 @@ update a max=44
 	}
 	if strings.Contains(out, "started b:") {
 		t.Errorf("b started past the bound:\n%s", out)
+	}
+}
+
+// A REAL_TIME session with no consumer keeps up to a backlog of full buffers (at most
+// session.MaxRealTimeBacklogBytes of them) beside its own, and the bound counts them: of
+// sessions of 16 MB buffers, each holding 64 MB of buffers and 64 MB of backlog, the
+// ninth is refused, and a session's writes past what it keeps cost no more memory.
+func TestBufferMemoryCountsTheRealTimeBacklog(t *testing.T) {
+	var script strings.Builder
+	for i := range 9 {
+		fmt.Fprintf(&script, "start s%d mode=REAL_TIME buffer=16384 min=4 max=4\n", i)
+	}
+	script.WriteString("register P\nenable s0 P\nwrite P 2000 size=60000\n")
+	_, out, err := runLimited(t, Limits{}, script.String())
+	if err == nil || !errors.Is(err, winerr.ErrNotEnoughMemory) || !strings.Contains(err.Error(), "start s8") || !strings.Contains(err.Error(), "backlog") {
+		t.Fatalf("nine sessions of 128 MB each under 1 GiB: %v\n%s", err, out)
+	}
+	_, out, err = runLimited(t, Limits{}, "start s0 mode=REAL_TIME buffer=16384 min=4 max=4\nregister P\nenable s0 P\nexpect ERROR_LOG_FILE_FULL write P 2000 size=60000\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "as expected") {
+		t.Errorf("the writes past the backlog were not refused:\n%s", out)
 	}
 }
 

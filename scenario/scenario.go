@@ -57,8 +57,10 @@ type Limits struct {
 	// memory per session, session.MaxBufferMemory).
 	BufferKB, Buffers uint64
 	// BufferMemory is the most trace-buffer memory the machine's sessions may hold
-	// together, MaximumBuffers × BufferSize summed over the running sessions: a start or
-	// an update past it is refused with ERROR_NOT_ENOUGH_MEMORY. Default
+	// together, MaximumBuffers × BufferSize summed over the running sessions, with the
+	// buffers a REAL_TIME session keeps while no consumer is attached
+	// (emu.Session.RealTimeBacklog): a start or an update past it is refused with
+	// ERROR_NOT_ENOUGH_MEMORY. Default
 	// DefaultBufferMemory. (Each session alone is also held to session.MaxBufferMemory.)
 	BufferMemory uint64
 }
@@ -91,7 +93,8 @@ func (l Limits) withDefaults() Limits {
 }
 
 // bufferMemory returns the trace-buffer memory the running sessions may hold,
-// MaximumBuffers × BufferSize summed, leaving out the session named skip ("" for none).
+// MaximumBuffers × BufferSize summed with the buffers a REAL_TIME session keeps for a
+// consumer that is not there, leaving out the session named skip ("" for none).
 func (m *Machine) bufferMemory(k *emu.Kernel, skip string) uint64 {
 	var n uint64
 	for _, s := range k.Sessions() {
@@ -99,7 +102,7 @@ func (m *Machine) bufferMemory(k *emu.Kernel, skip string) uint64 {
 			continue
 		}
 		p := s.Properties()
-		n += uint64(p.MaximumBuffers) * uint64(p.BufferSize) << 10
+		n += (uint64(p.MaximumBuffers) + uint64(s.RealTimeBacklog())) * uint64(p.BufferSize) << 10
 	}
 	return n
 }
@@ -107,7 +110,7 @@ func (m *Machine) bufferMemory(k *emu.Kernel, skip string) uint64 {
 // refuseMemory is the error for a start or update that would take the sessions'
 // buffers past Limits.BufferMemory.
 func (m *Machine) refuseMemory(what string, need uint64) error {
-	return winerr.New(winerr.ErrNotEnoughMemory, "%s: the sessions' buffers would take %d MB (MaximumBuffers × BufferSize over every session), more than the %d MB this machine allows",
+	return winerr.New(winerr.ErrNotEnoughMemory, "%s: the sessions' buffers would take %d MB (MaximumBuffers × BufferSize over every session, and a REAL_TIME session's backlog for a consumer that is not attached), more than the %d MB this machine allows",
 		what, need>>20, m.limits.BufferMemory>>20)
 }
 

@@ -249,6 +249,7 @@ func Start(cfg Config) (*Logger, error) {
 		if l.rt.limit <= 0 {
 			l.rt.limit = DefaultRealTimeBacklog
 		}
+		l.rt.limit = min(l.rt.limit, max(1, MaxRealTimeBacklogBytes/int(l.bufSize)))
 	}
 	if cfg.ID == 0 {
 		l.bufferID = abi.KernelLoggerBufferID

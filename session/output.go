@@ -31,6 +31,12 @@ import (
 // emulator's choice.
 const DefaultRealTimeBacklog = 64
 
+// MaxRealTimeBacklogBytes bounds in bytes what a REAL_TIME session keeps while no
+// consumer is attached: a session of large buffers keeps fewer of them than its backlog
+// count (one at least), so that 64 buffers of 16 MB cannot hold a gigabyte beside the
+// session's own buffers. Sessions of 1 MB buffers and less keep the whole count.
+const MaxRealTimeBacklogBytes = 64 << 20
+
 // DefaultConsumerBacklog is how many delivered buffers a consumer may have unprocessed
 // before further buffers are dropped for it.
 const DefaultConsumerBacklog = 16
@@ -97,6 +103,16 @@ func (l *Logger) deliver(buf []byte) {
 // Waiters returns how many writers of an EVENT_TRACE_BLOCKING_MODE session are waiting
 // for the logger to free a buffer.
 func (l *Logger) Waiters() int { return int(l.waiters.Load()) }
+
+// RealTimeBacklog returns the most buffers the session keeps while no real-time consumer
+// is attached (Config.RealTimeBacklog, bounded by MaxRealTimeBacklogBytes), or 0 for a
+// session that is not REAL_TIME or whose Sink takes its buffers.
+func (l *Logger) RealTimeBacklog() int {
+	if l.rt == nil || l.sink != nil {
+		return 0
+	}
+	return l.rt.limit
+}
 
 // Consumers returns how many real-time consumers are attached.
 func (l *Logger) Consumers() int {

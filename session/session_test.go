@@ -880,3 +880,24 @@ func TestReadStats(t *testing.T) {
 		t.Fatalf("ReadStats into a Stats read before allocated %v times", n)
 	}
 }
+
+// A REAL_TIME session without consumers keeps its backlog count of buffers when they are
+// small, and no more than MaxRealTimeBacklogBytes of them when they are large.
+func TestRealTimeBacklogBoundedInBytes(t *testing.T) {
+	for _, c := range []struct {
+		kb   uint32
+		want int
+	}{{64, DefaultRealTimeBacklog}, {1024, DefaultRealTimeBacklog}, {16384, MaxRealTimeBacklogBytes / (16384 << 10)}} {
+		p := Properties{LogFileMode: logmode.RealTime, BufferSize: c.kb, MinimumBuffers: 4, MaximumBuffers: 4}
+		a, err := Adjust(winver.V2004, 1, "test", &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := mustStart(t, Config{Version: winver.V2004, ID: 3, Name: "rt", Processors: 1, Synchronous: true,
+			Clock: clock.NewManual(clock.QPC, clock.NewManualSource(1, 1), 10_000_000), Props: p, Adjusted: a})
+		if got := l.RealTimeBacklog(); got != c.want {
+			t.Errorf("%d KB buffers: a backlog of %d buffers, want %d", c.kb, got, c.want)
+		}
+		l.Stop()
+	}
+}
