@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"reflect"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -442,5 +443,18 @@ bufdump s bytes=65536 -json
 `)
 	if err != nil || !strings.Contains(out, `"cut": true`) {
 		t.Errorf("bufdump -json does not mark the buffers it cut (%v)", err)
+	}
+}
+
+// A session may be named with another's logger id: its name finds it, and "#ID" finds
+// the logger of that id.
+func TestSessionNamedLikeAnID(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "start 3 mode=REAL_TIME\nstart x mode=REAL_TIME buffer=4\nlogger 3\nlogger #3\nexpect ERROR_WMI_INSTANCE_NOT_FOUND logger #9\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	names := regexp.MustCompile(`LoggerName +: "(.*)"`).FindAllStringSubmatch(out, -1)
+	if len(names) != 2 || names[0][1] != "3" || names[1][1] != "x" {
+		t.Errorf("logger 3 and logger #3 show %v, want the sessions named 3 and x:\n%s", names, out)
 	}
 }

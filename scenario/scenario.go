@@ -397,9 +397,9 @@ func init() {
 		"echo":    {"echo TEXT", "print TEXT", 0, 0, "", true, cmdEcho},
 		"help":    {"help [COMMAND]", "list the commands, or explain one", 0, 1, "", false, cmdHelp},
 		"strdump": {"strdump [-json]", "every logger: id, name, kind, mode, buffers and counters (like !wmitrace.strdump)", 0, 0, "", false, viewStrdump},
-		"logger":  {"logger NAME|ID [-json]", "one logger context, its fields named and placed as the layout catalogue has them for this version", 1, 1, "", false, viewLogger},
-		"bufdump": {"bufdump NAME|ID [bytes=N] [-json]", "each buffer: processor, state, offsets, reference count, then its records' first N bytes in hex (default 32, at most 65536; 1 MiB over all the buffers)", 1, 1, "bytes", false, viewBufdump},
-		"logdump": {"logdump NAME|ID [t=N] [-json]", "the last N (default 20, at most 10000) events in the session's buffers, all processors merged by timestamp", 1, 1, "t", false, viewLogdump},
+		"logger":  {"logger NAME|ID|#ID [-json]", "one logger context, its fields named and placed as the layout catalogue has them for this version", 1, 1, "", false, viewLogger},
+		"bufdump": {"bufdump NAME|ID|#ID [bytes=N] [-json]", "each buffer: processor, state, offsets, reference count, then its records' first N bytes in hex (default 32, at most 65536; 1 MiB over all the buffers)", 1, 1, "bytes", false, viewBufdump},
+		"logdump": {"logdump NAME|ID|#ID [t=N] [-json]", "the last N (default 20, at most 10000) events in the session's buffers, all processors merged by timestamp", 1, 1, "t", false, viewLogdump},
 		"guids":   {"guids [-json]", "each GUID entry: its eight enable slots and its registrations", 0, 0, "", false, viewGuids},
 		"regs":    {"regs [-json]", "the scenario's providers: registration index and enable masks", 0, 0, "", false, viewRegs},
 		"files":   {"files", "the log files the sessions wrote (in memory), with their sizes", 0, 0, "", false, viewFiles},
@@ -408,7 +408,7 @@ func init() {
 		"poke": {"poke reg R mask=0xNN [group=0xNN] | poke guid P slot=N [group=1]", "TAMPERING: write registration R's EnableMask (GroupEnableMask), or zero EnableInfo[N] of P's GUID entry, behind the kernel's back, as a driver writing kernel memory would; printed as TAMPERED",
 			2, 2, "mask group slot", false, cmdPoke},
 		"check": {"check", "compare the kernel's structures with each other (each registration's EnableMask with its GUID entry's used slots, slots with running loggers) and print each disagreement", 0, 0, "", false, cmdCheck},
-		"pmc":   {"pmc NAME|ID [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
+		"pmc":   {"pmc NAME|ID|#ID [-json]", "the session's PMC support: counter sources, hook ids, reads per processor", 1, 1, "", false, viewPMC},
 	}
 }
 
@@ -1051,16 +1051,30 @@ func cmdExpect(m *Machine, a args) error {
 	return nil
 }
 
-// sessionNamed finds a running session by name or by logger id (as !wmitrace takes it).
+// sessionNamed finds a running session by name or by logger id (as !wmitrace takes it):
+// a name first, so that a session named "3" is found as "3"; "#3" is logger id 3 alone.
 func (m *Machine) sessionNamed(name string) (*emu.Session, error) {
 	if _, err := m.kernel(); err != nil {
 		return nil, err
 	}
-	id, err := strconv.ParseUint(name, 0, 16)
-	for _, l := range m.k.Sessions() {
-		if strings.EqualFold(l.Name(), name) || err == nil && uint64(l.ID()) == id {
-			return l, nil
+	sessions := m.k.Sessions()
+	byID, onlyID := strings.CutPrefix(name, "#")
+	if !onlyID {
+		for _, l := range sessions {
+			if strings.EqualFold(l.Name(), name) {
+				return l, nil
+			}
 		}
+	}
+	if id, err := strconv.ParseUint(byID, 0, 16); err == nil {
+		for _, l := range sessions {
+			if uint64(l.ID()) == id {
+				return l, nil
+			}
+		}
+	}
+	if onlyID {
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session has logger id %s", byID)
 	}
 	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %q", name)
 }

@@ -125,7 +125,7 @@ func shellViews(t *testing.T, lesson string, n int) (strdump, guids, regs, files
 	for _, r := range strdump {
 		id := fmt.Sprint(r["loggerId"])
 		var rows []map[string]any
-		get("bufdump "+id+" -json", &rows)
+		get("bufdump #"+id+" -json", &rows)
 		bufdump[id] = rows
 	}
 	return

@@ -98,10 +98,11 @@ func collect(ctx context.Context, m *scenario.Machine, out *switchWriter) (*View
 	for _, l := range loggers {
 		id := strconv.Itoa(int(l.LoggerID))
 		var lv LoggerViews
-		if lv.Logger, err = view(ctx, m, out, "logger "+id+" -json"); err != nil {
+		// "#id": a session may be named with another's logger id.
+		if lv.Logger, err = view(ctx, m, out, "logger #"+id+" -json"); err != nil {
 			return nil, err
 		}
-		if lv.Bufdump, err = view(ctx, m, out, "bufdump "+id+" bytes=0 -json"); err != nil {
+		if lv.Bufdump, err = view(ctx, m, out, "bufdump #"+id+" bytes=0 -json"); err != nil {
 			return nil, err
 		}
 		v.Loggers[id] = lv
