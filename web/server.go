@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"mime"
 	"net"
@@ -59,10 +58,25 @@ func NewHandler(lessons []Lesson, first string, live *Live) *Handler {
 	h := &Handler{lessons: lessons, first: first, live: live, mux: http.NewServeMux(),
 		replays: make(chan struct{}, maxReplays), answers: make(chan struct{}, maxAnswers)}
 	static, _ := fs.Sub(assets, "assets")
-	h.mux.Handle("GET /", http.FileServerFS(static))
+	files := http.FileServerFS(static)
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, fmt.Sprintf("the page's files take GET, not %s", r.Method), http.StatusMethodNotAllowed)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	h.mux.HandleFunc("GET /api/lessons", h.serveLessons)
 	h.mux.HandleFunc("POST /api/frame", h.serveFrame)
 	h.mux.HandleFunc("GET /api/live", h.serveLive)
+	// The API's other methods: 405 naming the one it takes, not the file server's 404.
+	for path, method := range map[string]string{"/api/lessons": http.MethodGet, "/api/frame": http.MethodPost, "/api/live": http.MethodGet} {
+		h.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", method)
+			http.Error(w, fmt.Sprintf("%s takes %s, not %s", path, method, r.Method), http.StatusMethodNotAllowed)
+		})
+	}
 	return h
 }
 
@@ -136,7 +150,11 @@ func (h *Handler) lesson(name string) (Lesson, bool) {
 
 func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	var req FrameRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, maxRequest)).Decode(&req); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest)).Decode(&req); err != nil {
+		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
+			http.Error(w, fmt.Sprintf("the request is over the %d bytes a frame request may take", maxRequest), http.StatusRequestEntityTooLarge)
+			return
+		}
 		http.Error(w, "the request is not a frame request: "+err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -155,7 +173,7 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 		steps = append(steps, Step{Command: strings.TrimSpace(t)})
 	}
 	if len(steps) > MaxSteps {
-		http.Error(w, "more steps than a frame replays", http.StatusBadRequest)
+		http.Error(w, fmt.Sprintf("%d steps: a frame replays at most %d (web.MaxSteps)", len(steps), MaxSteps), http.StatusBadRequest)
 		return
 	}
 	if req.Step < 0 || req.Step > len(steps) {
@@ -175,7 +193,10 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, errBusy):
 			code = http.StatusServiceUnavailable
 		case errors.Is(err, context.DeadlineExceeded):
-			code = http.StatusRequestTimeout
+			// The server's bound, not a slow client (408): the steps ask for more work
+			// than a replay may take.
+			code = http.StatusUnprocessableEntity
+			err = fmt.Errorf("the replay ran past its %v limit (web.ReplayTimeout): %w", ReplayTimeout, err)
 		}
 		http.Error(w, err.Error(), code)
 		return

@@ -82,9 +82,27 @@ func TestFrameRequestsAreBounded(t *testing.T) {
 		`{"typed":["` + strings.Repeat("x", 5000) + `"]}`:            http.StatusBadRequest,
 		`{"typed":["a\nb"]}`:                                         http.StatusBadRequest,
 		`{"typed":[` + strings.Repeat(`"help",`, MaxSteps) + `"x"]}`: http.StatusBadRequest,
+		`{"typed":["` + strings.Repeat("x", maxRequest) + `"]}`:      http.StatusRequestEntityTooLarge,
 	} {
 		if w, _ := post(t, h, body); w.Code != code {
 			t.Errorf("%.60s: %d, want %d", body, w.Code, code)
+		}
+	}
+	// Each refusal names its bound.
+	for body, want := range map[string]string{
+		`{"typed":[` + strings.Repeat(`"help",`, MaxSteps) + `"x"]}`: "at most 1000 (web.MaxSteps)",
+		`{"typed":["` + strings.Repeat("x", maxRequest) + `"]}`:      "over the 1048576 bytes",
+	} {
+		if w, _ := post(t, h, body); !strings.Contains(w.Body.String(), want) {
+			t.Errorf("%.60s: %q, want it to say %q", body, w.Body.String(), want)
+		}
+	}
+	// The API's paths answer another method with 405 and the method they take.
+	for _, c := range []struct{ method, path, allow string }{{"GET", "/api/frame", "POST"}, {"DELETE", "/api/lessons", "GET"}, {"PUT", "/api/live", "GET"}} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, request(c.method, c.path, ""))
+		if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d, Allow %q; want 405, Allow %s", c.method, c.path, w.Code, w.Header().Get("Allow"), c.allow)
 		}
 	}
 	w := httptest.NewRecorder()

@@ -137,9 +137,12 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	// Requests run under ctx, so that a signal ends a replay in flight too and the
 	// shutdown below does not wait out ReplayTimeout.
 	// A frame's answer sets its own write deadline once its replay is done; WriteTimeout
-	// bounds every other answer, and a frame's too should that fail.
+	// bounds every other answer, and a frame's too should that fail. ReadTimeout bounds a
+	// whole request, its body included: a client trickling a body holds its connection
+	// that long at most.
 	srv := &http.Server{Handler: web.NewHandler(lessons, first, lv), ReadHeaderTimeout: 10 * time.Second,
-		WriteTimeout: web.ReplayTimeout + web.WriteTimeout, BaseContext: func(net.Listener) context.Context { return ctx }}
+		ReadTimeout: requestReadTimeout, WriteTimeout: web.ReplayTimeout + web.WriteTimeout,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
 	fmt.Fprintf(stdout, "etwemu web: serving http://%s/ (%d lessons%s)\n", ln.Addr(), len(lessons), map[bool]string{true: ", live kernel", false: ""}[lv != nil])
 	if webListening != nil {
 		webListening(ctx, ln.Addr())
@@ -213,3 +216,7 @@ func checkAddr(addr string) error {
 	}
 	return nil
 }
+
+// requestReadTimeout bounds the reading of one request to the web view, its body
+// included: a frame request is at most a megabyte.
+const requestReadTimeout = 30 * time.Second
