@@ -71,6 +71,9 @@ func ParseInformation(b []byte) (class uint32, h uint64, list []uint32, err *Ref
 	if class != EventTraceProfileCounterListInformation && class != EventTraceProfileEventListInformation {
 		return class, 0, nil, Refuse(RuleUnsupported, "EVENT_TRACE_INFORMATION_CLASS %#x is not emulated (only 0x0E and 0x0F, the PMC lists)", class)
 	}
+	if len(b) == ListHeaderSize {
+		return class, 0, nil, Refuse(RuleLength, "%d bytes are the %#x-byte header and an empty list: the information takes at least one ULONG", len(b), ListHeaderSize)
+	}
 	if len(b) < ListHeaderSize+4 || (len(b)-ListHeaderSize)%4 != 0 {
 		return class, 0, nil, Refuse(RuleLength, "%d bytes are not the %#x-byte header and a whole number of ULONGs", len(b), ListHeaderSize)
 	}
@@ -92,7 +95,10 @@ func ULONGs(v ...uint32) []byte {
 // ParseULONGs reads the ULONG array TracePmcCounterListInfo takes. Refusal:
 // ERROR_BAD_LENGTH for an empty buffer or one that is not a whole number of ULONGs.
 func ParseULONGs(b []byte) ([]uint32, *Refusal) {
-	if len(b) == 0 || len(b)%4 != 0 {
+	if len(b) == 0 {
+		return nil, Refuse(RuleLength, "an empty list: the information takes at least one ULONG")
+	}
+	if len(b)%4 != 0 {
 		return nil, Refuse(RuleLength, "%d bytes are not a whole number of ULONGs", len(b))
 	}
 	v := make([]uint32, len(b)/4)

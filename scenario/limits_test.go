@@ -458,3 +458,19 @@ func TestSessionNamedLikeAnID(t *testing.T) {
 		t.Errorf("logger 3 and logger #3 show %v, want the sessions named 3 and x:\n%s", names, out)
 	}
 }
+
+// An error's text gives the reason its code stands for: an empty counter list is refused
+// for its length whichever session it names, and a session that was never started is
+// named as such only where that is the refusal.
+func TestCountersRefusalsSayTheirReason(t *testing.T) {
+	for _, c := range []struct{ cmd, code, text string }{
+		{"counters nosuch none", "ERROR_BAD_LENGTH", "an empty list"},
+		{"counters nosuch none via=native", "STATUS_INFO_LENGTH_MISMATCH", "an empty list"},
+		{"counters nosuch TotalCycles", "ERROR_WMI_INSTANCE_NOT_FOUND", `no session named "nosuch" was started`},
+	} {
+		_, out, err := runLimited(t, Limits{}, "start s mode=REAL_TIME\n"+c.cmd+"\n")
+		if err == nil || !strings.Contains(err.Error(), c.code) || !strings.Contains(err.Error(), c.text) {
+			t.Errorf("%s: %v, want %s saying %q\n%s", c.cmd, err, c.code, c.text, out)
+		}
+	}
+}

@@ -386,7 +386,7 @@ func init() {
 		"disable": {"disable NAME P [group=1]", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "group", false, cmdDisable},
 		"capture": {"capture NAME P [group=1]", "EnableTraceEx2(CAPTURE_STATE): ask P's enable callback for its state", 2, 2, "group", false, cmdCapture},
 		"traits":  {"traits R [group=P]", "EventSetInformation(EventProviderSetTraits): give registration R traits, joining provider group P if named", 1, 1, "group", false, cmdTraits},
-		"counters": {"counters NAME SRC[,SRC...] [via=native]", "set the session's PMC counter list (KPROFILE_SOURCE names or numbers; none for an empty list) with TraceSetInformation, or NtSetSystemInformation for via=native",
+		"counters": {"counters NAME SRC[,SRC...] [via=native]", "set the session's PMC counter list (KPROFILE_SOURCE names or numbers; none for an empty list, which is refused with ERROR_BAD_LENGTH) with TraceSetInformation, or NtSetSystemInformation for via=native",
 			2, 2, "via", false, cmdCounters},
 		"hooks":    {"hooks NAME HOOK[,HOOK...] [via=native]", "set the system events (hook ids such as 0x0524) whose records carry the counters", 2, 2, "via", false, cmdHooks},
 		"syswrite": {"syswrite NAME HOOK [size=S] [proc=CPU]", "write a kernel event with a SYSTEM_TRACE_HEADER (hook id HOOK) to session NAME", 2, 2, "size proc", false, cmdSysWrite},
@@ -684,6 +684,9 @@ func (m *Machine) unstarted(name string, h emu.TraceHandle, err error) error {
 	var code *winerr.Errno
 	if err == nil || m.k == nil || !errors.As(err, &code) {
 		return err
+	}
+	if !errors.Is(err, winerr.ErrWMIInstanceNotFound) && !errors.Is(err, winerr.ErrInvalidHandle) {
+		return err // refused for its own reason (a bad length, say) before the session was looked for
 	}
 	if h != 0 && m.k.Session(h) != nil {
 		return err

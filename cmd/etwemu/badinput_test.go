@@ -99,6 +99,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"bench", "-sweep", "-writers", "4,2"}, 2, "-writers 4,2: 2 after 4: list the counts once each, in increasing order"},
 		{[]string{"bench", "-sweep", "-writers", "2", "-max-writers", "4"}, 2, "-writers and -max-writers: choose one"},
 		{[]string{"bench", "-writers", "2"}, 2, "-writers needs -sweep"},
+		{[]string{"run", "-disk", "0", "no-such-file.scenario"}, 2, "-disk 0: must be 1 to"},
 		{[]string{"modes", "check", "-mode", "NOPE"}, 2, `-mode "NOPE"`},
 		{[]string{"modes", "check", "-max-file-size", "5000000000"}, 2, "-max-file-size 5000000000"},
 		{[]string{"modes", "check", "-guid", "xyz"}, 2, `-guid "xyz"`},

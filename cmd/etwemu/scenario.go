@@ -69,12 +69,17 @@ func diskFlag(fs *flag.FlagSet) *int64 {
 	return fs.Int64("disk", etl.DefaultMemFSCapacity>>20, fmt.Sprintf("the in-memory disk's size in `MB`, all log files together (1 to %d, and at most half of the machine's memory); past it log-file writes fail with ERROR_DISK_FULL and the session counts LogBuffersLost; a scenario's kernel disk=N may ask for less", maxDiskMB))
 }
 
-// newMachine checks -disk and returns a machine that prints to stdout, or the exit code.
-func newMachine(ctx context.Context, fs *flag.FlagSet, disk int64, stdout, stderr io.Writer) (*scenario.Machine, int) {
+// checkDisk checks -disk, printing the error; it returns the exit code, or -1.
+func checkDisk(fs *flag.FlagSet, disk int64, stderr io.Writer) int {
 	b := bounds{fs: fs}
 	hi, why := diskBound()
 	b.int("disk", disk, 1, hi, why)
-	if code := b.done(stderr); code >= 0 {
+	return b.done(stderr)
+}
+
+// newMachine checks -disk and returns a machine that prints to stdout, or the exit code.
+func newMachine(ctx context.Context, fs *flag.FlagSet, disk int64, stdout, stderr io.Writer) (*scenario.Machine, int) {
+	if code := checkDisk(fs, disk, stderr); code >= 0 {
 		return nil, code
 	}
 	m := scenario.NewLimited(stdout, scenario.Limits{Disk: disk << 20})
@@ -92,6 +97,9 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	scenario.Help(&about)
 	if code := parseFlags(fs, about.String(), "FILE", args, stdout, stderr); code >= 0 {
 		return code
+	}
+	if code := checkDisk(fs, *disk, stderr); code >= 0 {
+		return code // a bad flag is named before the file is opened
 	}
 	name := fs.Arg(0)
 	var in io.Reader = os.Stdin
