@@ -222,6 +222,9 @@ func (k *Kernel) GuidEntries() []GuidEntry {
 	return out
 }
 
+// GuidEntryCount returns how many GUID entries the kernel's table holds.
+func (k *Kernel) GuidEntryCount() int { return k.guids.Len() }
+
 // LookupGuidEntry returns the entry of provider g (a provider group's with group).
 func (k *Kernel) LookupGuidEntry(g guid.GUID, group bool) (GuidEntry, bool) {
 	typ := guidtable.TraceGuid

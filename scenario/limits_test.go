@@ -474,3 +474,26 @@ func TestCountersRefusalsSayTheirReason(t *testing.T) {
 		}
 	}
 }
+
+// The GUID table is held to Limits.GUIDEntries: an enable, a register or a group join that
+// would add an entry past it is refused naming the bound, and entries already there can
+// still be enabled.
+func TestGUIDEntriesBound(t *testing.T) {
+	_, out, err := runLimited(t, Limits{GUIDEntries: 3}, `start s mode=REAL_TIME
+enable s A
+enable s B
+register C
+expect ERROR_NO_SYSTEM_RESOURCES enable s D
+expect ERROR_NO_SYSTEM_RESOURCES register D
+expect ERROR_NO_SYSTEM_RESOURCES traits C group=G
+enable s C level=4
+disable s A
+enable s A
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Limits.GUIDEntries") {
+		t.Errorf("no refusal names the bound:\n%s", out)
+	}
+}

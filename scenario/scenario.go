@@ -63,6 +63,12 @@ type Limits struct {
 	// ERROR_NOT_ENOUGH_MEMORY. Default
 	// DefaultBufferMemory. (Each session alone is also held to session.MaxBufferMemory.)
 	BufferMemory uint64
+	// GUIDEntries is the most GUID entries the machine's table may hold: a register,
+	// enable or traits command that would create one more is refused with
+	// ERROR_NO_SYSTEM_RESOURCES. The table hashes GUIDs into 64 lists, as Windows' does,
+	// so each lookup walks a 64th of the entries: the bound keeps a scenario's time in
+	// proportion to its length. Default 65536.
+	GUIDEntries int
 }
 
 // DefaultBufferMemory is Limits.BufferMemory's default: 1 GiB, what one session may
@@ -88,6 +94,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.BufferMemory == 0 {
 		l.BufferMemory = DefaultBufferMemory
+	}
+	if l.GUIDEntries <= 0 {
+		l.GUIDEntries = 1 << 16
 	}
 	return l
 }
@@ -641,6 +650,9 @@ func cmdRegister(m *Machine, a args) error {
 			return err
 		}
 	}
+	if err := m.roomForEntry(k, p.g, false); err != nil {
+		return err
+	}
 	reg, err := k.EventRegister(p.g, nil, nil)
 	if err != nil {
 		return err
@@ -732,6 +744,11 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	var params *emu.EnableParameters
 	if a.opts["group"] == "1" {
 		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+	}
+	if code == emu.EnableProvider {
+		if err := m.roomForEntry(k, p.g, params != nil); err != nil {
+			return err
+		}
 	}
 	if err := k.EnableTraceEx2(h, p.g, code, uint8(level), anyKw, allKw, params); err != nil {
 		return m.unstarted(a.pos[0], h, err)
@@ -864,6 +881,18 @@ func explainWrite(err error, payload, header int) error {
 // at most 64 KB events' worth of copying (a few milliseconds) pass before a stop is seen.
 const writeChunk = 1024
 
+// roomForEntry refuses a command that would add the entry of g (a group's with group) to
+// a GUID table already holding Limits.GUIDEntries entries.
+func (m *Machine) roomForEntry(k *emu.Kernel, g guid.GUID, group bool) error {
+	if k.GuidEntryCount() < m.limits.GUIDEntries {
+		return nil
+	}
+	if _, ok := k.LookupGuidEntry(g, group); ok {
+		return nil
+	}
+	return winerr.New(winerr.ErrNoSystemResources, "the GUID table holds %d entries, the most this machine allows (scenario.Limits.GUIDEntries): a lookup walks a 64th of them", m.limits.GUIDEntries)
+}
+
 func cmdTraits(m *Machine, a args) error {
 	k, err := m.kernel()
 	if err != nil {
@@ -872,7 +901,11 @@ func cmdTraits(m *Machine, a args) error {
 	p := m.named(a.pos[0])
 	blob := regentry.BuildTraits(p.name)
 	if g, ok := a.opts["group"]; ok {
-		blob = regentry.BuildTraits(p.name, regentry.GroupTrait(m.named(g).g))
+		group := m.named(g).g
+		if err := m.roomForEntry(k, group, true); err != nil {
+			return err
+		}
+		blob = regentry.BuildTraits(p.name, regentry.GroupTrait(group))
 	}
 	if err := k.EventSetInformation(p.reg, emu.EventProviderSetTraits, blob); err != nil {
 		return err
