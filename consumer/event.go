@@ -28,8 +28,11 @@ type Event struct {
 	// EventData holds the event's properties by name, each formatted as a string the way
 	// TDH (TdhFormatProperty) formats it and golang-etw passes it on: integers in decimal,
 	// hexadecimal types as 0x..., GUIDs in braces, times in RFC 3339, binary as 0x... hex;
-	// an array is a []string, a struct a map[string]any of its members formatted alike,
-	// and golang-etw's "Structures" key holds the top-level structs in order. The typed
+	// an array is a []string. Structs have no key of their own: as in golang-etw, each
+	// top-level struct (and each element of an array of structs) is a map[string]string of
+	// its members, appended in order to the []map[string]string under "Structures"
+	// (StructurePropertyName); a member that is itself a struct or an array is in
+	// tracelogging's text form, such as {x=-1} or [1 2]. The typed
 	// values are in Fields. For an event without a schema, "Payload" is its user data as
 	// binary; a lost-events notification holds "EventsLost" or "BuffersLost".
 	EventData map[string]any `json:",omitempty"`
