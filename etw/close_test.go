@@ -270,3 +270,33 @@ func TestLongNamesInMessages(t *testing.T) {
 		t.Errorf("an event name with a NUL: %v, want the name once", err)
 	}
 }
+
+// An event the kernel refuses for its size says which event and how large: over ETW's
+// 64 KB limit (ERROR_ARITHMETIC_OVERFLOW), or larger than a session's buffers
+// (ERROR_MORE_DATA); the codes stay what errors.Is looks for.
+func TestSizeRefusalsNameTheEvent(t *testing.T) {
+	k := testKernel(t)
+	p, err := NewProviderWithOptions("Etwemu.Test.Size", WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	h, err := k.StartTrace("small", &emu.Properties{LogFileMode: emu.RealTimeMode, BufferSize: 4, Sink: &emu.MemorySink{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n    int
+		code error
+		want string
+	}{{65535, winerr.ErrArithmeticOverflow, "over ETW's 64 KB limit"}, {8000, winerr.ErrMoreData, "do not fit the buffers"}} {
+		err := p.WriteEvent("Big", nil, []FieldOpt{BinaryField("b", make([]byte, c.n))})
+		if !errors.Is(err, c.code) || !strings.Contains(err.Error(), `event "Big"`) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a %d-byte field: %v, want %v saying %q", c.n, err, c.code, c.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package etw
 
 import (
+	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,7 +341,19 @@ func (p *Provider) WriteEvent(name string, eventOpts []EventOpt, fieldOpts []Fie
 	if len(w.ed.b) == 0 { // as go-winio: no data descriptor for an event without data
 		n = 2
 	}
-	return p.k.EventWriteDescriptors(p.reg, d, &o, descs[:n]...)
+	err = p.k.EventWriteDescriptors(p.reg, d, &o, descs[:n]...)
+	if err != nil {
+		// The kernel's refusals of the event's size come back bare (its write path does not
+		// allocate); the event's name and size are known here, on a path that failed.
+		size := len(p.metadata) + len(meta) + len(w.ed.b)
+		switch {
+		case errors.Is(err, winerr.ErrArithmeticOverflow):
+			return winerr.New(winerr.ErrArithmeticOverflow, "etw: event %s: its %d bytes of provider traits, event metadata and data, with the event's header, are over ETW's 64 KB limit on an event", tl.QuoteName(name), size)
+		case errors.Is(err, winerr.ErrMoreData):
+			return winerr.New(winerr.ErrMoreData, "etw: event %s: its %d bytes of provider traits, event metadata and data, with the event's header, do not fit the buffers of a session that enables the provider; it is counted in that session's EventsLost", tl.QuoteName(name), size)
+		}
+	}
+	return err
 }
 
 // GUID is a Windows GUID, with go-winio's guid.GUID fields (Data1 to Data4).
