@@ -473,8 +473,20 @@ func (m *model) stop(s *mSession) {
 		}
 	}
 	sortEntries(changed)
+	// The kernel takes the session out of every entry, then calls back: a registration in
+	// a provider group hears the state after the stop through both of its entries.
 	for _, e := range changed {
-		m.disable(e, s.id)
+		e.slots[e.slotOf(s.id)] = nil
+	}
+	for _, e := range changed {
+		code := uint32(1)
+		if e.mask() == 0 {
+			code = 0
+		}
+		notify(e, code)
+	}
+	for _, e := range changed {
+		m.release(e)
 	}
 	s.stopping = true
 	m.pmcInUse -= s.pmcSources
