@@ -20,10 +20,12 @@ var errFileInUse = errors.New("another session is writing it")
 // running session's file is refused, as is a NEWFILE roll-over or an INCREMENT_FILE onto a
 // file another session writes, instead of truncating it under its writer.
 //
-// Files are told apart by their absolute, cleaned path, with symbolic links resolved
-// where they exist; two hard links to one file are not recognised.
+// Files of the operating system are told apart by their absolute, cleaned path, with
+// symbolic links resolved where they exist (two hard links to one file are not
+// recognised); another file system's (Config.FileSystem) by their cleaned names.
 type logFiles struct {
 	fs   etl.FileSystem // Config.FileSystem, or the operating system's; immutable
+	os   bool           // fs is the operating system's: names are resolved on its disk; immutable
 	mu   sync.Mutex
 	open map[string]bool // paths open for writing; protected by mu
 }
@@ -32,12 +34,16 @@ func newLogFiles(fs etl.FileSystem) *logFiles {
 	if fs == nil {
 		fs = etl.OS{}
 	}
-	return &logFiles{fs: fs, open: map[string]bool{}}
+	_, isOS := fs.(etl.OS)
+	return &logFiles{fs: fs, os: isOS, open: map[string]bool{}}
 }
 
 // OpenFile implements etl.FileSystem.
 func (f *logFiles) OpenFile(name string, flag int, perm os.FileMode) (etl.WriteFile, error) {
-	key := fileKey(name)
+	key := filepath.Clean(name) // another file system's names are its own
+	if f.os {
+		key = fileKey(name)
+	}
 	f.mu.Lock()
 	if f.open[key] {
 		f.mu.Unlock()

@@ -845,3 +845,14 @@ func TestFileAppendCountsAndRefusals(t *testing.T) {
 		}
 	}
 }
+
+// On a file system of the caller's (Config.FileSystem) a file is its cleaned name: a
+// second session naming it is refused as on disk.
+func TestFileUsedByAnotherSessionInMemory(t *testing.T) {
+	k := fileKernel(t, winver.V2004, &etl.MemFS{})
+	fr := startFile(t, k, "one", &Properties{LogFileName: "logs/a.etl", LogFileMode: logmode.Sequential})
+	if _, err := k.StartTrace("two", &Properties{LogFileName: "logs/./a.etl", LogFileMode: logmode.Sequential}); !errors.Is(err, winerr.ErrBadPathname) {
+		t.Fatalf("a second session on logs/./a.etl: %v, want ERROR_BAD_PATHNAME", err)
+	}
+	k.StopTrace(fr.h, "", nil)
+}
