@@ -249,10 +249,7 @@ func (l *Logger) flushFile() {
 	if l.file == nil {
 		return
 	}
-	r := l.file.Flush()
-	l.buffersWritten.Add(uint64(r.Written))
-	l.logBuffersLost.Add(uint64(r.Lost))
-	l.noteFileErr(r.Err)
+	l.countFile(l.file.Flush())
 }
 
 // swapStreams takes every stream's current buffer out and queues it, in stream order.

@@ -234,11 +234,17 @@ func (l *Logger) closeFile() {
 	if l.file == nil {
 		return
 	}
-	r := l.file.Finish()
+	l.countFile(l.file.Finish())
+	l.noteFileErr(l.file.Close(l.fileCounters()))
+}
+
+// countFile counts what a call of the log file did beside writing trace buffers one by
+// one (a flush of the compression area, a roll-over, the last flush): the buffers it
+// wrote and lost, and its error. On the logger goroutine.
+func (l *Logger) countFile(r etl.Result) {
 	l.buffersWritten.Add(uint64(r.Written))
 	l.logBuffersLost.Add(uint64(r.Lost))
 	l.noteFileErr(r.Err)
-	l.noteFileErr(l.file.Close(l.fileCounters()))
 }
 
 // fileCounters are the counters a log file's header is finalized with: the session's
@@ -259,9 +265,7 @@ func (l *Logger) NextFile() error {
 	var r etl.Result
 	l.paused(func() {
 		r = l.file.NextFile()
-		l.buffersWritten.Add(uint64(r.Written))
-		l.logBuffersLost.Add(uint64(r.Lost))
-		l.noteFileErr(r.Err)
+		l.countFile(r)
 	})
 	return r.Err
 }

@@ -190,13 +190,7 @@ func median(v []float64) float64 {
 
 // designs lists the designs in points, in the order they first appear.
 func designs(points []SweepPoint) []string {
-	var ds []string
-	for _, p := range points {
-		if !slices.Contains(ds, p.Design) {
-			ds = append(ds, p.Design)
-		}
-	}
-	return ds
+	return distinct(points, func(p SweepPoint) string { return p.Design })
 }
 
 // SweepTable renders points as a Markdown table: a row per writer count, M events/s per
@@ -271,10 +265,15 @@ func pointsAt(points []SweepPoint, writers int) map[string]SweepPoint {
 
 // writerCounts lists the writer counts points hold, in their order, each once.
 func writerCounts(points []SweepPoint) []int {
-	var out []int
+	return distinct(points, func(p SweepPoint) int { return p.Writers })
+}
+
+// distinct lists key of each point, in the order they first appear, each once.
+func distinct[K comparable](points []SweepPoint, key func(SweepPoint) K) []K {
+	var out []K
 	for _, p := range points {
-		if !slices.Contains(out, p.Writers) {
-			out = append(out, p.Writers)
+		if k := key(p); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
 	return out
