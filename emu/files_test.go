@@ -308,12 +308,18 @@ func TestFileCircularWrap(t *testing.T) {
 	}
 }
 
+// rollProps are the properties of a NEWFILE session of 4 KB buffers rolling over at
+// 32 KB files named by pattern.
+func rollProps(pattern string) *Properties {
+	return &Properties{BufferSize: 4, LogFileName: pattern, MaximumFileSize: 32,
+		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64}
+}
+
 // NEWFILE rolls over to numbered files at MaximumFileSize; together they hold every event.
 func TestFileNewFileRollOver(t *testing.T) {
 	dir := t.TempDir()
 	k := fileKernel(t, winver.V2004, nil)
-	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "roll_%d.etl"), MaximumFileSize: 32,
-		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr := startFile(t, k, "roll", rollProps(filepath.Join(dir, "roll_%d.etl")))
 	fr.write(t, 2000, 300)
 	if err := k.ControlTrace(fr.h, "", nil, ControlIncrementFile); err != nil {
 		t.Fatal(err)
@@ -688,8 +694,7 @@ func TestFileRollOverOntoAnotherSessionsFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "roll_%d.etl"), MaximumFileSize: 32,
-		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr := startFile(t, k, "roll", rollProps(filepath.Join(dir, "roll_%d.etl")))
 	fr.write(t, 400, 300)
 	var q Properties
 	if err := k.StopTrace(fr.h, "", &q); err != nil {
@@ -716,8 +721,7 @@ func TestFileRollOverOntoAnotherSessionsFile(t *testing.T) {
 func TestFileNewFileEveryHeaderFinalized(t *testing.T) {
 	dir := t.TempDir()
 	k := fileKernel(t, winver.V2004, nil)
-	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "roll_%d.etl"), MaximumFileSize: 32,
-		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr := startFile(t, k, "roll", rollProps(filepath.Join(dir, "roll_%d.etl")))
 	fr.write(t, 2000, 300)
 	if err := k.StopTrace(fr.h, "", nil); err != nil {
 		t.Fatal(err)
@@ -743,8 +747,7 @@ func TestFileNewFileRollOverRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := fileKernel(t, winver.V2004, nil)
-	fr := startFile(t, k, "roll", &Properties{BufferSize: 4, LogFileName: filepath.Join(dir, "d%d", "a.etl"), MaximumFileSize: 32,
-		LogFileMode: logmode.NewFile | logmode.KBytesForSize, MinimumBuffers: 16, MaximumBuffers: 64})
+	fr := startFile(t, k, "roll", rollProps(filepath.Join(dir, "d%d", "a.etl")))
 	fr.write(t, 400, 300)
 	k.FlushTrace(fr.h, "", nil)
 	var q Properties
