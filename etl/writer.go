@@ -139,6 +139,12 @@ func Create(o Options) (*Writer, error) {
 	if w.mode&modeCircular != 0 && w.limit < 2*w.bufSize {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "a circular file of %d bytes has no room for a %d-byte trace buffer after its header buffer", w.limit, w.bufSize)
 	}
+	// [UNCERTAIN] Windows' rule for a NEWFILE size below two buffers is not public. Every
+	// file of such a series would be full from its header buffer on: each buffer would
+	// start a file of its own, past MaximumFileSize. It is refused as a circular file's is.
+	if w.mode&modeNewFile != 0 && w.limit > 0 && w.limit < 2*w.bufSize {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "NEWFILE files of %d bytes have no room for a %d-byte trace buffer after their header buffer", w.limit, w.bufSize)
+	}
 	// Circular files are written buffer by buffer, uncompressed: a compressed stream
 	// cannot wrap. [emulator limitation]
 	if o.Compress && w.mode&modeCircular == 0 {

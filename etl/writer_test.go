@@ -137,3 +137,15 @@ func TestDiskFullIsNamed(t *testing.T) {
 		t.Fatalf("lost %d, err %v; want the buffer lost with ERROR_DISK_FULL, the disk is full", r.Lost, r.Err)
 	}
 }
+
+// A NEWFILE size that holds no trace buffer after the header buffer is refused, as a
+// circular file's is, rather than rolling over to a file per buffer, each past the size.
+func TestNewFileTooSmallRefused(t *testing.T) {
+	_, err := Create(Options{Path: "a_%d.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeNewFile|modeKBytes, 1), FS: &MemFS{}})
+	if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), "no room") {
+		t.Fatalf("NEWFILE files of 1 KB with %d-byte buffers: %v, want ERROR_INVALID_PARAMETER", testBuf, err)
+	}
+	if _, err := Create(Options{Path: "b_%d.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeNewFile|modeKBytes, 2*testBuf/1024), FS: &MemFS{}}); err != nil {
+		t.Fatalf("NEWFILE files of two buffers: %v", err)
+	}
+}

@@ -155,7 +155,8 @@ func (o Op) properties(sink session.Sink) *emu.Properties {
 
 // logFile reports whether a start with effective mode and buffers of bufKB KB writes a
 // log file, how many buffers the file holds (-1: no limit), and whether the file accepts
-// the settings: a circular file needs room for a trace buffer after its header buffer.
+// the settings: a circular file, and each file of a NEWFILE series, needs room for a
+// trace buffer after its header buffer.
 func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
 	p := o.properties(nil)
 	if p.LogFileName == "" || mode&logmode.Buffering != 0 {
@@ -172,7 +173,7 @@ func (o Op) logFile(mode, bufKB uint32) (file bool, capacity int, ok bool) {
 		}
 		capacity = int(p.MaximumFileSize) * unit / int(bufKB*1024)
 	}
-	return true, capacity, mode&logmode.Circular == 0 || capacity >= 2
+	return true, capacity, mode&(logmode.Circular|logmode.NewFile) == 0 || capacity >= 2
 }
 
 // decide is the published rules' answer to an OpStart of session name at version v,
