@@ -81,6 +81,25 @@ func fileKey(name string) string {
 	return p
 }
 
+// Remove implements etl.Remover where the file system has it; a file another session
+// writes is not removed.
+func (f *logFiles) Remove(name string) error {
+	rm, ok := f.fs.(etl.Remover)
+	if !ok {
+		return errors.ErrUnsupported
+	}
+	key := filepath.Clean(name)
+	if f.os {
+		key = fileKey(name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.open[key] {
+		return errFileInUse
+	}
+	return rm.Remove(name)
+}
+
 // claimedFile is a log file logFiles opened; closing it frees its name.
 type claimedFile struct {
 	etl.WriteFile

@@ -20,7 +20,7 @@ const DefaultMemFSCapacity = 256 << 20
 // disk and leave nothing behind. It models a volume of bounded size: once its files
 // together hold Capacity bytes, a write or a Truncate that would grow one fails with
 // ERROR_DISK_FULL, as WriteFile and SetEndOfFile fail on a full disk, and changes
-// nothing. It leaves out directories, removal and free-space queries. The zero value is
+// nothing. It leaves out directories and free-space queries. The zero value is
 // ready to use, with DefaultMemFSCapacity. Safe for concurrent use.
 type MemFS struct {
 	mu       sync.Mutex
@@ -139,6 +139,21 @@ func (m *MemFS) OpenFile(name string, flag int, _ os.FileMode) (WriteFile, error
 		d.mu.Unlock()
 	}
 	return &memFile{name: name, d: d}, nil
+}
+
+// Remove deletes the file name and gives back the space it held (Remover).
+func (m *MemFS) Remove(name string) error {
+	m.mu.Lock()
+	d, ok := m.files[name]
+	delete(m.files, name)
+	m.mu.Unlock()
+	if !ok {
+		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
+	}
+	d.mu.Lock()
+	d.shrink(0)
+	d.mu.Unlock()
+	return nil
 }
 
 // ReadFile returns a copy of a file's bytes.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -176,5 +177,28 @@ func TestMemFSPages(t *testing.T) {
 		if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
 			t.Fatalf("op %d: %d pages for %d bytes, want %d", i, pages, d.size, want)
 		}
+	}
+}
+
+// Remove deletes a file and gives back the space it held; a file that is not there is
+// fs.ErrNotExist.
+func TestMemFSRemove(t *testing.T) {
+	var m MemFS
+	f, err := m.OpenFile("a", os.O_RDWR|os.O_CREATE, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(make([]byte, 100), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := m.Remove("a"); err != nil || m.Used() != 0 {
+		t.Fatalf("Remove: %v, %d bytes still used", err, m.Used())
+	}
+	if _, ok := m.ReadFile("a"); ok {
+		t.Error("the removed file is still there")
+	}
+	if err := m.Remove("a"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("removing it again: %v", err)
 	}
 }

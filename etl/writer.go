@@ -37,8 +37,18 @@ type WriteFile interface {
 	Close() error
 }
 
+// Remover is an optional method of a FileSystem: delete the file name. A Writer whose
+// log file could not be made ready (a preallocation the disk cannot hold) removes it
+// with it, so that a refused start leaves no empty file behind.
+type Remover interface {
+	Remove(name string) error
+}
+
 // OS is the operating system's file system.
 type OS struct{}
+
+// Remove implements Remover.
+func (OS) Remove(name string) error { return os.Remove(name) }
 
 // OpenFile implements FileSystem.
 func (OS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
@@ -184,6 +194,9 @@ func (w *Writer) open() error {
 		if err := preallocate(f, w.limit); err != nil {
 			f.Truncate(0) // a reservation that ran out of space may have kept what it got
 			f.Close()
+			if rm, ok := w.fs.(Remover); ok {
+				rm.Remove(w.name) // the refused start leaves no file; an error leaves an empty one
+			}
 			return diskErr(err, "cannot preallocate %d bytes for %q", w.limit, w.name)
 		}
 	}

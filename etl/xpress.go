@@ -8,8 +8,9 @@ import (
 
 // Compression of trace buffers: MS-XCA "Plain LZ77" (section 2.3 of [MS-XCA], the
 // COMPRESSION_FORMAT_XPRESS of RtlCompressBuffer), the format independent ETL parsers
-// decompress buffers flagged ETW_BUFFER_FLAG_COMPRESSED with. The reader decompresses with
-// github.com/klauspost/compress/xpress, which has no compressor; this is one.
+// decompress buffers flagged ETW_BUFFER_FLAG_COMPRESSED with. This file has the writer's
+// compressor and the reader's bounded decompressor (xpressDecompress); the tests compare
+// the latter with github.com/klauspost/compress/xpress.
 //
 // The stream is groups of a 32-bit flag word (most significant bit first; 0 a literal
 // byte, 1 a match) and the items it describes. A match is a 16-bit word, (offset-1)<<3 |

@@ -2,8 +2,8 @@
 // imports to them. Dependencies flow one way, down:
 //
 //	programs     cmd/etwemu, examples/..., fuzz/mutate
-//	on the kernel etw, consumer, scenario, web, fuzz, fuzz/replay, bench, bench/benchsuite,
-//	             internal/tltest
+//	on the kernel etw, consumer, decode, scenario, web, fuzz, fuzz/replay, bench,
+//	             bench/benchsuite, internal/tltest
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
