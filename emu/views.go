@@ -194,8 +194,12 @@ func (g GuidEntry) RefCount() int64 { return g.e.RefCount() }
 // Mask has one bit per slot in use.
 func (g GuidEntry) Mask() uint8 { return g.e.Mask() }
 
-// Slot returns EnableInfo[i]; false for a slot no session holds.
+// Slot returns EnableInfo[i]; false for a slot no session holds, and for an i that is
+// not one of the eight slots.
 func (g GuidEntry) Slot(i int) (EnableSlot, bool) {
+	if uint(i) >= guidtable.Slots {
+		return EnableSlot{}, false
+	}
 	if s := g.e.Slot(i); s != nil {
 		return enableSlot(s), true
 	}

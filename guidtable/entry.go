@@ -50,14 +50,11 @@ func (e *Entry) Table() *Table { return e.table }
 // RefCount returns the entry's reference count: registrations plus enabled slots.
 func (e *Entry) RefCount() int64 { return e.refs.Load() }
 
-// Slot returns the enablement in slot i (0 <= i < 8), or nil when the slot is free or i
-// is not a slot. The result is immutable; it is safe to read without locks.
-func (e *Entry) Slot(i int) *EnableInfo {
-	if uint(i) >= Slots {
-		return nil
-	}
-	return e.slots[i].Load()
-}
+// Slot returns the enablement in slot i, or nil when the slot is free. i is 0 to 7: any
+// other index panics, as an array index does (the write path reads a slot per enabled
+// bit, and a check returning nil would take its route past the inlining budget). The
+// result is immutable; it is safe to read without locks.
+func (e *Entry) Slot(i int) *EnableInfo { return e.slots[i].Load() }
 
 // Provider returns ProviderEnableInfo, the aggregate over all enabled slots.
 func (e *Entry) Provider() *EnableInfo { return e.provider.Load() }
