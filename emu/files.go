@@ -40,10 +40,7 @@ func newLogFiles(fs etl.FileSystem) *logFiles {
 
 // OpenFile implements etl.FileSystem.
 func (f *logFiles) OpenFile(name string, flag int, perm os.FileMode) (etl.WriteFile, error) {
-	key := filepath.Clean(name) // another file system's names are its own
-	if f.os {
-		key = fileKey(name)
-	}
+	key := f.key(name)
 	f.mu.Lock()
 	if f.open[key] {
 		f.mu.Unlock()
@@ -63,6 +60,15 @@ func (f *logFiles) release(key string) {
 	f.mu.Lock()
 	delete(f.open, key)
 	f.mu.Unlock()
+}
+
+// key names the file at name: on the operating system's disk by fileKey, on another file
+// system by its cleaned name (its names are its own).
+func (f *logFiles) key(name string) string {
+	if f.os {
+		return fileKey(name)
+	}
+	return filepath.Clean(name)
 }
 
 // fileKey names the file at name for logFiles: absolute and cleaned, through symbolic
@@ -88,10 +94,7 @@ func (f *logFiles) Remove(name string) error {
 	if !ok {
 		return errors.ErrUnsupported
 	}
-	key := filepath.Clean(name)
-	if f.os {
-		key = fileKey(name)
-	}
+	key := f.key(name)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.open[key] {
@@ -113,10 +116,5 @@ func (c *claimedFile) Close() error {
 	return err
 }
 
-// Allocate implements etl.Allocator where the file has it, and sets the size where not.
-func (c *claimedFile) Allocate(size int64) error {
-	if a, ok := c.WriteFile.(etl.Allocator); ok {
-		return a.Allocate(size)
-	}
-	return c.WriteFile.Truncate(size)
-}
+// Allocate implements etl.Allocator as the file it wraps does (etl.Preallocate).
+func (c *claimedFile) Allocate(size int64) error { return etl.Preallocate(c.WriteFile, size) }

@@ -13,9 +13,9 @@ type Allocator interface {
 	Allocate(size int64) error
 }
 
-// preallocate reserves the first size bytes of f: with its Allocator where it has one,
+// Preallocate reserves the first size bytes of f: with its Allocator where it has one,
 // else by setting its size.
-func preallocate(f WriteFile, size int64) error {
+func Preallocate(f WriteFile, size int64) error {
 	if a, ok := f.(Allocator); ok {
 		return a.Allocate(size)
 	}

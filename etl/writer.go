@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/etwemu/etwemu/winerr"
@@ -179,7 +180,13 @@ func (w *Writer) fileName(n int) string {
 	if w.mode&modeNewFile == 0 {
 		return w.o.Path
 	}
-	return strings.Replace(w.o.Path, "%d", fmt.Sprint(n), 1)
+	return NewFileName(w.o.Path, n)
+}
+
+// NewFileName is the name of file number n (1, 2, ...) of an EVENT_TRACE_FILE_MODE_NEWFILE
+// series whose LogFileName is pattern: its %d replaced by n.
+func NewFileName(pattern string, n int) string {
+	return strings.Replace(pattern, "%d", strconv.Itoa(n), 1)
 }
 
 // open creates the current file and writes its header buffer.
@@ -191,7 +198,7 @@ func (w *Writer) open() error {
 	}
 	w.f = f
 	if w.mode&modePreallocate != 0 && w.limit > 0 {
-		if err := preallocate(f, w.limit); err != nil {
+		if err := Preallocate(f, w.limit); err != nil {
 			f.Truncate(0) // a reservation that ran out of space may have kept what it got
 			f.Close()
 			if rm, ok := w.fs.(Remover); ok {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
@@ -411,7 +411,7 @@ func logFiles(pattern, last string, mode logmode.Mode) (names []string, size int
 		return names, size
 	}
 	for i := 1; i <= maxListedFiles; i++ {
-		name := strings.Replace(pattern, "%d", strconv.Itoa(i), 1)
+		name := etl.NewFileName(pattern, i)
 		add(name)
 		if name == last {
 			break
@@ -593,7 +593,7 @@ func demoPMC(k *emu.Kernel, h emu.TraceHandle, sources []pmc.ProfileSource, out 
 // name with one %d) may write over: its first file, and every file already in the
 // pattern's folder whose name is the pattern with a number for the %d.
 func newFiles(pattern string) []string {
-	out := []string{strings.Replace(pattern, "%d", "1", 1)}
+	out := []string{etl.NewFileName(pattern, 1)}
 	dir, base := filepath.Split(pattern)
 	before, after, ok := strings.Cut(base, "%d")
 	if !ok {
