@@ -23,6 +23,17 @@ func testKernel(t *testing.T) *emu.Kernel {
 	return k
 }
 
+// testProvider registers provider name on k, closed when the test ends.
+func testProvider(t *testing.T, k *emu.Kernel, name string) *Provider {
+	t.Helper()
+	p, err := NewProviderWithOptions(name, WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
 // liveSession starts a real-time session name on k whose sink keeps its buffers, and
 // enables p on it at level 5.
 func liveSession(t *testing.T, k *emu.Kernel, name string, p *Provider) (emu.TraceHandle, *emu.MemorySink) {
@@ -125,11 +136,7 @@ func TestNilOptions(t *testing.T) {
 	if _, err := NewProviderWithOptions("Etwemu.Test.Nil", WithKernel(k), nil); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Errorf("a nil provider option: %v, want ERROR_INVALID_PARAMETER", err)
 	}
-	p, err := NewProviderWithOptions("Etwemu.Test.Nil", WithKernel(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testProvider(t, k, "Etwemu.Test.Nil")
 	h, sink := liveSession(t, k, "nil", p)
 	for name, c := range map[string]struct {
 		e []EventOpt
@@ -161,11 +168,7 @@ func TestNilOptions(t *testing.T) {
 // bits count them: 128 members read back as an empty struct and 128 top-level fields).
 func TestUnencodableEventsRefused(t *testing.T) {
 	k := testKernel(t)
-	p, err := NewProviderWithOptions("Etwemu.Test.Unencodable", WithKernel(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testProvider(t, k, "Etwemu.Test.Unencodable")
 	h, sink := liveSession(t, k, "unencodable", p)
 	members := func(n int) []FieldOpt {
 		m := make([]FieldOpt, n)
@@ -238,11 +241,7 @@ func TestProviderNameRefused(t *testing.T) {
 // first 64 bytes and its length, and the name of an event holding a NUL once.
 func TestLongNamesInMessages(t *testing.T) {
 	k := testKernel(t)
-	p, err := NewProviderWithOptions("Etwemu.Test.LongNames", WithKernel(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testProvider(t, k, "Etwemu.Test.LongNames")
 	liveSession(t, k, "longnames", p)
 	long := strings.Repeat("n", 70000)
 	short := `"` + strings.Repeat("n", 64) + `"… (`
@@ -265,7 +264,7 @@ func TestLongNamesInMessages(t *testing.T) {
 			t.Errorf("%s: a message of %d bytes, %.300s, want %q", c.what, len(msg), msg, c.want)
 		}
 	}
-	err = p.WriteEvent("E\x00v", nil, nil)
+	err := p.WriteEvent("E\x00v", nil, nil)
 	if err == nil || strings.Count(err.Error(), `"E\x00v"`) != 1 {
 		t.Errorf("an event name with a NUL: %v, want the name once", err)
 	}
@@ -276,11 +275,7 @@ func TestLongNamesInMessages(t *testing.T) {
 // (ERROR_MORE_DATA); the codes stay what errors.Is looks for.
 func TestSizeRefusalsNameTheEvent(t *testing.T) {
 	k := testKernel(t)
-	p, err := NewProviderWithOptions("Etwemu.Test.Size", WithKernel(k))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := testProvider(t, k, "Etwemu.Test.Size")
 	h, err := k.StartTrace("small", &emu.Properties{LogFileMode: emu.RealTimeMode, BufferSize: 4, Sink: &emu.MemorySink{}})
 	if err != nil {
 		t.Fatal(err)
