@@ -77,7 +77,10 @@ type Buffer struct {
 	checked       uint32
 
 	data []byte // BufferSize bytes; immutable slice header
-	id   int    // position in Logger.all; immutable
+	// mem is where data and commit came from, until Stop gives it back to the pool
+	// (releaseData, under the logger's freeMu).
+	mem *bufMem
+	id  int // position in Logger.all; immutable
 	// sealed: the header and tail are written (seal). Set by the logger, cleared by open;
 	// the free and flush lists (under freeMu) order the two.
 	sealed bool
@@ -87,7 +90,8 @@ type Buffer struct {
 }
 
 func newBuffer(size uint32, id int) *Buffer {
-	b := &Buffer{data: takeData(size), id: id, commit: newFlags((size-abi.BufferHeaderSize)/minRecord + 1)}
+	m := takeMem(size)
+	b := &Buffer{data: m.data, id: id, commit: m.commit, mem: m}
 	b.word.Store(uint64(closedOff | abi.BufferHeaderSize))
 	b.state.Store(uint32(abi.BufferStateFree))
 	b.done = true
