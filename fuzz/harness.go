@@ -176,7 +176,7 @@ type harness struct {
 const bogusHandle = emu.TraceHandle(0xFFFF<<16 | 63)
 
 func (h *harness) handle(i int) emu.TraceHandle {
-	if th, ok := h.handles[strings.ToLower(sessionNames[i])]; ok {
+	if th, ok := h.handles[sessionKeys[i]]; ok {
 		return th
 	}
 	return bogusHandle
@@ -241,7 +241,7 @@ func (h *harness) step(o Op) error {
 		if uint64(got) != want.handle {
 			return fmt.Errorf("StartTrace handle %#x, model expects %#x", uint64(got), want.handle)
 		}
-		h.handles[strings.ToLower(name)] = got
+		h.handles[sessionKeys[o.Session]] = got
 		h.sinks[got] = sink
 		return compareProps(p, want)
 

@@ -244,7 +244,7 @@ type model struct {
 	version   winver.Version
 	facts     facts // factTable at version
 	nproc     int
-	sessions  map[string]*mSession // by lower-cased name
+	sessions  []*mSession // the running sessions, in the order they started
 	byID      map[uint16]*mSession
 	entries   map[entryKey]*mEntry
 	regs      []*mReg
@@ -257,11 +257,19 @@ type model struct {
 const pmcCounters = 8
 
 func newModel(v winver.Version, nproc int) *model {
-	return &model{version: v, facts: factTable.At(v), nproc: nproc, sessions: map[string]*mSession{}, byID: map[uint16]*mSession{},
+	return &model{version: v, facts: factTable.At(v), nproc: nproc, byID: map[uint16]*mSession{},
 		entries: map[entryKey]*mEntry{}}
 }
 
-func (m *model) session(name string) *mSession { return m.sessions[strings.ToLower(name)] }
+// session returns the running session named name (names are case-insensitive), or nil.
+func (m *model) session(name string) *mSession {
+	for _, s := range m.sessions {
+		if strings.EqualFold(s.name, name) {
+			return s
+		}
+	}
+	return nil
+}
 
 func (m *model) entry(g guid.GUID, group bool, create bool) *mEntry {
 	k := entryKey{g, group}
@@ -369,7 +377,7 @@ func (m *model) start(name string, o Op) (*mSession, error) {
 		s.circular, s.newFile = mode&logmode.Circular != 0, mode&logmode.NewFile != 0
 		s.written = 1 // the header buffer
 	}
-	m.sessions[strings.ToLower(name)] = s
+	m.sessions = append(m.sessions, s)
 	m.byID[id] = s
 	return s, nil
 }
@@ -499,7 +507,7 @@ func (m *model) stop(s *mSession) {
 	} else {
 		s.flush()
 	}
-	delete(m.sessions, strings.ToLower(s.name))
+	m.sessions = slices.DeleteFunc(m.sessions, func(x *mSession) bool { return x == s })
 	delete(m.byID, s.id)
 }
 

@@ -64,6 +64,15 @@ var (
 	// ninth be refused; "S0" is "s0" in another case, which Windows treats as the same
 	// name.
 	sessionNames = []string{"s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "S0"}
+	// sessionKeys are the names lower-cased, as the harness keys a session's handle by
+	// (Windows compares session names case-insensitively).
+	sessionKeys = func() []string {
+		out := make([]string, len(sessionNames))
+		for i, n := range sessionNames {
+			out[i] = strings.ToLower(n)
+		}
+		return out
+	}()
 	// Providers, by name and GUID (the EventSource hash of the name, as the scenario
 	// language derives it); the last two also serve as provider groups.
 	providerNames = []string{"fuzz-a", "fuzz-b", "fuzz-c", "fuzz-group-1", "fuzz-group-2"}
