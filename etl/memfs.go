@@ -30,13 +30,18 @@ type MemFS struct {
 }
 
 // memPage is the unit a file's bytes are kept in: a file grows a page at a time and
-// never copies what it holds, so the memory it takes stays within a page of its size.
-const memPage = 64 << 10
+// never copies what it holds past its first page, so the memory it takes stays within a
+// page of its size. The first page starts short (a small file, such as a session's
+// header buffer of 4 KB, takes 4 KB, not 64), and doubles, copying, up to memPage.
+const (
+	memPage      = 64 << 10
+	memFirstPage = 4 << 10 // the least a file's first page holds
+)
 
 type memData struct {
 	fs    *MemFS
 	mu    sync.Mutex
-	pages [][]byte // memPage bytes each, zero past size; protected by mu
+	pages [][]byte // memPage bytes each but a short first page while it is the only one; zero past size; protected by mu
 	size  int64    // protected by mu
 }
 
@@ -67,6 +72,31 @@ func (d *memData) writeAt(p []byte, off int64) {
 func (d *memData) grow(size int64, name string) error {
 	if err := d.fs.reserve(size-d.size, name); err != nil {
 		return err
+	}
+	if len(d.pages) <= 1 && size <= memPage {
+		if len(d.pages) == 0 || int64(len(d.pages[0])) < size {
+			n := memFirstPage
+			if len(d.pages) == 1 {
+				n = 2 * len(d.pages[0])
+			}
+			for int64(n) < size {
+				n *= 2
+			}
+			p := make([]byte, min(n, memPage))
+			if len(d.pages) == 1 {
+				copy(p, d.pages[0])
+				d.pages[0] = p
+			} else {
+				d.pages = append(d.pages, p)
+			}
+		}
+		d.size = size
+		return nil
+	}
+	if len(d.pages) == 1 && len(d.pages[0]) < memPage { // the short first page becomes a whole one
+		p := make([]byte, memPage)
+		copy(p, d.pages[0])
+		d.pages[0] = p
 	}
 	for int64(len(d.pages))*memPage < size {
 		d.pages = append(d.pages, make([]byte, memPage))

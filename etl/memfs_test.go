@@ -131,52 +131,85 @@ func TestWriterOnFullMemFS(t *testing.T) {
 }
 
 // A file kept in pages reads back what a flat slice would hold, across page
-// boundaries, after shrinking and growing, and takes memory within a page of its size.
+// boundaries, after shrinking and growing, and takes memory within a page of its size; a
+// file that stays small (a short first page, doubling as it grows) takes less than twice
+// the most it held since it was last empty, or memFirstPage.
 func TestMemFSPages(t *testing.T) {
+	for _, limit := range []int64{memPage / 2, memPage + memFirstPage, 4 * memPage} {
+		var m MemFS
+		f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
+		var model []byte
+		peak := int64(0) // the most the file held since it was last empty
+		r := rand.New(rand.NewPCG(7, uint64(limit)))
+		for i := range 600 {
+			switch r.IntN(5) {
+			case 0, 1: // write somewhere up to a little past the end, within the limit
+				off := r.Int64N(min(int64(len(model))+limit/4, limit))
+				p := make([]byte, r.Int64N(limit-off+1)/2+1)
+				for j := range p {
+					p[j] = byte(r.Uint32())
+				}
+				if _, err := f.WriteAt(p, off); err != nil {
+					t.Fatal(err)
+				}
+				if end := off + int64(len(p)); end > int64(len(model)) {
+					model = append(model, make([]byte, end-int64(len(model)))...)
+				}
+				copy(model[off:], p)
+			case 2: // shrink or grow, to nothing now and then
+				size := r.Int64N(min(int64(len(model))+limit/4, limit) + 1)
+				if r.IntN(8) == 0 {
+					size = 0
+				}
+				if err := f.Truncate(size); err != nil {
+					t.Fatal(err)
+				}
+				if size <= int64(len(model)) {
+					model = model[:size]
+				} else {
+					model = append(model, make([]byte, size-int64(len(model)))...)
+				}
+			default: // read a piece
+				off := r.Int64N(int64(len(model)) + 1)
+				got := make([]byte, r.Int64N(limit)+1)
+				n, _ := f.ReadAt(got, off)
+				if want := model[off:min(int64(len(model)), off+int64(len(got)))]; !bytes.Equal(got[:n], want) {
+					t.Fatalf("limit %d, op %d: ReadAt(%d) differs", limit, i, off)
+				}
+			}
+			if got, _ := m.ReadFile("p"); !bytes.Equal(got, model) || m.Used() != int64(len(model)) {
+				t.Fatalf("limit %d, op %d: file of %d bytes (%d used) differs from the model's %d", limit, i, len(got), m.Used(), len(model))
+			}
+			d := m.files["p"]
+			if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
+				t.Fatalf("limit %d, op %d: %d pages for %d bytes, want %d", limit, i, pages, d.size, want)
+			}
+			if peak = max(peak, d.size); d.size == 0 {
+				peak = 0
+			}
+			if len(d.pages) == 1 && len(d.pages[0]) < memPage && int64(len(d.pages[0])) >= max(2*peak, memFirstPage+1) {
+				t.Fatalf("limit %d, op %d: a first page of %d bytes for a file that held at most %d", limit, i, len(d.pages[0]), peak)
+			}
+		}
+	}
+}
+
+// A small file that grows past a page at once keeps its bytes: its short first page
+// becomes a whole one, then pages follow.
+func TestMemFSShortPageGrowsPastAPage(t *testing.T) {
 	var m MemFS
 	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
-	var model []byte
-	r := rand.New(rand.NewPCG(7, 8))
-	for i := range 400 {
-		switch r.IntN(4) {
-		case 0, 1: // write somewhere up to a little past the end
-			off := r.Int64N(int64(len(model)) + 3*memPage/2)
-			p := make([]byte, r.IntN(3*memPage))
-			for j := range p {
-				p[j] = byte(r.Uint32())
-			}
-			if _, err := f.WriteAt(p, off); err != nil {
-				t.Fatal(err)
-			}
-			if end := off + int64(len(p)); end > int64(len(model)) {
-				model = append(model, make([]byte, end-int64(len(model)))...)
-			}
-			copy(model[off:], p)
-		case 2: // shrink or grow
-			size := r.Int64N(int64(len(model)) + memPage)
-			if err := f.Truncate(size); err != nil {
-				t.Fatal(err)
-			}
-			if size <= int64(len(model)) {
-				model = model[:size]
-			} else {
-				model = append(model, make([]byte, size-int64(len(model)))...)
-			}
-		case 3: // read a piece
-			off := r.Int64N(int64(len(model)) + 1)
-			got := make([]byte, r.IntN(2*memPage))
-			n, _ := f.ReadAt(got, off)
-			if want := model[off:min(int64(len(model)), off+int64(len(got)))]; !bytes.Equal(got[:n], want) {
-				t.Fatalf("op %d: ReadAt(%d) differs", i, off)
-			}
-		}
-		if got, _ := m.ReadFile("p"); !bytes.Equal(got, model) || m.Used() != int64(len(model)) {
-			t.Fatalf("op %d: file of %d bytes (%d used) differs from the model's %d", i, len(got), m.Used(), len(model))
-		}
-		d := m.files["p"]
-		if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
-			t.Fatalf("op %d: %d pages for %d bytes, want %d", i, pages, d.size, want)
-		}
+	head := []byte("the bytes of a small file")
+	f.WriteAt(head, 0)
+	if _, err := f.WriteAt([]byte{1}, 2*memPage+5); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.ReadFile("p")
+	if len(got) != 2*memPage+6 || !bytes.Equal(got[:len(head)], head) || got[2*memPage+5] != 1 {
+		t.Fatalf("%d bytes, starting %q", len(got), got[:min(len(got), len(head))])
+	}
+	if d := m.files["p"]; len(d.pages) != 3 || len(d.pages[0]) != memPage {
+		t.Fatalf("%d pages, the first of %d bytes", len(d.pages), len(d.pages[0]))
 	}
 }
 
