@@ -466,9 +466,10 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 		defer f.epoch.Add(1)
 		return call()
 	}
-	for _, o := range ops {
+	for i := range ops {
+		o := &ops[i] // in place: a copy would escape to at, one allocation an operation
 		h := handles[o.Session%4]
-		at.Store(&o)
+		at.Store(o)
 		err = nil // this operation's answer
 		switch o.Kind {
 		case OpStart:
