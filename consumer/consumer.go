@@ -20,19 +20,22 @@ import (
 // tekert) delivers those of ProcessTrace; it leaves out golang-etw's per-trace
 // statistics and its Filter field (a Provider's Filter stands in). Sources are sessions
 // (FromSessions, FromTraceNames) and ETL files (FromFiles), fixed when Start runs.
-// Events go to EventCallback when it is set, else to the Events channel, which is closed
-// when the consumer ends: read it, or set a callback, or the sources wait.
+// Events go to EventCallback, which is DefaultEventCallback unless set: it sends them to
+// the Events channel, which is closed when the consumer ends: read it, or set a callback,
+// or the sources wait.
 //
 // A consumer's life is an http.Server's: NewConsumer, then Start, then the sources end
 // by themselves (every session stopped, every file read; Wait returns), or Stop ends
-// the consumer gracefully (the sources detach, every buffer already queued for it is
-// delivered, then Events closes), or Close ends it at once (what is queued is dropped).
+// it as golang-etw's Stop does (the sources detach, Events takes nothing more and what
+// it holds stays readable, an EventCallback of the user's gets every buffer already
+// queued, then Events closes), or Shutdown ends it gracefully (every event queued reaches
+// Events too), or Close ends it at once (what is queued is dropped).
 // The first source to fail ends the others at once (errgroup's semantics) and its error
 // is Err's. Stop, Shutdown, Close, Wait and Err are valid in any state and from any
 // goroutine but EventCallback's; Stop or Close before Start ends the consumer unstarted.
 type Consumer struct {
-	// Events receives each event when EventCallback is nil. Closed when the consumer ends;
-	// events already in it stay readable.
+	// Events receives each event from DefaultEventCallback; it holds 4,096, as
+	// 0xrawsec's does. Closed when the consumer ends; events already in it stay readable.
 	Events chan *Event
 	// The callbacks, golang-etw's, each called (when set before Start) in this order for
 	// every event, one at a time per consumer whichever source it came from, so they need
@@ -51,9 +54,10 @@ type Consumer struct {
 	EventRecordHelperCallback func(*EventRecordHelper) error
 	PreparedCallback          func(*EventRecordHelper) error
 	EventPreparedCallback     func(*EventRecordHelper) error
-	// EventCallback, if set, receives each event instead of Events (golang-etw's
-	// DefaultEventCallback, which sends to Events, is what nil means; setting it to
-	// c.DefaultEventCallback is the same).
+	// EventCallback receives each event: c.DefaultEventCallback, which sends it to
+	// Events, unless the user sets another. Set to nil, nothing is delivered (the events
+	// are counted in Skipped), as in both golang-etw forks, where a consumer that works
+	// in its record or helper callbacks alone sets it so.
 	EventCallback func(*Event) error
 
 	// LostEvents counts the events the sessions lost while this consumer was attached to
@@ -65,8 +69,9 @@ type Consumer struct {
 	// ended first (Close, Abort, a Shutdown past its deadline, its context's end, another
 	// source's failure, a Start that failed part way): what was still queued for a
 	// real-time source, and the rest of the buffer in hand (the rest of a file is not
-	// read, nor counted); Stop delivers them instead. An event dropped so is counted
-	// there even when a Filter would have skipped it. Losses are announced by
+	// read, nor counted); and, after Stop, the events Events no longer takes (Shutdown
+	// delivers them instead). An event dropped so is counted there even when a Filter
+	// would have skipped it. Losses are announced by
 	// RT_LostEvent events too. Added to by the source goroutines, atomically.
 	LostEvents  atomic.Uint64
 	LostBuffers atomic.Uint64
@@ -93,6 +98,7 @@ type Consumer struct {
 	cbMu      sync.Mutex     // held while the callback runs: one call at a time
 	wg        sync.WaitGroup // the source goroutines
 	ended     chan struct{}  // closed (by end, once, under mu's state change) after Events
+	stopped   chan struct{}  // closed by Stop (once, under mu): Events takes nothing more
 }
 
 // state is where a consumer is in its life.
@@ -130,8 +136,9 @@ func NewConsumerOn(ctx context.Context, k *emu.Kernel) *Consumer {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c := &Consumer{Events: make(chan *Event, 256), k: k, ended: make(chan struct{})}
+	c := &Consumer{Events: make(chan *Event, 4096), k: k, ended: make(chan struct{}), stopped: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.EventCallback = c.DefaultEventCallback
 	if k == nil {
 		if c.k, c.kerr = etw.Kernel(); c.kerr != nil {
 			c.kerr = fmt.Errorf("consumer: no kernel given and the etw package's failed: %w", c.kerr)
@@ -279,18 +286,30 @@ func (c *Consumer) Wait() error {
 	return c.Err()
 }
 
-// Stop ends the consumer gracefully (golang-etw's Stop, with http.Server.Shutdown's
-// semantics): the sources detach, so that the sessions deliver nothing more, and every
-// buffer already queued for the consumer is delivered; then Events closes and Stop
-// returns Err. A file source ends after the buffer it is reading. Stopping does not stop
-// the sessions. Stop before Start ends the consumer unstarted. While events remain to
-// be delivered, Stop waits for Events to be read: call it from a goroutine other than
-// the reader's, or use Shutdown with a deadline, or Close.
-func (c *Consumer) Stop() error { return c.Shutdown(context.Background()) }
+// Stop ends the consumer as golang-etw's Stop does: the sources detach, so that the
+// sessions deliver nothing more; Events takes no more events (DefaultEventCallback drops
+// them, counted in Dropped, as golang-etw's returns once its context is cancelled) and
+// the events it holds stay readable; an EventCallback of the user's still receives every
+// buffer already queued. Then Events closes and Stop returns Err. A file source ends
+// after the buffer it is reading. Stopping does not stop the sessions. Stop never waits
+// for Events to be read, so a reader may call it, or call it first and read after; it
+// must not be called from EventCallback, which it waits for. Shutdown delivers
+// everything queued to Events instead. Stop before Start ends the consumer unstarted.
+func (c *Consumer) Stop() error {
+	c.mu.Lock()
+	select {
+	case <-c.stopped:
+	default:
+		close(c.stopped)
+	}
+	c.mu.Unlock()
+	return c.Shutdown(context.Background())
+}
 
-// Shutdown is Stop, bounded by ctx as http.Server.Shutdown is: if ctx ends before every
-// queued event was delivered, the consumer is closed (Close) and Shutdown returns ctx's
-// error.
+// Shutdown ends the consumer gracefully, as http.Server.Shutdown does: the sources
+// detach, and every event already queued for the consumer is delivered, to Events too,
+// which it waits for the reader to take; then Events closes and Shutdown returns Err. If
+// ctx ends first, the consumer is closed (Close) and Shutdown returns ctx's error.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -371,8 +390,9 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 // ProcessEvents reads Events until it closes, calling fn for each event (tekert's
 // ProcessEvents): fn is a func(*Event), or a func(*Event) error whose error makes
 // ProcessEvents return it at once (the consumer goes on; Stop or Close it). It blocks, so
-// run it on a goroutine of its own, before or after Start. With EventCallback set,
-// Events receives nothing and ProcessEvents returns when the consumer ends. Any other fn,
+// run it on a goroutine of its own, before or after Start. With an EventCallback other
+// than DefaultEventCallback, Events receives nothing and ProcessEvents returns when the
+// consumer ends. Any other fn,
 // nil included, is ERROR_INVALID_PARAMETER.
 func (c *Consumer) ProcessEvents(fn any) error {
 	switch f := fn.(type) {
@@ -396,9 +416,10 @@ func (c *Consumer) ProcessEvents(fn any) error {
 	return winerr.New(winerr.ErrInvalidParameter, "consumer: ProcessEvents: fn is %T, want a non-nil func(*Event) or func(*Event) error", fn)
 }
 
-// DefaultEventCallback sends the event to Events (golang-etw's DefaultEventCallback, what
-// a nil EventCallback means): it waits while the channel is full, unless the event is
-// Skippable, which is then dropped and counted in Skipped. Once the consumer is closing it
+// DefaultEventCallback sends the event to Events (golang-etw's DefaultEventCallback,
+// EventCallback's value unless the user sets another): it waits while the channel is
+// full, unless the event is Skippable, which is then dropped and counted in Skipped.
+// After Stop it drops the event, counted in Dropped. Once the consumer is closing it
 // returns the consumer's context's error (the context ends before Events is closed). Call
 // it from EventCallback, where the consumer serializes it with its own end.
 func (c *Consumer) DefaultEventCallback(e *Event) error {
@@ -407,6 +428,12 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 	}
 	if err := c.ctx.Err(); err != nil {
 		return err // Events may be closed: a send would panic
+	}
+	select {
+	case <-c.stopped:
+		c.Dropped.Add(1)
+		return nil
+	default:
 	}
 	if e.Flags.Skippable {
 		select {
@@ -418,6 +445,9 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 	}
 	select {
 	case c.Events <- e:
+		return nil
+	case <-c.stopped:
+		c.Dropped.Add(1)
 		return nil
 	case <-c.ctx.Done():
 		return c.ctx.Err()
@@ -459,16 +489,21 @@ func (c *Consumer) emit(e *Event) error {
 	if err := c.ctx.Err(); err != nil {
 		return err
 	}
-	if c.callback != nil {
-		c.cbMu.Lock()
-		defer c.cbMu.Unlock()
-		if err := c.ctx.Err(); err != nil { // closed while waiting for the callback
-			return err
-		}
-		c.callbackErr(c.callback(e))
-		return nil // delivered: a close meanwhile stops the next event
+	if c.callback == nil {
+		c.Skipped.Add(1) // EventCallback set to nil: the user takes nothing
+		return nil
 	}
-	return c.DefaultEventCallback(e)
+	c.cbMu.Lock()
+	defer c.cbMu.Unlock()
+	if err := c.ctx.Err(); err != nil { // closed while waiting for the callback
+		return err
+	}
+	err := c.callback(e)
+	if err != nil && c.ctx.Err() != nil && errors.Is(err, c.ctx.Err()) {
+		return err // the consumer closed before the event was taken (DefaultEventCallback)
+	}
+	c.callbackErr(err)
+	return nil // delivered: a close meanwhile stops the next event
 }
 
 // callbackErr records a callback's error.

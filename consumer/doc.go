@@ -67,13 +67,16 @@
 // A consumer lives as an http.Server does. Start attaches to the sessions (OpenTrace)
 // and opens the files; each source is then read on a goroutine of its own
 // (ProcessTrace). The consumer ends when every source has ended by itself (its session
-// stopped, its file read to the end), or on Stop, which ends it gracefully: the sources
-// detach (CloseTrace), every buffer already queued for the consumer is still delivered,
-// then Events closes; Shutdown is Stop with a deadline. Close (Abort), or the end of the
-// consumer's context, ends it at once and drops what is queued, counting the dropped
-// events in Dropped. The first source to fail (a malformed file) ends the others at once
-// and Wait and Err return its error, after the events read before it were delivered. Stop and Close are valid in any state:
-// before Start they end the consumer unstarted, and Events closes.
+// stopped, its file read to the end), or on Stop, which ends it as golang-etw's does:
+// the sources detach (CloseTrace), Events takes nothing more (it keeps what it holds, and
+// Dropped counts the rest), an EventCallback of the user's still gets every buffer
+// already queued, then Events closes; Stop never waits for a reader. Shutdown ends it
+// gracefully, delivering everything queued to Events too, within a deadline if its
+// context has one. Close (Abort), or the end of the consumer's context, ends it at once
+// and drops what is queued, counting the dropped events in Dropped. The first source to
+// fail (a malformed file) ends the others at once and Wait and Err return its error,
+// after the events read before it were delivered. Stop and Close are valid in any
+// state: before Start they end the consumer unstarted, and Events closes.
 //
 // The callbacks are called for one event at a time per consumer, so they need no lock
 // of their own. Each Event holds its payload and extended items in memory of its own,

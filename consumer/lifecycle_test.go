@@ -65,10 +65,10 @@ func writeFlush(t *testing.T, k *emu.Kernel, p *etw.Provider, session string, fi
 	}
 }
 
-// TestStopDeliversQueued: with a slow reader (it has read 10 events when Stop is
-// called), Stop detaches but delivers every event already queued, in order, before
-// Events closes; the reader gets all 2,000.
-func TestStopDeliversQueued(t *testing.T) {
+// TestShutdownDeliversQueued: with a slow reader (it has read 10 events when Shutdown is
+// called), Shutdown detaches but delivers every event already queued, in order, before
+// Events closes; the reader gets all 6,000.
+func TestShutdownDeliversQueued(t *testing.T) {
 	k, _ := syncKernel(t)
 	p := newProvider(t, k, "Etwemu.Test.Slow")
 	liveSession(t, k, "Slow", "Etwemu.Test.Slow:5")
@@ -76,7 +76,7 @@ func TestStopDeliversQueued(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	const n = 2000 // far more than Events holds
+	const n = 6000 // more than Events holds
 	writeFlush(t, k, p, "Slow", 0, n)
 	got := 0
 	check := func(e *consumer.Event) {
@@ -89,17 +89,85 @@ func TestStopDeliversQueued(t *testing.T) {
 		check(<-c.Events)
 	}
 	stopped := make(chan error, 1)
-	go func() { stopped <- c.Stop() }()
+	go func() { stopped <- c.Shutdown(context.Background()) }()
 	for e := range c.Events {
 		check(e)
 	}
-	if err := <-stopped; err != nil || got != n || c.LostBuffers.Load() != 0 {
-		t.Errorf("Stop: %v, %d events read, %d buffers lost; want nil, %d, 0", err, got, c.LostBuffers.Load(), n)
+	if err := <-stopped; err != nil || got != n || c.LostBuffers.Load() != 0 || c.Dropped.Load() != 0 {
+		t.Errorf("Shutdown: %v, %d events read, %d buffers lost, %d dropped; want nil, %d, 0, 0", err, got, c.LostBuffers.Load(), c.Dropped.Load(), n)
 	}
 	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
-		t.Error("the consumer is still attached after Stop")
+		t.Error("the consumer is still attached after Shutdown")
 	}
 	writeFlush(t, k, p, "Slow", n, 1) // the session goes on without it
+}
+
+// TestStopWaitsForNoReader: Stop, as golang-etw's, returns with more events queued than
+// Events holds and nobody reading, called before reading or from the reading loop; Events
+// keeps what it took, in order, and the rest is counted in Dropped.
+func TestStopWaitsForNoReader(t *testing.T) {
+	for _, fromLoop := range []bool{false, true} {
+		k, _ := syncKernel(t)
+		p := newProvider(t, k, "Etwemu.Test.Stop")
+		liveSession(t, k, "Stop", "Etwemu.Test.Stop:5")
+		c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Stop")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		const n = 6000 // more than Events holds, and within what the session queues for it
+		writeFlush(t, k, p, "Stop", 0, n)
+		if !fromLoop {
+			if err := c.Stop(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := 0
+		for e := range c.Events {
+			if v := e.EventData["I"]; v != strconv.Itoa(got) {
+				t.Fatalf("event %d carries I=%v", got, v)
+			}
+			if got++; fromLoop && got == 5 {
+				if err := c.Stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if got == 0 || got > cap(c.Events)+5 || uint64(got)+c.Dropped.Load()+c.LostEvents.Load() != n || c.LostBuffers.Load() != 0 {
+			t.Errorf("from the loop %v: read %d (Events holds %d), Dropped %d, LostEvents %d, LostBuffers %d: want the %d written read or dropped",
+				fromLoop, got, cap(c.Events), c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), n)
+		}
+		if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
+			t.Error("the consumer is still attached after Stop")
+		}
+	}
+}
+
+// TestNilEventCallback: an EventCallback set to nil delivers nothing, as in golang-etw,
+// where a consumer that works in its helper callbacks sets it so: those run for every
+// event, Events receives none, each is counted in Skipped, and Stop returns.
+func TestNilEventCallback(t *testing.T) {
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test.NilCallback")
+	liveSession(t, k, "NilCallback", "Etwemu.Test.NilCallback:5")
+	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("NilCallback")
+	prepared := 0
+	c.PreparedCallback = func(*consumer.EventRecordHelper) error { prepared++; return nil }
+	c.EventCallback = nil
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6000 // more than Events holds: a send would wait
+	writeFlush(t, k, p, "NilCallback", 0, n)
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for range c.Events {
+		got++
+	}
+	if got != 0 || prepared != n || c.Skipped.Load() != n {
+		t.Errorf("Events %d, PreparedCallback ran %d times, Skipped %d; want 0, %d, %d", got, prepared, c.Skipped.Load(), n, n)
+	}
 }
 
 // TestEndBeforeStart: Stop and Close before Start end the consumer: Events is closed,
@@ -137,7 +205,7 @@ func TestCloseDropsQueued(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	const n = 2000
+	const n = 6000 // more than Events holds
 	writeFlush(t, k, p, "Close", 0, n)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
@@ -147,7 +215,7 @@ func TestCloseDropsQueued(t *testing.T) {
 		got++
 	}
 	if got >= n || c.Wait() != nil {
-		t.Errorf("%d events after Close, Wait %v; want fewer than %d (Events holds 256), nil", got, c.Wait(), n)
+		t.Errorf("%d events after Close, Wait %v; want fewer than %d (Events holds %d), nil", got, c.Wait(), n, cap(c.Events))
 	}
 	// Every event is read or counted: those Close gave up are in Dropped.
 	t.Logf("read %d dropped %d lost %d lost buffers %d skipped %d", got, c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), c.Skipped.Load())
@@ -243,7 +311,7 @@ func TestLostBuffersPerConsumer(t *testing.T) {
 	if err := fast.Start(); err != nil {
 		t.Fatal(err)
 	}
-	const rounds, each = 40, 50 // one buffer a round; the stuck one holds 256 events and 17 buffers
+	const rounds, each = 120, 50 // one buffer a round; the stuck one holds 4,096 events and 17 buffers
 	for r := 0; r < rounds; r++ {
 		writeFlush(t, k, p, "Two", r*each, each)
 		for i := 0; i < each; i++ {
