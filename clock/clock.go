@@ -62,15 +62,15 @@ type Clock struct {
 	name   string
 }
 
-// fileTimeEpochOffset is the number of 100 ns intervals between 1601-01-01 and 1970-01-01.
-const fileTimeEpochOffset = 116444736000000000
+// FileTimeUnixEpoch is 1970-01-01 as a FILETIME: the 100 ns intervals since 1601-01-01.
+const FileTimeUnixEpoch = 116444736000000000
 
 // FileTime converts t to a Windows FILETIME value (100 ns units since 1601) over its whole
 // range, as FromFileTime reads it back: a time before 1601 is negative, and one past
 // what 64 bits hold (before about 27,000 BC or after 30,828 AD) takes the nearest end.
 // Nanoseconds since 1970 in an int64 would end in 1678 and 2262.
 func FileTime(t time.Time) int64 {
-	s := t.Unix() + fileTimeEpochOffset/1e7
+	s := t.Unix() + FileTimeUnixEpoch/1e7
 	switch {
 	case s > math.MaxInt64/10_000_000-1:
 		return math.MaxInt64
@@ -83,7 +83,7 @@ func FileTime(t time.Time) int64 {
 // FromFileTime converts a FILETIME value to a UTC time, the inverse of FileTime, over
 // FILETIME's whole range (nanoseconds since 1970 in an int64 end in 2262).
 func FromFileTime(ft int64) time.Time {
-	return time.Unix(ft/1e7-fileTimeEpochOffset/1e7, ft%1e7*100).UTC()
+	return time.Unix(ft/1e7-FileTimeUnixEpoch/1e7, ft%1e7*100).UTC()
 }
 
 var (

@@ -26,7 +26,7 @@ const (
 	LevelVerbose
 )
 
-var levelNames = [...]string{"LevelAlways", "LevelCritical", "LevelError", "LevelWarning", "LevelInfo", "LevelVerbose"}
+var levelNames = [...]string{"Always", "Critical", "Error", "Warning", "Info", "Verbose"} // go-winio's (stringer -trimprefix=Level)
 
 func (l Level) String() string {
 	if int(l) < len(levelNames) {
@@ -47,7 +47,7 @@ const (
 	OpcodeDCStop
 )
 
-var opcodeNames = [...]string{"OpcodeInfo", "OpcodeStart", "OpcodeStop", "OpcodeDCStart", "OpcodeDCStop"}
+var opcodeNames = [...]string{"Info", "Start", "Stop", "DCStart", "DCStop"} // go-winio's (stringer -trimprefix=Opcode)
 
 func (o Opcode) String() string {
 	if int(o) < len(opcodeNames) {

@@ -46,8 +46,8 @@ func Example() {
 	}
 	// Output:
 	// provider ce5fa4ea-ab00-5402-8b76-9f76ac858fb5 enabled: false
-	// callback: 1 LevelInfo
-	// callback: 0 LevelAlways
+	// callback: 1 Info
+	// callback: 0 Always
 	// MyCompany.MyComponent Started level 4 opcode 1: Name="worker" Count=3 Warm=true
 }
 

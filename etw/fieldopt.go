@@ -317,9 +317,14 @@ func Struct(name string, opts ...FieldOpt) FieldOpt {
 	}
 }
 
-// Time is a time, as a UTC FILETIME shown as DateTimeUtc.
+// Time is a time, as a UTC FILETIME shown as DateTimeUtc, converted as go-winio converts
+// it (windows.NsecToFiletime of UnixNano): through nanoseconds since 1970, so the same
+// bytes go-winio writes, also where that differs from the time (UnixNano wraps before
+// 1678 and after 2262, the zero time.Time included, and a time before 1970 loses its
+// part of a 100 ns tick toward 1970).
 func Time(name string, value time.Time) FieldOpt {
-	return scalar(name, tl.InFileTime, tl.OutDateTimeUTC, uint64(clock.FileTime(value)), putUint64)
+	ticks := value.UTC().UnixNano()/100 + clock.FileTimeUnixEpoch
+	return scalar(name, tl.InFileTime, tl.OutDateTimeUTC, uint64(ticks), putUint64)
 }
 
 // BinaryField is a byte string: a u16 length, then the bytes (an etwemu addition,

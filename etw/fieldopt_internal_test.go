@@ -2,7 +2,12 @@ package etw
 
 import (
 	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/etwemu/etwemu/clock"
 )
 
 // A field's 16-bit count or length holds at most 65535: an array or byte string longer
@@ -24,5 +29,39 @@ func TestCountsStopAt65535(t *testing.T) {
 		if got := binary.LittleEndian.Uint16(ed.b); got != max || len(ed.b) != 2+max*c.size {
 			t.Errorf("%s of %d values: count %d and %d bytes, want %d and %d", c.name, n, got, len(ed.b), max, 2+max*c.size)
 		}
+	}
+}
+
+// Time writes the FILETIME go-winio writes, which converts through UnixNano: the time
+// itself within 1678 to 2262 (here against the clock package's own conversion), and
+// outside that range, and for the zero time.Time, go-winio's wrapped value (its bytes,
+// from go-winio's encoder); before 1970 a part of a tick is cut toward 1970.
+func TestTimeEncodesAsGoWinio(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		t    time.Time
+		want string // the 8 bytes, little-endian, in hex
+	}{
+		{"2024", time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC), le64hex(uint64(clock.FileTime(time.Date(2024, 1, 2, 3, 4, 5, 123456789, time.UTC))))},
+		{"a zone", time.Date(2024, 1, 2, 4, 4, 5, 0, time.FixedZone("CET", 3600)), le64hex(uint64(clock.FileTime(time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC))))},
+		{"zero", time.Time{}, "15aed0be6346ac00"},
+		{"50 ns before 1970", time.Unix(0, -50), le64hex(clock.FileTimeUnixEpoch)},
+	} {
+		var em eventMetadata
+		var ed eventData
+		Time("t", c.t)(&em, &ed)
+		if got := hex.EncodeToString(ed.b); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
+
+func le64hex(v uint64) string { return hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, v)) }
+
+// Level and Opcode print as go-winio's stringer-made methods print them.
+func TestLevelAndOpcodeNames(t *testing.T) {
+	got := fmt.Sprint(LevelAlways, LevelInfo, LevelVerbose, Level(6), OpcodeInfo, OpcodeDCStop, Opcode(5))
+	if want := "Always Info Verbose Level(6) Info DCStop Opcode(5)"; got != want {
+		t.Errorf("%q, want %q", got, want)
 	}
 }
