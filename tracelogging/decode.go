@@ -33,7 +33,7 @@ type Field struct {
 // field, when the payload ends early or a struct claims more fields than follow it; bytes
 // left after the last field are an error too.
 func (s *Schema) Decode(payload []byte) ([]Field, error) {
-	d := decoder{defs: s.Fields, b: payload, budget: valueBudget(len(payload), len(s.Fields))}
+	d := newDecoder(s.Fields, payload)
 	var out []Field
 	for d.i < len(d.defs) {
 		f, err := d.field()
@@ -55,6 +55,9 @@ type decoder struct {
 	p      int // next payload byte
 	values int // values decoded so far, at most budget
 	budget int // valueBudget of the payload and the schema
+	names  int // bytes of the names of the fields decoded so far, at most nameBudget
+	// nameBudget is nameBudget of the payload and the schema.
+	nameBudget int
 	// ends[i] is the index after definition i and, for a struct, its members; made by
 	// the first after, which counts in steps the definitions it visits.
 	ends  []int
@@ -72,11 +75,33 @@ type decoder struct {
 // skips its members' definitions in one step (after), not in a walk of them.
 func valueBudget(payload, fields int) int { return 4*payload + 4*fields + 4096 }
 
+// nameBudget bounds the bytes of field names one event decodes to, each Field carrying
+// its name, which every text of the event prints: a struct's members are fields of each
+// element of an array of the struct, so an array of 60,000 structs of one Null field
+// named with 33 KB printed 2 GB from a 128 KB file. The names are bounded by the event's
+// size as the values are: sixteen times the payload and the schema's names, and 64 KB
+// more.
+func nameBudget(payload []byte, defs []FieldDef) int {
+	n := 0
+	for _, d := range defs {
+		n += len(d.Name)
+	}
+	return 16*(len(payload)+n) + 65536
+}
+
+// newDecoder returns a decoder of payload by the field definitions defs.
+func newDecoder(defs []FieldDef, payload []byte) decoder {
+	return decoder{defs: defs, b: payload, budget: valueBudget(len(payload), len(defs)), nameBudget: nameBudget(payload, defs)}
+}
+
 // field decodes the field of definition d.i (and, for a struct, of its members).
 func (d *decoder) field() (Field, error) {
 	def := d.defs[d.i]
 	d.i++
 	f := Field{Name: def.Name, In: def.In, Out: def.Out, Tags: def.Tags}
+	if d.names += len(def.Name); d.names > d.nameBudget {
+		return f, fmt.Errorf("tracelogging: field %s: more than %d bytes of field names in an event of %d payload bytes (the names of a struct's fields, repeated in an array of the struct)", QuoteName(def.Name), d.nameBudget, len(d.b))
+	}
 	if def.In == InStruct {
 		f.Out = OutDefault
 	}

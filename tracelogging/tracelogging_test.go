@@ -167,7 +167,7 @@ func TestDecodeBounded(t *testing.T) {
 		{"Null fields", nulls, nil},
 		{"a chain of structs", chain, make([]byte, 0xFFFF)},
 	} {
-		d := decoder{defs: c.s.Fields, b: c.payload, budget: valueBudget(len(c.payload), len(c.s.Fields))}
+		d := newDecoder(c.s.Fields, c.payload)
 		var err error
 		for d.i < len(d.defs) && err == nil {
 			_, err = d.field()
@@ -207,6 +207,43 @@ func TestDecodeBounded(t *testing.T) {
 	}
 }
 
+// TestDecodeNamesBounded: a struct's field names are printed with each element of an
+// array of the struct, so the bytes of names one event decodes to are bounded by its
+// size too: 60,000 elements of a struct whose one Null field has a 33,000-byte name (2 GB
+// of text from a 33 KB schema) are refused, and an array of structs with everyday names
+// decodes whole.
+func TestDecodeNamesBounded(t *testing.T) {
+	long := strings.Repeat("n", 33000)
+	amplified := schema(t, func(m *Builder) {
+		m.Struct("s", 1, 0)
+		m.Field(long, InNull, OutDefault, 0, Scalar, 0)
+	})
+	amplified.Fields[0].Arity, amplified.Fields[0].Count = Ccount, 60000
+	payload := make([]byte, 31000) // the values budget alone lets 128,000 values through
+	d := newDecoder(amplified.Fields, payload)
+	var err error
+	for d.i < len(d.defs) && err == nil {
+		_, err = d.field()
+	}
+	if err == nil || !strings.Contains(err.Error(), "bytes of field names") {
+		t.Fatalf("60,000 elements of a 33,000-byte name: %v", err)
+	}
+	if d.names > d.nameBudget+len(long) || d.nameBudget > 16*(len(payload)+len(long)+1)+65536 {
+		t.Errorf("%d bytes of names decoded, budget %d", d.names, d.nameBudget)
+	}
+
+	everyday := schema(t, func(m *Builder) { // 5,000 elements of {ProcessId, ThreadId}
+		m.Struct("Threads", 2, 0)
+		m.Field("ProcessId", InUInt32, OutDefault, 0, Scalar, 0)
+		m.Field("ThreadId", InUInt32, OutDefault, 0, Scalar, 0)
+	})
+	everyday.Fields[0].Arity, everyday.Fields[0].Count = Ccount, 5000
+	fields, err := everyday.Decode(make([]byte, 5000*8))
+	if err != nil || len(fields) != 1 || len(fields[0].Value.([]any)) != 5000 {
+		t.Fatalf("5,000 elements of two fields: %d fields, %v", len(fields), err)
+	}
+}
+
 // zeroStructsMeta is an event whose field A is a Ccount array of 65,535 one-member
 // structs, the member B a Ccount array of no structs whose member is a depth-deep chain
 // of one-member structs ending in a byte: each element of A skips B's member definitions.
@@ -230,7 +267,7 @@ func TestDecodeZeroCountStructs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := decoder{defs: s.Fields, budget: valueBudget(0, len(s.Fields))}
+	d := newDecoder(s.Fields, nil)
 	var fields []Field
 	for d.i < len(d.defs) && err == nil {
 		var f Field
