@@ -103,6 +103,14 @@ func (f *logFiles) Remove(name string) error {
 	return rm.Remove(name)
 }
 
+// Room implements etl.Roomer where the file system has it.
+func (f *logFiles) Room(name string) (int64, bool) {
+	if r, ok := f.fs.(etl.Roomer); ok {
+		return r.Room(name)
+	}
+	return 0, false
+}
+
 // claimedFile is a log file logFiles opened; closing it frees its name.
 type claimedFile struct {
 	etl.WriteFile

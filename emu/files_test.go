@@ -859,3 +859,24 @@ func TestFileUsedByAnotherSessionInMemory(t *testing.T) {
 	}
 	k.StopTrace(fr.h, "", nil)
 }
+
+// A PREALLOCATE start the disk has no room for is refused before the kernel opens the
+// log file: a file of that name, a stopped session's, keeps its bytes (the kernel's file
+// system passes the file system's Room on).
+func TestPreallocateRefusalKeepsFile(t *testing.T) {
+	fs := &etl.MemFS{}
+	k := fileKernel(t, winver.V2004, fs)
+	fr := startFile(t, k, "first", &Properties{BufferSize: 8, LogFileName: "a.etl", LogFileMode: logmode.Sequential})
+	fr.write(t, 50, 100)
+	if err := k.StopTrace(fr.h, "", &Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := fs.ReadFile("a.etl")
+	_, err := k.StartTrace("second", &Properties{BufferSize: 8, LogFileName: "a.etl", LogFileMode: logmode.Sequential | logmode.Preallocate, MaximumFileSize: 1 << 20})
+	if !errors.Is(err, winerr.ErrDiskFull) {
+		t.Fatalf("preallocating 1 TB on the 256 MB in-memory disk: %v, want ERROR_DISK_FULL", err)
+	}
+	if after, there := fs.ReadFile("a.etl"); !there || !bytes.Equal(after, before) || len(before) == 0 {
+		t.Errorf("a.etl: %d bytes before the refused start, %d after (there: %v)", len(before), len(after), there)
+	}
+}

@@ -13,6 +13,15 @@ type Allocator interface {
 	Allocate(size int64) error
 }
 
+// Roomer is an optional method of a FileSystem: how many bytes the file name could
+// hold, the space its volume has free plus what the file takes now, and false where that
+// is not known. A Writer asks before it creates an EVENT_TRACE_FILE_MODE_PREALLOCATE
+// file, so that a size the volume cannot hold is refused before an existing file of that
+// name is truncated. OS has it on Linux, MemFS everywhere.
+type Roomer interface {
+	Room(name string) (int64, bool)
+}
+
 // Preallocate reserves the first size bytes of f: with its Allocator where it has one,
 // else by setting its size.
 func Preallocate(f WriteFile, size int64) error {

@@ -3,6 +3,7 @@ package etl
 import (
 	"errors"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,4 +24,19 @@ func allocate(f *os.File, size int64) error {
 		}
 		return nil
 	}
+}
+
+// room is Roomer's answer for the operating system's file name: its folder's volume's
+// free space for an unprivileged writer, plus the blocks the file holds now.
+func room(name string) (int64, bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(name), &st); err != nil {
+		return 0, false
+	}
+	n := int64(st.Bavail) * int64(st.Bsize)
+	var fst unix.Stat_t
+	if err := unix.Stat(name, &fst); err == nil {
+		n += fst.Blocks * 512
+	}
+	return n, true
 }

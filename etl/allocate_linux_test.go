@@ -47,3 +47,21 @@ func TestPreallocateReservesSpace(t *testing.T) {
 		t.Errorf("the refused file is left behind: %v", err)
 	}
 }
+
+// An existing file is not truncated by a PREALLOCATE start its volume has no room for:
+// the free space is asked first (statfs), and the refusal leaves the file as it was.
+func TestPreallocateKeepsExistingFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "precious.etl")
+	want := []byte("the bytes of an earlier trace")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential|modePreallocate, 1<<30)}) // 1 PB
+	if !errors.Is(err, winerr.ErrDiskFull) || !strings.Contains(err.Error(), "has room for") {
+		t.Fatalf("preallocating 1 PB: %v, want ERROR_DISK_FULL before the file is opened", err)
+	}
+	if got, err := os.ReadFile(path); err != nil || string(got) != string(want) {
+		t.Errorf("the refused start left %q (%v), want %q", got, err, want)
+	}
+}

@@ -171,6 +171,20 @@ func (m *MemFS) OpenFile(name string, flag int, _ os.FileMode) (WriteFile, error
 	return &memFile{name: name, d: d}, nil
 }
 
+// Room implements Roomer: the capacity the files leave free, plus what name holds.
+func (m *MemFS) Room(name string) (int64, bool) {
+	n := m.Capacity() - m.Used()
+	m.mu.Lock()
+	d := m.files[name]
+	m.mu.Unlock()
+	if d != nil {
+		d.mu.Lock()
+		n += d.size
+		d.mu.Unlock()
+	}
+	return n, true
+}
+
 // Remove deletes the file name and gives back the space it held (Remover).
 func (m *MemFS) Remove(name string) error {
 	m.mu.Lock()

@@ -235,3 +235,56 @@ func TestMemFSRemove(t *testing.T) {
 		t.Errorf("removing it again: %v", err)
 	}
 }
+
+// noRoom is a file system that cannot say how much room a file has (no Roomer).
+type noRoom struct{ m *MemFS }
+
+func (n noRoom) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
+	return n.m.OpenFile(name, flag, perm)
+}
+func (n noRoom) Remove(name string) error { return n.m.Remove(name) }
+
+// A PREALLOCATE file the volume has no room for is refused before anything is opened:
+// an existing file of that name keeps its bytes. The room counts what the file holds
+// now, which the new one replaces. Where the file system cannot say, the reservation
+// itself fails and the file it truncated is removed.
+func TestPreallocateRefusedBeforeTruncating(t *testing.T) {
+	m := &MemFS{}
+	m.SetCapacity(1 << 20)
+	precious := bytes.Repeat([]byte("keep"), 25000) // 100,000 bytes
+	put := func(name string, b []byte) {
+		f, err := m.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteAt(b, 0); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	put("a.etl", precious)
+	const mb = 2
+	_, err := Create(Options{Path: "a.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential|modePreallocate, mb), FS: m})
+	if !errors.Is(err, winerr.ErrDiskFull) {
+		t.Fatalf("preallocating 2 MB on a 1 MB disk: %v, want ERROR_DISK_FULL", err)
+	}
+	if got, _ := m.ReadFile("a.etl"); !bytes.Equal(got, precious) {
+		t.Fatalf("the refused start left a.etl with %d bytes, want its %d", len(got), len(precious))
+	}
+
+	m.SetCapacity(1<<20 + 50000) // room for 1 MB only with a.etl's own 100,000 bytes
+	w, err := Create(Options{Path: "a.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential|modePreallocate, 1), FS: m})
+	if err != nil {
+		t.Fatalf("preallocating 1 MB in the room a.etl leaves: %v", err)
+	}
+	w.Close(Counters{})
+
+	m.SetCapacity(1 << 20)
+	put("b.etl", precious[:1000])
+	if _, err = Create(Options{Path: "b.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential|modePreallocate, mb), FS: noRoom{m}}); !errors.Is(err, winerr.ErrDiskFull) {
+		t.Fatalf("without Room: %v, want ERROR_DISK_FULL", err)
+	}
+	if _, there := m.ReadFile("b.etl"); there {
+		t.Error("without Room the refused file is left behind")
+	}
+}

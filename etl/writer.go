@@ -51,6 +51,9 @@ type OS struct{}
 // Remove implements Remover.
 func (OS) Remove(name string) error { return os.Remove(name) }
 
+// Room implements Roomer.
+func (OS) Room(name string) (int64, bool) { return room(name) }
+
 // OpenFile implements FileSystem.
 func (OS) OpenFile(name string, flag int, perm os.FileMode) (WriteFile, error) {
 	f, err := os.OpenFile(name, flag, perm)
@@ -192,6 +195,13 @@ func NewFileName(pattern string, n int) string {
 // open creates the current file and writes its header buffer.
 func (w *Writer) open() error {
 	w.name = w.fileName(w.number)
+	if r, ok := w.fs.(Roomer); ok && w.mode&modePreallocate != 0 && w.limit > 0 {
+		if room, known := r.Room(w.name); known && room < w.limit {
+			// [emulator choice] Refused before the file is opened, so an existing file of
+			// the name keeps its bytes.
+			return winerr.New(winerr.ErrDiskFull, "cannot preallocate %d bytes for %q: its volume has room for %d (free space and the file's own)", w.limit, w.name, room)
+		}
+	}
 	f, err := w.fs.OpenFile(w.name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, w.o.Permissions)
 	if err != nil {
 		return winerr.New(winerr.ErrBadPathname, "cannot create log file %q: %v", w.name, err)
