@@ -243,6 +243,11 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	if err := recordFits(cfg.version, cfg.procs, *props, cfg.payload); err != nil {
 		return err
 	}
+	if cfg.pmc != "" {
+		if err := pmcRefused(cfg, src); err != nil {
+			return err
+		}
+	}
 	record := uint64(abi.Align(abi.EventHeaderSize + cfg.payload))
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
@@ -565,6 +570,23 @@ func conclusions(writers, procs int, delivered, lost, overwritten uint64, sec fl
 		fmt.Fprintln(&b, "No events were lost: the logger returned buffers to the free list faster than writers filled them; try -slow-sink 2ms to see ETW drop events when its buffers run out.")
 	}
 	return b.String()
+}
+
+// pmcRefused runs the -pmc settings on a scratch kernel of the demo's version, processors
+// and counter source, in a real-time session without a file, and returns the refusal
+// they meet there: the PMC rules do not depend on the session's log file, and so the
+// demo refuses such settings before StartTrace creates (or replaces) its log file.
+func pmcRefused(cfg demoConfig, src pmc.Source) error {
+	k, err := emu.New(emu.Config{Version: cfg.version, Processors: cfg.procs, PMCSource: src})
+	if err != nil {
+		return nil // the demo's own kernel says why
+	}
+	defer k.Close()
+	h, err := k.StartTrace("etwemu-demo-pmc-check", &emu.Properties{LogFileMode: uint32(logmode.RealTime), BufferSize: 4})
+	if err != nil {
+		return nil // the demo's own StartTrace says why
+	}
+	return demoPMC(k, h, cfg.sources, io.Discard)
 }
 
 // demoPMC configures the session's counters: the profile sources by TraceSetInformation,

@@ -117,3 +117,36 @@ func TestOutputFolderMustExist(t *testing.T) {
 		t.Errorf("a new file in an existing folder: %v", err)
 	}
 }
+
+// A demo whose -pmc settings the PMC rules refuse (an unknown profile source, one named
+// twice, a version without PMC support for loggers) is refused before StartTrace opens
+// its log file: an earlier trace at -logfile keeps its bytes.
+func TestDemoPMCRefusalKeepsLogFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "earlier.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"demo", "-logfile", path, "-events", "100", "-progress", "0"}, &out, &errb); code != 0 {
+		t.Fatalf("demo: exit %d: %s", code, errb.String())
+	}
+	earlier, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-pmc", "0xFFFFFFFF"}, "is not a KPROFILE_SOURCE"},
+		{[]string{"-pmc", "TotalCycles,TotalCycles", "-pmc-source", "synthetic"}, "named twice"},
+		{[]string{"-pmc", "TotalCycles", "-pmc-source", "synthetic", "-version", "6.1"}, "ERROR_NOT_SUPPORTED"},
+	} {
+		out.Reset()
+		errb.Reset()
+		args := append([]string{"demo", "-logfile", path, "-events", "10", "-progress", "0"}, c.args...)
+		if code := run(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want 1 and %q", c.args, code, errb.String(), c.want)
+		}
+		if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, earlier) {
+			t.Errorf("%v: the refused demo changed %s (%d bytes, were %d; %v)", c.args, path, len(b), len(earlier), err)
+		}
+	}
+}
