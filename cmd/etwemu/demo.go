@@ -380,17 +380,21 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 		if err := logger.FileErr(); err != nil {
 			fmt.Fprintf(out, "log file stopped taking buffers: %v\n", err)
 		}
-		names, size := logFiles(cfg.logFile, logger.LogFileName(), logmode.Mode(logger.Mode()))
-		if len(names) > 0 {
-			what := "log file " + names[0]
-			if len(names) > 1 {
-				what = fmt.Sprintf("log files %s to %s (%d files)", names[0], names[len(names)-1], len(names))
+		files := logFiles(cfg.logFile, logger.LogFileName(), logmode.Mode(logger.Mode()), final.BuffersWritten)
+		if files.count > 0 {
+			what := "log file " + files.first
+			if files.count > 1 {
+				what = fmt.Sprintf("log files %s to %s (%d files)", files.first, files.last, files.count)
 			}
-			fmt.Fprintf(out, "%s: %d bytes, %d buffers written", what, size, final.BuffersWritten)
+			fmt.Fprintf(out, "%s: %d bytes, %d buffers written", what, files.size, final.BuffersWritten)
 			if in, stored := logger.CompressionRatio(); in > 0 {
 				fmt.Fprintf(out, ", compressed %d bytes of data to %d (%.1fx)", in, stored, float64(in)/float64(stored))
 			}
-			fmt.Fprintf(out, "\nread it back with: etwemu dump -summary %s\n", strings.Join(names, " "))
+			if files.count == 1 {
+				fmt.Fprintf(out, "\nread it back with: etwemu dump -summary %s\n", files.first)
+			} else {
+				fmt.Fprintf(out, "\nread each back with: etwemu dump -summary %s (each file is a whole trace; dump reads one)\n", files.first)
+			}
 		}
 	}
 	if delivered.Load() == 0 {
@@ -399,30 +403,39 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	return nil
 }
 
-// maxListedFiles bounds the files of a NEWFILE series the demo's report names.
-const maxListedFiles = 10000
+// writtenFiles is what the demo's report says of the log files a session wrote.
+type writtenFiles struct {
+	first, last string // the first and the last file there
+	count       int    // files there
+	size        int64  // their bytes
+}
 
-// logFiles returns the files the session wrote and their total size: with NEWFILE, the
-// series from pattern's number 1 up to last (the file the session ended in; a file a
-// failed roll-over never created is left out), otherwise last alone.
-func logFiles(pattern, last string, mode logmode.Mode) (names []string, size int64) {
+// logFiles returns the files the session wrote: with NEWFILE, the series from pattern's
+// number 1 up to last (the file the session ended in; a file a failed roll-over never
+// created, or one removed since, is left out), otherwise last alone. A series has at
+// most a file for each buffer written, the bound of the walk.
+func logFiles(pattern, last string, mode logmode.Mode, buffersWritten uint32) writtenFiles {
+	var w writtenFiles
 	add := func(name string) {
 		if st, err := os.Stat(name); err == nil {
-			names, size = append(names, name), size+st.Size()
+			if w.count == 0 {
+				w.first = name
+			}
+			w.last, w.count, w.size = name, w.count+1, w.size+st.Size()
 		}
 	}
 	if mode&logmode.NewFile == 0 {
 		add(last)
-		return names, size
+		return w
 	}
-	for i := 1; i <= maxListedFiles; i++ {
+	for i := 1; i <= int(buffersWritten)+1; i++ {
 		name := etl.NewFileName(pattern, i)
 		add(name)
 		if name == last {
 			break
 		}
 	}
-	return names, size
+	return w
 }
 
 // uncompressed says why a session asked to compress its log file (-compress) writes it

@@ -313,8 +313,9 @@ func TestOutputOnAFullDisk(t *testing.T) {
 	}
 }
 
-// The demo's report names every file of a NEWFILE series, up to the one the session
-// ended in, and says why -compress wrote a file uncompressed.
+// The demo's report counts every file of a NEWFILE series, up to the one the session
+// ended in, however many (a series of 10,050 files, past the 10,000 an earlier report
+// stopped at), and says why -compress wrote a file uncompressed.
 func TestDemoLogFilesAndCompression(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"a_1.etl", "a_2.etl", "a_3.etl", "a_9.etl"} {
@@ -323,12 +324,26 @@ func TestDemoLogFilesAndCompression(t *testing.T) {
 		}
 	}
 	pattern := filepath.Join(dir, "a_%d.etl")
-	names, size := logFiles(pattern, filepath.Join(dir, "a_3.etl"), logmode.NewFile)
-	if len(names) != 3 || size != 30 || names[2] != filepath.Join(dir, "a_3.etl") {
-		t.Errorf("NEWFILE series: %v, %d bytes; want a_1 to a_3, 30 bytes", names, size)
+	name := func(n int) string { return filepath.Join(dir, fmt.Sprintf("a_%d.etl", n)) }
+	if w := logFiles(pattern, name(3), logmode.NewFile, 10); w.count != 3 || w.size != 30 || w.first != name(1) || w.last != name(3) {
+		t.Errorf("NEWFILE series: %+v; want a_1 to a_3, 30 bytes", w)
 	}
-	if names, size := logFiles(pattern, filepath.Join(dir, "a_2.etl"), logmode.Sequential); len(names) != 1 || size != 10 {
-		t.Errorf("one file: %v, %d bytes", names, size)
+	if w := logFiles(pattern, name(2), logmode.Sequential, 10); w.count != 1 || w.size != 10 || w.first != name(2) {
+		t.Errorf("one file: %+v", w)
+	}
+	if w := logFiles(pattern, name(50), logmode.NewFile, 4); w.count != 3 || w.last != name(3) {
+		t.Errorf("a series whose last file is gone, 4 buffers written: %+v; want a_1 to a_3, the walk ended at a_5", w)
+	}
+	many := t.TempDir()
+	const n = 10050
+	for i := 1; i <= n; i++ {
+		if err := os.WriteFile(filepath.Join(many, fmt.Sprintf("b_%d.etl", i)), []byte{1}, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := filepath.Join(many, fmt.Sprintf("b_%d.etl", n))
+	if w := logFiles(filepath.Join(many, "b_%d.etl"), last, logmode.NewFile, 2*n); w.count != n || w.size != n || w.last != last {
+		t.Errorf("a series of %d files: %d files, %d bytes, the last %s", n, w.count, w.size, w.last)
 	}
 	if why := uncompressed(winver.V6_1, logmode.PrivateLogger); !strings.Contains(why, "no EVENT_TRACE_COMPRESSED_MODE") {
 		t.Errorf("6.1: %q", why)
