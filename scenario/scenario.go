@@ -645,19 +645,20 @@ func cmdRegister(m *Machine, a args) error {
 	if p.reg != nil {
 		return fmt.Errorf("the name %s is taken by a registration; register the provider again under another name with guid=%v", p.name, p.g)
 	}
-	if g, ok := a.opts["guid"]; ok {
-		if p.g, err = guid.Parse(g); err != nil {
+	g := p.g // the name's GUID binds to it only once a registration holds it
+	if text, ok := a.opts["guid"]; ok {
+		if g, err = guid.Parse(text); err != nil {
 			return err
 		}
 	}
-	if err := m.roomForEntry(k, p.g, false); err != nil {
+	if err := m.roomForEntry(k, g, false); err != nil {
 		return err
 	}
-	reg, err := k.EventRegister(p.g, nil, nil)
+	reg, err := k.EventRegister(g, nil, nil)
 	if err != nil {
 		return err
 	}
-	p.reg = reg
+	p.g, p.reg = g, reg
 	fmt.Fprintf(m.out, "registered %s %s: ETW_REG_ENTRY index %d, EnableMask 0x%02X\n", p.name, p.g, reg.Index(), reg.EnableMask())
 	return nil
 }

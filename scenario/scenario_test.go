@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -190,6 +191,27 @@ func TestWriteErrorsExplained(t *testing.T) {
 		code := strings.Fields(c.want)[0]
 		if err := m.Exec("expect " + code + " " + c.lines[last]); err != nil {
 			t.Errorf("expect %s %s: %v", code, c.lines[last], err)
+		}
+		m.Close()
+	}
+}
+
+// A register that fails (a GUID that does not parse, GUID_NULL) leaves the name as it
+// was: a later register without guid= takes the name's EventSource GUID.
+func TestFailedRegisterLeavesTheName(t *testing.T) {
+	for _, bad := range []string{"register A guid=nope", "expect ERROR_INVALID_PARAMETER register A guid=00000000-0000-0000-0000-000000000000"} {
+		var out bytes.Buffer
+		m := New(&out)
+		err := m.Exec(bad)
+		if strings.HasPrefix(bad, "expect") && err != nil || !strings.HasPrefix(bad, "expect") && err == nil {
+			t.Fatalf("%s: %v", bad, err)
+		}
+		out.Reset()
+		if err := m.Exec("register A"); err != nil {
+			t.Fatalf("register A after %q: %v", bad, err)
+		}
+		if want := guid.FromName("A").String(); !strings.Contains(out.String(), want) {
+			t.Errorf("after %q, register A says %q, want its GUID %s", bad, out.String(), want)
 		}
 		m.Close()
 	}
