@@ -33,6 +33,9 @@ func TestBadInputs(t *testing.T) {
 		want string // in the first line of stderr
 	}{
 		{[]string{"demo", "-payload", "-5"}, 2, "-payload -5: must be 0 to 65455"},
+		{[]string{"run", missing}, 1, "ERROR_FILE_NOT_FOUND (2): " + missing + ": no such file"},
+		{[]string{"run", dir}, 1, "ERROR_ACCESS_DENIED (5): " + dir + " is a folder"},
+		{[]string{"web", missing}, 1, "ERROR_FILE_NOT_FOUND (2)"},
 		{[]string{"demo", "-pmc", "TotalCycles", "-pmc-source", "nope"}, 2, `-pmc-source "nope": not a counter source`},
 		{[]string{"pmc", "-source", "nope"}, 2, `-source "nope": not a counter source`},
 		{[]string{"demo", "-payload", "70000"}, 2, "-payload 70000"},

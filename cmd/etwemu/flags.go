@@ -184,6 +184,28 @@ func recordFits(v winver.Version, procs int, props emu.Properties, payload int) 
 	return nil
 }
 
+// openInput opens the file a command reads, with the codes CreateFile answers for what
+// stops it: ERROR_FILE_NOT_FOUND for a file that is not there, ERROR_ACCESS_DENIED for a
+// folder or a file the user may not read, ERROR_BAD_PATHNAME for any other reason, with
+// the system's words beside.
+func openInput(name string) (*os.File, error) {
+	st, err := os.Stat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, winerr.New(winerr.ErrFileNotFound, "%s: no such file", name)
+	case err == nil && st.IsDir():
+		return nil, winerr.New(winerr.ErrAccessDenied, "%s is a folder: name a file", name)
+	}
+	f, err := os.Open(name)
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		return nil, winerr.New(winerr.ErrAccessDenied, "%v", err)
+	case err != nil:
+		return nil, winerr.New(winerr.ErrBadPathname, "%v", err)
+	}
+	return f, nil
+}
+
 // outputKind is the kind of file a command writes: its name in messages, and how to
 // recognise a file of that kind, which the command may replace without -force.
 type outputKind struct {

@@ -81,11 +81,23 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n, err := o.w.Write(p)
-	if err != nil && o.err == nil {
-		o.err = err
+	if err != nil {
+		if o.err == nil {
+			o.err = err
+		}
+		// The command that wrote says so with the Windows code, as run does for a
+		// command that did its work; the operating system's error stays in the chain.
+		err = outputError{winerr.WriteFailed(err, "the output was not written whole"), err}
 	}
 	return n, err
 }
+
+// outputError is a failed write to a command's output: its text is the Windows error
+// (ERROR_DISK_FULL), and errors.Is and As see both that and the operating system's.
+type outputError struct{ win, os error }
+
+func (e outputError) Error() string   { return e.win.Error() }
+func (e outputError) Unwrap() []error { return []error{e.win, e.os} }
 
 // Stat is the output file's, where the output is a file: commands ask whether it is a
 // terminal.

@@ -303,9 +303,14 @@ type fullWriter struct{}
 
 func (fullWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
 
-// A command whose output does not reach it fails, naming why: help, and demo's report.
+// A command whose output does not reach it fails, naming why: help, demo's report, and
+// commands that stop at the failed write (run, dump) with the same code.
 func TestOutputOnAFullDisk(t *testing.T) {
-	for _, args := range [][]string{{"help", "demo"}, {"demo", "-duration", "10ms", "-progress", "0"}, {"version"}} {
+	scn := filepath.Join(t.TempDir(), "a.scn")
+	if err := os.WriteFile(scn, []byte("start s mode=REAL_TIME\nstrdump\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"help", "demo"}, {"demo", "-duration", "10ms", "-progress", "0"}, {"version"}, {"run", scn}} {
 		var errb bytes.Buffer
 		if code := run(args, fullWriter{}, &errb); code != 1 || !strings.Contains(errb.String(), "ERROR_DISK_FULL (112): the disk is full: the output was not written whole") {
 			t.Errorf("%v on a full disk: exit %d, stderr %q", args, code, errb.String())

@@ -104,7 +104,7 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 	name := fs.Arg(0)
 	var in io.Reader = os.Stdin
 	if name != "-" {
-		f, err := os.Open(name)
+		f, err := openInput(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "etwemu run: %v\n", err)
 			return 1

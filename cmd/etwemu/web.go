@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/etwemu/etwemu/examples"
 	"github.com/etwemu/etwemu/web"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 const webAbout = `Usage: etwemu web [-addr HOST:PORT] [-live [-duration D] [-payload N] [-processors N]] [SCENARIO]
@@ -174,7 +174,7 @@ const maxScenarioFile = 8 << 20
 
 // readScenario reads a scenario file of at most maxScenarioFile bytes.
 func readScenario(name string) (string, error) {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
 		return "", err
 	}
@@ -184,7 +184,7 @@ func readScenario(name string) (string, error) {
 		return "", err
 	}
 	if len(b) > maxScenarioFile {
-		return "", fmt.Errorf("%s: larger than %d bytes", name, maxScenarioFile)
+		return "", winerr.New(winerr.ErrInvalidParameter, "%s: larger than %d bytes, the most a scenario of MaxSteps lines takes", name, maxScenarioFile)
 	}
 	return string(b), nil
 }
