@@ -20,7 +20,7 @@ var ErrLineTooLong = fmt.Errorf("longer than %d bytes, the longest line a scenar
 
 // LineReader reads a scenario one numbered line at a time in bounded memory: it holds at
 // most MaxLine bytes of a line, whatever the input. Lines end with "\n" or "\r\n"; the
-// last may end with the input.
+// last may end with the input. A UTF-8 byte order mark before the first line is dropped.
 type LineReader struct {
 	r    *bufio.Reader
 	n    int  // lines read so far
@@ -73,6 +73,9 @@ func (l *LineReader) Next() (string, int, error) {
 		}
 		l.n++
 		line := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
+		if l.n == 1 {
+			line = strings.TrimPrefix(line, "\uFEFF") // a UTF-8 byte order mark, as Windows editors save one
+		}
 		if len(line) > MaxLine {
 			return "", l.n, ErrLineTooLong
 		}

@@ -61,7 +61,11 @@ func cmdPoke(m *Machine, a args) error {
 		if err != nil {
 			return err
 		}
-		group := a.opts["group"] == "1"
+		g, err := a.choice("group", "1", "0")
+		if err != nil {
+			return err
+		}
+		group := g == "1"
 		e, ok := k.LookupGuidEntry(p.g, group)
 		if !ok {
 			return fmt.Errorf("no GUID entry for %s %s", p.name, p.g)

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -364,6 +365,16 @@ func (a args) num(k string, def, hi uint64) (uint64, error) {
 }
 
 func (a args) json() bool { return a.opts["json"] == "true" }
+
+// choice reads option k, which must be one of choices, or "" when absent; the error
+// names the choices.
+func (a args) choice(k string, choices ...string) (string, error) {
+	v, ok := a.opts[k]
+	if !ok || slices.Contains(choices, v) {
+		return v, nil
+	}
+	return "", fmt.Errorf("%s=%s: want %s=%s", k, v, k, strings.Join(choices, " or "+k+"="))
+}
 
 // command is one command of the language.
 type command struct {
@@ -742,8 +753,12 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	if err != nil {
 		return err
 	}
+	group, err := a.choice("group", "1", "0")
+	if err != nil {
+		return err
+	}
 	var params *emu.EnableParameters
-	if a.opts["group"] == "1" {
+	if group == "1" {
 		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
 	}
 	if code == emu.EnableProvider {
@@ -943,8 +958,12 @@ func cmdCounters(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
+	via, err := a.choice("via", "native")
+	if err != nil {
+		return err
+	}
 	h := m.handle(a.pos[0])
-	if a.opts["via"] == "native" {
+	if via == "native" {
 		ps := make([]pmc.ProfileSource, len(srcs))
 		for i, s := range srcs {
 			ps[i] = pmc.ProfileSource(s)
@@ -969,8 +988,12 @@ func cmdHooks(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
+	via, err := a.choice("via", "native")
+	if err != nil {
+		return err
+	}
 	h := m.handle(a.pos[0])
-	if a.opts["via"] == "native" {
+	if via == "native" {
 		err = k.SetSystemInformation(pmc.SystemPerformanceTraceInformation, pmc.EventInformation(uint64(h), hooks...))
 	} else {
 		ids, bad := pmc.HookEventIDs(hooks...)

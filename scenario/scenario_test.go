@@ -216,3 +216,32 @@ func TestFailedRegisterLeavesTheName(t *testing.T) {
 		m.Close()
 	}
 }
+
+// Options with fixed values refuse any other (they ran as the default), and a scenario
+// saved with a UTF-8 byte order mark runs: the mark before its first line is dropped.
+func TestOptionChoicesAndByteOrderMark(t *testing.T) {
+	for _, c := range []struct{ line, want string }{
+		{"counters s TotalCycles via=bogus", "via=bogus: want via=native"},
+		{"hooks s 0x0524 via=xyz", "via=xyz: want via=native"},
+		{"enable s A group=7", "group=7: want group=1 or group=0"},
+		{"guid A group=2", "group=2: want group=1 or group=0"},
+	} {
+		var out bytes.Buffer
+		m := New(&out)
+		for _, l := range []string{"start s mode=REAL_TIME", "register A"} {
+			if err := m.Exec(l); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.line, err, c.want)
+		}
+		m.Close()
+	}
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	if err := m.Run(strings.NewReader("\uFEFFstart s mode=REAL_TIME\r\nstop s\r\n")); err != nil {
+		t.Errorf("a scenario with a byte order mark: %v", err)
+	}
+}

@@ -32,7 +32,11 @@ func viewGuid(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0])
-	group := a.opts["group"] == "1"
+	g, err := a.choice("group", "1", "0")
+	if err != nil {
+		return err
+	}
+	group := g == "1"
 	e, ok := k.LookupGuidEntry(p.g, group)
 	if !ok {
 		return fmt.Errorf("no GUID entry for %s %s (an entry exists once the provider registers or a session enables it)", p.name, p.g)
