@@ -241,7 +241,8 @@ var svgOutput = outputKind{"SVG file", func(path string) bool {
 // writer), or an empty one, is replaced with a line on stderr saying so (appending, for
 // EVENT_TRACE_FILE_MODE_APPEND, says that instead); any other existing file, and any
 // symbolic link (writing through one would replace the file it points to), is refused
-// with ERROR_ALREADY_EXISTS unless force, and so is a device, pipe or socket. A directory
+// with ERROR_ALREADY_EXISTS unless force, and so is a device, pipe or socket, or a file of
+// the kernel's own (procfs, sysfs: size 0, but not an empty file). A directory
 // is refused whatever force says. Every command that writes a file named by a flag calls it.
 func checkOutput(stderr io.Writer, cmd, flag, path string, kind outputKind, force, appending bool) error {
 	verb := "replacing"
@@ -274,9 +275,9 @@ func checkOutput(stderr io.Writer, cmd, flag, path string, kind outputKind, forc
 	switch {
 	case st.IsDir():
 		return winerr.New(winerr.ErrAlreadyExists, "-%s %s is a directory: name a file", flag, path)
-	case !st.Mode().IsRegular():
+	case !st.Mode().IsRegular() || pseudoFile(path):
 		if !force {
-			return winerr.New(winerr.ErrAlreadyExists, "-%s %s is not a regular file (a device, pipe or socket); add -force to write to it", flag, path)
+			return winerr.New(winerr.ErrAlreadyExists, "-%s %s is not a regular file (a device, pipe or socket, or a file of the kernel's own such as /proc's); add -force to write to it", flag, path)
 		}
 		fmt.Fprintf(stderr, "etwemu %s: -force: writing to %s, which is not a regular file\n", cmd, path)
 	case st.Size() == 0:

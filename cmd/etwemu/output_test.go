@@ -150,3 +150,18 @@ func TestDemoPMCRefusalKeepsLogFile(t *testing.T) {
 		}
 	}
 }
+
+// A file of the kernel's own (procfs says size 0) is not an empty file a command may
+// replace: without -force it is refused as a device is, and nothing is written to it.
+func TestKernelFilesRefused(t *testing.T) {
+	const comm = "/proc/self/comm"
+	if st, err := os.Stat(comm); err != nil || st.Size() != 0 || !pseudoFile(comm) {
+		t.Skipf("no procfs here (%v)", err)
+	}
+	for _, args := range [][]string{{"demo", "-events", "10", "-progress", "0", "-logfile", comm}, {"logsave", "-o", comm}} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code == 0 || !strings.Contains(errb.String(), "ERROR_ALREADY_EXISTS (183)") || !strings.Contains(errb.String(), "of the kernel's own") {
+			t.Errorf("%v: exit %d, %q", args, code, errb.String())
+		}
+	}
+}
