@@ -32,7 +32,9 @@ import (
 // Events too), or Close ends it at once (what is queued is dropped).
 // The first source to fail ends the others at once (errgroup's semantics) and its error
 // is Err's. Stop, Shutdown, Close, Wait and Err are valid in any state and from any
-// goroutine but EventCallback's; Stop or Close before Start ends the consumer unstarted.
+// goroutine but EventCallback's; Shutdown and Wait wait for Events to be read, so the
+// reader must not call them with more queued than Events holds (Stop and Close never
+// wait for it). Stop or Close before Start ends the consumer unstarted.
 type Consumer struct {
 	// Events receives each event from DefaultEventCallback; it holds 4,096, as
 	// 0xrawsec's does. Closed when the consumer ends; events already in it stay readable.
@@ -64,7 +66,8 @@ type Consumer struct {
 	// them (EventsLost: refused at the writer, so lost to every consumer). LostBuffers
 	// counts the buffers the sessions dropped for this consumer alone because it had too
 	// many unprocessed; another consumer's losses are not in it. Skipped counts the events
-	// a provider's Filter, a record or helper callback, or a full Events dropped. Dropped
+	// a provider's Filter, a record or helper callback, or a full Events dropped, and those
+	// no EventCallback took (set to nil). Dropped
 	// counts the events that reached this consumer and that it gave up unread because it
 	// ended first (Close, Abort, a Shutdown past its deadline, its context's end, another
 	// source's failure, a Start that failed part way): what was still queued for a
@@ -107,7 +110,7 @@ type state uint8
 const (
 	stateNew      state = iota // not started; sources may be added
 	stateRunning               // the sources are read
-	stateStopping              // Stop ran: the sources detached and deliver what is queued
+	stateStopping              // Stop or Shutdown ran: the sources detached and pass on what is queued (after Stop, Events takes none of it)
 	stateClosing               // Close ran, or a source failed: the sources end at once
 	stateEnded                 // Events is closed and Wait returns
 )
@@ -309,7 +312,9 @@ func (c *Consumer) Stop() error {
 // Shutdown ends the consumer gracefully, as http.Server.Shutdown does: the sources
 // detach, and every event already queued for the consumer is delivered, to Events too,
 // which it waits for the reader to take; then Events closes and Shutdown returns Err. If
-// ctx ends first, the consumer is closed (Close) and Shutdown returns ctx's error.
+// ctx ends first, the consumer is closed (Close) and Shutdown returns ctx's error. Call
+// it from a goroutine other than the reader's, or with a deadline: the reader waiting in
+// it reads nothing.
 func (c *Consumer) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -431,7 +436,7 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 	}
 	select {
 	case <-c.stopped:
-		c.Dropped.Add(1)
+		c.gaveUp(e, &c.Dropped)
 		return nil
 	default:
 	}
@@ -439,7 +444,7 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 		select {
 		case c.Events <- e:
 		default:
-			c.Skipped.Add(1)
+			c.gaveUp(e, &c.Skipped)
 		}
 		return nil
 	}
@@ -447,7 +452,7 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 	case c.Events <- e:
 		return nil
 	case <-c.stopped:
-		c.Dropped.Add(1)
+		c.gaveUp(e, &c.Dropped)
 		return nil
 	case <-c.ctx.Done():
 		return c.ctx.Err()
@@ -490,7 +495,7 @@ func (c *Consumer) emit(e *Event) error {
 		return err
 	}
 	if c.callback == nil {
-		c.Skipped.Add(1) // EventCallback set to nil: the user takes nothing
+		c.gaveUp(e, &c.Skipped) // EventCallback set to nil: the user takes nothing
 		return nil
 	}
 	c.cbMu.Lock()
@@ -504,6 +509,14 @@ func (c *Consumer) emit(e *Event) error {
 	}
 	c.callbackErr(err)
 	return nil // delivered: a close meanwhile stops the next event
+}
+
+// gaveUp counts in n an event the consumer did not deliver, unless it is a loss notice
+// the consumer made itself, which no provider wrote.
+func (c *Consumer) gaveUp(e *Event, n *atomic.Uint64) {
+	if !e.notice {
+		n.Add(1)
+	}
 }
 
 // callbackErr records a callback's error.

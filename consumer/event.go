@@ -25,6 +25,9 @@ type Event struct {
 	Flags struct {
 		Skippable bool
 	} `json:"-"`
+	// notice: an RT_LostEvent notice the consumer made, which no provider wrote, so no
+	// counter counts it when it is not delivered. Set by lostEvent, then read only.
+	notice bool
 	// EventData holds the event's properties by name, each formatted as a string the way
 	// TDH (TdhFormatProperty) formats it and golang-etw passes it on: integers in decimal,
 	// hexadecimal types as 0x..., GUIDs in braces, times in RFC 3339, binary as 0x... hex;
@@ -312,7 +315,7 @@ func ownCopy(payload []byte, ext []etl.ExtItem) ([]byte, []etl.ExtItem) {
 // lostEvent builds a loss notification of the RT_LostEvent class, a MOF class: golang-etw
 // gives such events an EventType and an EventGuid.
 func lostEvent(opcode uint8, key string, n uint64, source string) *Event {
-	e := &Event{EventData: map[string]any{key: strconv.FormatUint(n, 10)}, Source: source}
+	e := &Event{EventData: map[string]any{key: strconv.FormatUint(n, 10)}, Source: source, notice: true}
 	s := &e.System
 	s.Computer = hostname
 	s.Channel = channelNames[0]

@@ -116,17 +116,21 @@ func TestStopWaitsForNoReader(t *testing.T) {
 		}
 		const n = 6000 // more than Events holds, and within what the session queues for it
 		writeFlush(t, k, p, "Stop", 0, n)
+		got := 0
+		check := func(e *consumer.Event) {
+			if v := e.EventData["I"]; v != strconv.Itoa(got) {
+				t.Fatalf("event %d carries I=%v", got, v)
+			}
+			got++
+		}
+		check(<-c.Events) // the consumer has begun: 5,999 more are queued
 		if !fromLoop {
 			if err := c.Stop(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		got := 0
 		for e := range c.Events {
-			if v := e.EventData["I"]; v != strconv.Itoa(got) {
-				t.Fatalf("event %d carries I=%v", got, v)
-			}
-			if got++; fromLoop && got == 5 {
+			if check(e); fromLoop && got == 5 {
 				if err := c.Stop(); err != nil {
 					t.Fatal(err)
 				}
@@ -584,5 +588,49 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 	}
 	if got != n-in2 {
 		t.Errorf("got %d events, want %d: all but the %d of the buffer with the bad record", got, n-in2, in2)
+	}
+}
+
+// TestNoticesAreNotCounted: the RT_LostEvent notices the consumer makes are no provider's
+// events, so a notice it does not deliver (EventCallback set to nil, or Stop before
+// Events took it) is counted nowhere: what was read (less notices), Skipped, Dropped and
+// LostEvents add up to the events written.
+func TestNoticesAreNotCounted(t *testing.T) {
+	for _, stop := range []bool{false, true} {
+		k, _ := syncKernel(t)
+		p := newProvider(t, k, "Etwemu.Test.Notice")
+		s := consumer.NewRealTimeSessionOn(k, "Notice")
+		s.Properties.BufferSize = 4 // KB: the second event does not fit and is lost
+		if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Test.Notice:5")); err != nil {
+			t.Fatal(err)
+		}
+		c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Notice")
+		if !stop {
+			c.EventCallback = nil
+		}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p.WriteEvent("Small", nil, etw.WithFields(etw.Uint8Field("x", 1)))
+		p.WriteEvent("Huge", nil, etw.WithFields(etw.BinaryField("b", make([]byte, 8000))))
+		if err := k.FlushTrace(0, "Notice", &emu.Properties{}); err != nil {
+			t.Fatal(err)
+		}
+		if stop {
+			c.Stop()
+		} else {
+			s.Stop()
+		}
+		c.Wait()
+		read := 0
+		for e := range c.Events {
+			if e.System.Provider.Name != "RT_LostEvent" {
+				read++
+			}
+		}
+		if total := uint64(read) + c.Skipped.Load() + c.Dropped.Load() + c.LostEvents.Load(); total != 2 || c.LostEvents.Load() != 1 {
+			t.Errorf("stop %v: read %d, Skipped %d, Dropped %d, LostEvents %d: want 2 in all, 1 of them lost", stop, read, c.Skipped.Load(), c.Dropped.Load(), c.LostEvents.Load())
+		}
+		s.Stop()
 	}
 }
