@@ -55,7 +55,7 @@ type decoder struct {
 	p      int // next payload byte
 	values int // values decoded so far, at most budget
 	budget int // valueBudget of the payload and the schema
-	names  int // bytes of the names of the fields decoded so far, at most nameBudget
+	names  int // bytes of the names of the fields decoded so far, at most nameBudget and 64 a value
 	// nameBudget is nameBudget of the payload and the schema.
 	nameBudget int
 	// ends[i] is the index after definition i and, for a struct, its members; made by
@@ -79,8 +79,10 @@ func valueBudget(payload, fields int) int { return 4*payload + 4*fields + 4096 }
 // its name, which every text of the event prints: a struct's members are fields of each
 // element of an array of the struct, so an array of 60,000 structs of one Null field
 // named with 33 KB printed 2 GB from a 128 KB file. The names are bounded by the event's
-// size as the values are: sixteen times the payload and the schema's names, and 64 KB
-// more.
+// size as the values are: sixteen times the payload and the schema's names, 64 KB more,
+// and 64 bytes for each value decoded (which valueBudget bounds), so that an array of
+// many small structs with everyday names (20,000 elements of one byte named
+// "IsHardwareAccelerated") decodes whole.
 func nameBudget(payload []byte, defs []FieldDef) int {
 	n := 0
 	for _, d := range defs {
@@ -99,7 +101,7 @@ func (d *decoder) field() (Field, error) {
 	def := d.defs[d.i]
 	d.i++
 	f := Field{Name: def.Name, In: def.In, Out: def.Out, Tags: def.Tags}
-	if d.names += len(def.Name); d.names > d.nameBudget {
+	if d.names += len(def.Name); d.names > d.nameBudget+64*d.values {
 		return f, fmt.Errorf("tracelogging: field %s: more than %d bytes of field names in an event of %d payload bytes (the names of a struct's fields, repeated in an array of the struct)", QuoteName(def.Name), d.nameBudget, len(d.b))
 	}
 	if def.In == InStruct {

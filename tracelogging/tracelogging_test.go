@@ -210,8 +210,8 @@ func TestDecodeBounded(t *testing.T) {
 // TestDecodeNamesBounded: a struct's field names are printed with each element of an
 // array of the struct, so the bytes of names one event decodes to are bounded by its
 // size too: 60,000 elements of a struct whose one Null field has a 33,000-byte name (2 GB
-// of text from a 33 KB schema) are refused, and an array of structs with everyday names
-// decodes whole.
+// of text from a 33 KB schema) are refused, and arrays of structs with everyday names
+// decode whole, one of 20,000 single bytes named "IsHardwareAccelerated" too.
 func TestDecodeNamesBounded(t *testing.T) {
 	long := strings.Repeat("n", 33000)
 	amplified := schema(t, func(m *Builder) {
@@ -228,7 +228,7 @@ func TestDecodeNamesBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bytes of field names") {
 		t.Fatalf("60,000 elements of a 33,000-byte name: %v", err)
 	}
-	if d.names > d.nameBudget+len(long) || d.nameBudget > 16*(len(payload)+len(long)+1)+65536 {
+	if d.names > d.nameBudget+64*d.values+len(long) || d.nameBudget > 16*(len(payload)+len(long)+1)+65536 {
 		t.Errorf("%d bytes of names decoded, budget %d", d.names, d.nameBudget)
 	}
 
@@ -241,6 +241,14 @@ func TestDecodeNamesBounded(t *testing.T) {
 	fields, err := everyday.Decode(make([]byte, 5000*8))
 	if err != nil || len(fields) != 1 || len(fields[0].Value.([]any)) != 5000 {
 		t.Fatalf("5,000 elements of two fields: %d fields, %v", len(fields), err)
+	}
+	long1 := schema(t, func(m *Builder) { // 20,000 elements of one byte with a 21-byte name: 420 KB of names from 20 KB
+		m.Struct("Devices", 1, 0)
+		m.Field("IsHardwareAccelerated", InUInt8, OutDefault, 0, Scalar, 0)
+	})
+	long1.Fields[0].Arity, long1.Fields[0].Count = Ccount, 20000
+	if fields, err := long1.Decode(make([]byte, 20000)); err != nil || len(fields[0].Value.([]any)) != 20000 {
+		t.Fatalf("20,000 elements of a one-byte field with a 21-byte name: %v", err)
 	}
 }
 
