@@ -507,7 +507,11 @@ func cmdStart(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	p := &emu.Properties{LogFileMode: uint32(mode), LogFileName: a.opts["file"], AutoLogger: a.opts["autologger"] == "1"}
+	auto, err := a.choice("autologger", "1", "0")
+	if err != nil {
+		return err
+	}
+	p := &emu.Properties{LogFileMode: uint32(mode), LogFileName: a.opts["file"], AutoLogger: auto == "1"}
 	if g, ok := a.opts["guid"]; ok {
 		if p.GUID, err = guid.Parse(g); err != nil {
 			p.GUID = m.named(g).g // a provider's name: its GUID

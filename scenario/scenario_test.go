@@ -225,6 +225,7 @@ func TestOptionChoicesAndByteOrderMark(t *testing.T) {
 		{"hooks s 0x0524 via=xyz", "via=xyz: want via=native"},
 		{"enable s A group=7", "group=7: want group=1 or group=0"},
 		{"guid A group=2", "group=2: want group=1 or group=0"},
+		{"start t mode=REAL_TIME autologger=yes", "autologger=yes: want autologger=1 or autologger=0"},
 	} {
 		var out bytes.Buffer
 		m := New(&out)
