@@ -103,12 +103,20 @@ func (f *logFiles) Remove(name string) error {
 	return rm.Remove(name)
 }
 
-// Room implements etl.Roomer where the file system has it.
+// Room implements etl.Roomer where the file system has it. A file another session
+// writes is not known: opening it is refused first, as ERROR_BAD_PATHNAME.
 func (f *logFiles) Room(name string) (int64, bool) {
-	if r, ok := f.fs.(etl.Roomer); ok {
-		return r.Room(name)
+	r, ok := f.fs.(etl.Roomer)
+	if !ok {
+		return 0, false
 	}
-	return 0, false
+	f.mu.Lock()
+	claimed := f.open[f.key(name)]
+	f.mu.Unlock()
+	if claimed {
+		return 0, false
+	}
+	return r.Room(name)
 }
 
 // claimedFile is a log file logFiles opened; closing it frees its name.

@@ -880,3 +880,15 @@ func TestPreallocateRefusalKeepsFile(t *testing.T) {
 		t.Errorf("a.etl: %d bytes before the refused start, %d after (there: %v)", len(before), len(after), there)
 	}
 }
+
+// A PREALLOCATE start naming a running session's log file is refused as any start naming
+// it is (ERROR_BAD_PATHNAME), however much room it asks for: the file in use comes first.
+func TestPreallocateOnAFileInUse(t *testing.T) {
+	k := fileKernel(t, winver.V2004, &etl.MemFS{})
+	fr := startFile(t, k, "first", &Properties{BufferSize: 8, LogFileName: "a.etl", LogFileMode: logmode.Sequential})
+	defer k.StopTrace(fr.h, "", &Properties{})
+	_, err := k.StartTrace("second", &Properties{BufferSize: 8, LogFileName: "a.etl", LogFileMode: logmode.Sequential | logmode.Preallocate, MaximumFileSize: 1 << 20})
+	if !errors.Is(err, winerr.ErrBadPathname) {
+		t.Fatalf("a 1 TB PREALLOCATE start on a running session's file: %v, want ERROR_BAD_PATHNAME", err)
+	}
+}

@@ -27,13 +27,18 @@ func allocate(f *os.File, size int64) error {
 }
 
 // room is Roomer's answer for the operating system's file name: its folder's volume's
-// free space for an unprivileged writer, plus the blocks the file holds now.
+// free space for an unprivileged writer (the blocks reserved for root are not counted,
+// whoever runs), plus the blocks the file holds now.
 func room(name string) (int64, bool) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(filepath.Dir(name), &st); err != nil {
 		return 0, false
 	}
-	n := int64(st.Bavail) * int64(st.Bsize)
+	unit := int64(st.Frsize) // the unit of the block counts, as statvfs and df read them
+	if unit == 0 {
+		unit = int64(st.Bsize)
+	}
+	n := int64(st.Bavail) * unit
 	var fst unix.Stat_t
 	if err := unix.Stat(name, &fst); err == nil {
 		n += fst.Blocks * 512

@@ -20,8 +20,8 @@ const DefaultMemFSCapacity = 256 << 20
 // disk and leave nothing behind. It models a volume of bounded size: once its files
 // together hold Capacity bytes, a write or a Truncate that would grow one fails with
 // ERROR_DISK_FULL, as WriteFile and SetEndOfFile fail on a full disk, and changes
-// nothing. It leaves out directories and free-space queries. The zero value is
-// ready to use, with DefaultMemFSCapacity. Safe for concurrent use.
+// nothing; Room answers how much a file may take. It leaves out directories. The zero
+// value is ready to use, with DefaultMemFSCapacity. Safe for concurrent use.
 type MemFS struct {
 	mu       sync.Mutex
 	files    map[string]*memData // protected by mu

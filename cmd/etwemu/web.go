@@ -169,7 +169,7 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 	return interruptedCode(ctx)
 }
 
-// maxScenarioFile bounds the scenario file web reads: MaxSteps lines of the longest kind.
+// maxScenarioFile bounds the scenario file web reads: 8 MiB, far more than a lesson takes.
 const maxScenarioFile = 8 << 20
 
 // readScenario reads a scenario file of at most maxScenarioFile bytes.
@@ -184,7 +184,7 @@ func readScenario(name string) (string, error) {
 		return "", err
 	}
 	if len(b) > maxScenarioFile {
-		return "", winerr.New(winerr.ErrInvalidParameter, "%s: larger than %d bytes, the most a scenario of MaxSteps lines takes", name, maxScenarioFile)
+		return "", winerr.New(winerr.ErrInvalidParameter, "%s: larger than %d bytes, the most web reads of a scenario", name, maxScenarioFile)
 	}
 	return string(b), nil
 }
