@@ -67,15 +67,15 @@ type Consumer struct {
 	// counts the buffers the sessions dropped for this consumer alone because it had too
 	// many unprocessed; another consumer's losses are not in it. Skipped counts the events
 	// a provider's Filter, a record or helper callback, or a full Events dropped, and those
-	// no EventCallback took (set to nil). Dropped
-	// counts the events that reached this consumer and that it gave up unread because it
-	// ended first (Close, Abort, a Shutdown past its deadline, its context's end, another
-	// source's failure, a Start that failed part way): what was still queued for a
-	// real-time source, and the rest of the buffer in hand (the rest of a file is not
-	// read, nor counted); and, after Stop, the events Events no longer takes (Shutdown
-	// delivers them instead). An event dropped so is counted there even when a Filter
-	// would have skipped it. Losses are announced by
-	// RT_LostEvent events too. Added to by the source goroutines, atomically.
+	// no EventCallback took (set to nil). Dropped counts the events that reached this
+	// consumer and that it gave up unread because it ended first (Close, Abort, a Shutdown
+	// past its deadline, its context's end, another source's failure, a Start that failed
+	// part way): what was still queued for a real-time source, and the rest of the buffer
+	// in hand (the rest of a file is not read, nor counted); and, after Stop, the events
+	// Events no longer takes (Shutdown delivers them instead). An event dropped so is
+	// counted there even when a Filter would have skipped it. Losses are announced by
+	// RT_LostEvent events too, which no counter counts. Added to by the source
+	// goroutines, atomically.
 	LostEvents  atomic.Uint64
 	LostBuffers atomic.Uint64
 	Skipped     atomic.Uint64
@@ -110,7 +110,7 @@ type state uint8
 const (
 	stateNew      state = iota // not started; sources may be added
 	stateRunning               // the sources are read
-	stateStopping              // Stop or Shutdown ran: the sources detached and pass on what is queued (after Stop, Events takes none of it)
+	stateStopping              // Stop or Shutdown ran: the sources detached and pass on what is queued (Events, after Stop, none of it)
 	stateClosing               // Close ran, or a source failed: the sources end at once
 	stateEnded                 // Events is closed and Wait returns
 )
