@@ -51,6 +51,47 @@ func newProvider(t *testing.T, k *emu.Kernel, name string) *etw.Provider {
 	return p
 }
 
+// liveConsumer makes a synchronous kernel, the provider Etwemu.Test.NAME, a live session
+// NAME enabling it, and a consumer of that session (by the name as given in consumerName,
+// names comparing without regard to case), not yet started.
+func liveConsumer(t *testing.T, name, consumerName string) (*emu.Kernel, *etw.Provider, *consumer.Consumer) {
+	t.Helper()
+	k, _ := syncKernel(t)
+	p := newProvider(t, k, "Etwemu.Test."+name)
+	liveSession(t, k, name, "Etwemu.Test."+name+":5")
+	return k, p, consumer.NewConsumerOn(context.Background(), k).FromTraceNames(consumerName)
+}
+
+// start starts c.
+func start(t *testing.T, c *consumer.Consumer) {
+	t.Helper()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// detached fails t unless k's one session has no consumer attached after the consumer's
+// end (named by how).
+func detached(t *testing.T, k *emu.Kernel, how string) {
+	t.Helper()
+	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
+		t.Error("the consumer is still attached after " + how)
+	}
+}
+
+// numbered returns a check that each event it is given carries the next number, from 0,
+// in its field I (as writeFlush numbers them), and the count of events it checked.
+func numbered(t *testing.T) (check func(*consumer.Event), read *int) {
+	read = new(int)
+	return func(e *consumer.Event) {
+		t.Helper()
+		if v := e.EventData["I"]; v != strconv.Itoa(*read) {
+			t.Fatalf("event %d carries I=%v", *read, v)
+		}
+		*read++
+	}, read
+}
+
 // writeFlush writes n events numbered from first, then flushes the session, so that
 // they are queued for its consumers when it returns.
 func writeFlush(t *testing.T, k *emu.Kernel, p *etw.Provider, session string, first, n int) {
@@ -69,23 +110,12 @@ func writeFlush(t *testing.T, k *emu.Kernel, p *etw.Provider, session string, fi
 // called), Shutdown detaches but delivers every event already queued, in order, before
 // Events closes; the reader gets all 6,000.
 func TestShutdownDeliversQueued(t *testing.T) {
-	k, _ := syncKernel(t)
-	p := newProvider(t, k, "Etwemu.Test.Slow")
-	liveSession(t, k, "Slow", "Etwemu.Test.Slow:5")
-	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Slow")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	k, p, c := liveConsumer(t, "Slow", "Slow")
+	start(t, c)
 	const n = 6000 // more than Events holds
 	writeFlush(t, k, p, "Slow", 0, n)
-	got := 0
-	check := func(e *consumer.Event) {
-		if v := e.EventData["I"]; v != strconv.Itoa(got) {
-			t.Fatalf("event %d carries I=%v", got, v)
-		}
-		got++
-	}
-	for got < 10 {
+	check, read := numbered(t)
+	for *read < 10 {
 		check(<-c.Events)
 	}
 	stopped := make(chan error, 1)
@@ -93,12 +123,10 @@ func TestShutdownDeliversQueued(t *testing.T) {
 	for e := range c.Events {
 		check(e)
 	}
-	if err := <-stopped; err != nil || got != n || c.LostBuffers.Load() != 0 || c.Dropped.Load() != 0 {
-		t.Errorf("Shutdown: %v, %d events read, %d buffers lost, %d dropped; want nil, %d, 0, 0", err, got, c.LostBuffers.Load(), c.Dropped.Load(), n)
+	if err := <-stopped; err != nil || *read != n || c.LostBuffers.Load() != 0 || c.Dropped.Load() != 0 {
+		t.Errorf("Shutdown: %v, %d events read, %d buffers lost, %d dropped; want nil, %d, 0, 0", err, *read, c.LostBuffers.Load(), c.Dropped.Load(), n)
 	}
-	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
-		t.Error("the consumer is still attached after Shutdown")
-	}
+	detached(t, k, "Shutdown")
 	writeFlush(t, k, p, "Slow", n, 1) // the session goes on without it
 }
 
@@ -107,22 +135,11 @@ func TestShutdownDeliversQueued(t *testing.T) {
 // keeps what it took, in order, and the rest is counted in Dropped.
 func TestStopWaitsForNoReader(t *testing.T) {
 	for _, fromLoop := range []bool{false, true} {
-		k, _ := syncKernel(t)
-		p := newProvider(t, k, "Etwemu.Test.Stop")
-		liveSession(t, k, "Stop", "Etwemu.Test.Stop:5")
-		c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Stop")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
+		k, p, c := liveConsumer(t, "Stop", "Stop")
+		start(t, c)
 		const n = 6000 // more than Events holds, and within what the session queues for it
 		writeFlush(t, k, p, "Stop", 0, n)
-		got := 0
-		check := func(e *consumer.Event) {
-			if v := e.EventData["I"]; v != strconv.Itoa(got) {
-				t.Fatalf("event %d carries I=%v", got, v)
-			}
-			got++
-		}
+		check, read := numbered(t)
 		check(<-c.Events) // the consumer has begun: 5,999 more are queued
 		if !fromLoop {
 			if err := c.Stop(); err != nil {
@@ -130,19 +147,17 @@ func TestStopWaitsForNoReader(t *testing.T) {
 			}
 		}
 		for e := range c.Events {
-			if check(e); fromLoop && got == 5 {
+			if check(e); fromLoop && *read == 5 {
 				if err := c.Stop(); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
-		if got == 0 || got > cap(c.Events)+5 || uint64(got)+c.Dropped.Load()+c.LostEvents.Load() != n || c.LostBuffers.Load() != 0 {
+		if got := *read; got == 0 || got > cap(c.Events)+5 || uint64(got)+c.Dropped.Load()+c.LostEvents.Load() != n || c.LostBuffers.Load() != 0 {
 			t.Errorf("from the loop %v: read %d (Events holds %d), Dropped %d, LostEvents %d, LostBuffers %d: want the %d written read or dropped",
 				fromLoop, got, cap(c.Events), c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), n)
 		}
-		if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
-			t.Error("the consumer is still attached after Stop")
-		}
+		detached(t, k, "Stop")
 	}
 }
 
@@ -150,16 +165,11 @@ func TestStopWaitsForNoReader(t *testing.T) {
 // where a consumer that works in its helper callbacks sets it so: those run for every
 // event, Events receives none, each is counted in Skipped, and Stop returns.
 func TestNilEventCallback(t *testing.T) {
-	k, _ := syncKernel(t)
-	p := newProvider(t, k, "Etwemu.Test.NilCallback")
-	liveSession(t, k, "NilCallback", "Etwemu.Test.NilCallback:5")
-	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("NilCallback")
+	k, p, c := liveConsumer(t, "NilCallback", "NilCallback")
 	prepared := 0
 	c.PreparedCallback = func(*consumer.EventRecordHelper) error { prepared++; return nil }
 	c.EventCallback = nil
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	start(t, c)
 	const n = 6000 // more than Events holds: a send would wait
 	writeFlush(t, k, p, "NilCallback", 0, n)
 	if err := c.Stop(); err != nil {
@@ -202,13 +212,8 @@ func TestEndBeforeStart(t *testing.T) {
 // events queued are dropped, those already in Events stay readable, and the session
 // goes on.
 func TestCloseDropsQueued(t *testing.T) {
-	k, _ := syncKernel(t)
-	p := newProvider(t, k, "Etwemu.Test.Close")
-	liveSession(t, k, "Close", "Etwemu.Test.Close:5")
-	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("CLOSE") // names compare without regard to case
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	k, p, c := liveConsumer(t, "Close", "CLOSE") // names compare without regard to case
+	start(t, c)
 	const n = 6000 // more than Events holds
 	writeFlush(t, k, p, "Close", 0, n)
 	if err := c.Close(); err != nil {
@@ -227,21 +232,14 @@ func TestCloseDropsQueued(t *testing.T) {
 		t.Errorf("read %d, Dropped %d, LostEvents %d, LostBuffers %d: want no buffer lost and the rest adding up to the %d written",
 			got, c.Dropped.Load(), c.LostEvents.Load(), c.LostBuffers.Load(), n)
 	}
-	if s := k.Sessions(); len(s) != 1 || s[0].Consumers() != 0 {
-		t.Error("the consumer is still attached after Close")
-	}
+	detached(t, k, "Close")
 }
 
 // TestShutdownDeadline: Shutdown with a context that ends before the reader read the
 // queued events closes the consumer and returns the context's error.
 func TestShutdownDeadline(t *testing.T) {
-	k, _ := syncKernel(t)
-	p := newProvider(t, k, "Etwemu.Test.Shutdown")
-	liveSession(t, k, "Shutdown", "Etwemu.Test.Shutdown:5")
-	c := consumer.NewConsumerOn(context.Background(), k).FromTraceNames("Shutdown")
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
+	k, p, c := liveConsumer(t, "Shutdown", "Shutdown")
+	start(t, c)
 	writeFlush(t, k, p, "Shutdown", 0, 2000)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
