@@ -3,6 +3,7 @@ package guidtable
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 	"testing"
@@ -313,7 +314,7 @@ func TestSlotOutOfRange(t *testing.T) {
 			t.Fatalf("slot %d is free after eight enables", i)
 		}
 	}
-	for _, i := range []int{-1, -8, Slots, Slots + 1, 1 << 40} {
+	for _, i := range []int{-1, -8, Slots, Slots + 1, math.MaxInt} {
 		func() {
 			defer func() { _ = recover() }()
 			s := e.Slot(i)

@@ -3,6 +3,7 @@ package pmc
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/etwemu/etwemu/guid"
@@ -211,7 +212,7 @@ func TestSyntheticReads(t *testing.T) {
 	}
 	// A processor past the session's, or a negative number, has been read never.
 	s.Read(7, dst[:]) // wraps onto processor 1
-	for _, p := range []int{2, -1, 1 << 40} {
+	for _, p := range []int{2, -1, math.MaxInt} {
 		if n := s.Reads(p); n != 0 {
 			t.Errorf("Reads(%d) = %d, want 0 for a processor the session does not have", p, n)
 		}

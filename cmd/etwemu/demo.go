@@ -151,7 +151,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 }
 
 // maxDemoEvents bounds -events.
-const maxDemoEvents = 1 << 40
+const maxDemoEvents int64 = 1 << 40 // typed: an int holds 2^31 on 32-bit systems
 
 // parsePMCList reads -pmc's comma-separated profile sources.
 func parsePMCList(list string) ([]pmc.ProfileSource, error) {

@@ -10,7 +10,7 @@ func pseudoFile(path string) bool {
 	if unix.Statfs(path, &st) != nil {
 		return false
 	}
-	switch int64(st.Type) {
+	switch uint32(st.Type) { // the magic numbers are 32-bit; Type is int32 on some systems
 	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
 		unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC, unix.EFIVARFS_MAGIC:
 		return true

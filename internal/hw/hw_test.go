@@ -27,7 +27,7 @@ func TestCPUWithinEncodedRange(t *testing.T) {
 // live goroutines get depends on where the runtime put their stacks (an earlier form of
 // this test, counting them, failed about once in 200 runs under -race).
 func TestStackHintSeparatesAdjacentStacks(t *testing.T) {
-	for base := uintptr(0xc000000000); base < 0xc000000000+64<<20; base += 8 << 10 {
+	for base := uintptr(0xc0000000); base < 0xc0000000+64<<20; base += 8 << 10 { // within a 32-bit uintptr too
 		seen := map[int]bool{}
 		for i := uintptr(0); i < 4; i++ {
 			seen[stackHint(base+i<<11)] = true
