@@ -10,7 +10,7 @@ import (
 // the add returned and whether the record fits.
 func reserveIn(b *Buffer, need uint32) (uint64, bool) {
 	w := b.word.Add(uint64(need) | oneRecord)
-	return w, int(uint32(w)) <= len(b.data)
+	return w, uint32(w) <= uint32(len(b.data)) // as Reserve tests it
 }
 
 // fillToCrossing reserves need bytes at a time in b, committing nothing, until a

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -40,7 +41,7 @@ type stream struct {
 	// what a per-processor lookaside in front of it would hold. Nil when the session has
 	// none (BUFFERING and BLOCKING sessions take every buffer from the free list).
 	spare atomic.Pointer[Buffer]
-	_     [streamSize - 16]byte
+	_     [streamSize - 2*unsafe.Sizeof(uintptr(0))]byte // the two pointers are 4 bytes on 32-bit systems
 }
 
 // streamSize is the cache-line size of the processors the emulator runs on (64 bytes on

@@ -139,7 +139,7 @@ func (l *Logger) Reserve(proc int, need uint32) (b *Buffer, w uint64, ok bool) {
 		return nil, 0, false
 	}
 	w = b.word.Add(uint64(need) | oneRecord)
-	return b, w, int(uint32(w)) <= len(b.data)
+	return b, w, uint32(w) <= uint32(len(b.data)) // as uint32s: closedOff is the sign bit of a 32-bit int
 }
 
 // ReserveSlow is the rest of a reservation that Reserve could not make in buffer b (nil
@@ -158,7 +158,7 @@ func (l *Logger) ReserveSlow(proc int, b *Buffer, w uint64, need uint32) (*Buffe
 		}
 		if b = s.cur.Load(); b != nil {
 			w = b.word.Add(uint64(need) | oneRecord)
-			if int(uint32(w)) <= len(b.data) {
+			if uint32(w) <= uint32(len(b.data)) {
 				return b, w, nil
 			}
 		}
