@@ -73,30 +73,24 @@ func (d *memData) grow(size int64, name string) error {
 	if err := d.fs.reserve(size-d.size, name); err != nil {
 		return err
 	}
-	if len(d.pages) <= 1 && size <= memPage {
-		if len(d.pages) == 0 || int64(len(d.pages[0])) < size {
-			n := memFirstPage
-			if len(d.pages) == 1 {
-				n = 2 * len(d.pages[0])
-			}
-			for int64(n) < size {
+	if len(d.pages) <= 1 { // the first page, short while it is the only one, grows first
+		have := 0
+		if len(d.pages) == 1 {
+			have = len(d.pages[0])
+		}
+		if have < memPage && int64(have) < size {
+			n := max(memFirstPage, 2*have)
+			for int64(n) < size && n < memPage {
 				n *= 2
 			}
 			p := make([]byte, min(n, memPage))
-			if len(d.pages) == 1 {
+			if have > 0 {
 				copy(p, d.pages[0])
 				d.pages[0] = p
 			} else {
-				d.pages = append(d.pages, p)
+				d.pages = append(d.pages[:0], p)
 			}
 		}
-		d.size = size
-		return nil
-	}
-	if len(d.pages) == 1 && len(d.pages[0]) < memPage { // the short first page becomes a whole one
-		p := make([]byte, memPage)
-		copy(p, d.pages[0])
-		d.pages[0] = p
 	}
 	for int64(len(d.pages))*memPage < size {
 		d.pages = append(d.pages, make([]byte, memPage))
