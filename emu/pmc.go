@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/pmc"
@@ -115,16 +116,16 @@ func (k *Kernel) setPMC(h TraceHandle, counters bool, list []uint32) error {
 	}
 	l := k.byHandle(h)
 	if l == nil {
-		return pmc.Refuse(pmc.RuleNoLogger, "no running session has handle %#x", uint64(h))
+		return pmc.Because(pmc.RuleNoLogger, "no running session has handle 0x"+strconv.FormatUint(uint64(h), 16))
 	}
 	s := l.PMC()
 	switch {
 	case !counters && s == nil:
-		return pmc.Refuse(pmc.RuleInvalid, "session %q has no counters; set the counter list before the event list", l.Name())
+		return pmc.Because(pmc.RuleInvalid, "session "+strconv.Quote(l.Name())+" has no counters; set the counter list before the event list")
 	case !counters:
 		return s.SetHooks(list)
 	case s != nil:
-		return pmc.Refuse(pmc.RuleBusy, "session %q's counters are already set (%d); the list is set once per logger", l.Name(), s.CountersCount())
+		return pmc.Because(pmc.RuleBusy, "session "+strconv.Quote(l.Name())+"'s counters are already set ("+strconv.Itoa(s.CountersCount())+"); the list is set once per logger")
 	}
 	hal, err := k.halLocked()
 	if err != nil {
@@ -157,7 +158,7 @@ func (k *Kernel) setPMC(h TraceHandle, counters bool, list []uint32) error {
 func (k *Kernel) WriteSystemEvent(h TraceHandle, hook uint16, o *WriteOptions, data ...[]byte) error {
 	l := k.byHandle(h)
 	if l == nil {
-		return winerr.New(winerr.ErrInvalidHandle, "no running session has handle %#x", uint64(h))
+		return winerr.Because(winerr.ErrInvalidHandle, "no running session has handle 0x"+strconv.FormatUint(uint64(h), 16))
 	}
 	if len(data) > MaxDataDescriptors {
 		return winerr.ErrInvalidParameter
@@ -186,7 +187,7 @@ func (k *Kernel) WriteSystemEvent(h TraceHandle, hook uint16, o *WriteOptions, d
 		tally.count(id, true)
 		return nil
 	case session.ErrStopped:
-		return winerr.New(winerr.ErrInvalidHandle, "session %q stopped", l.Name())
+		return winerr.Because(winerr.ErrInvalidHandle, "session "+strconv.Quote(l.Name())+" stopped")
 	case session.ErrCancelled:
 		return err
 	default:

@@ -47,6 +47,13 @@ func Refuse(r Rule, format string, args ...any) *Refusal {
 	return &Refusal{Rule: r, Reason: fmt.Sprintf(format, args...)}
 }
 
+// Because builds a Refusal under rule r with the reason already written out: Refuse
+// without the formatting, for refusals a caller makes often enough that fmt shows in its
+// profile (a fuzzer setting a stopped session's counters again and again).
+func Because(r Rule, reason string) *Refusal {
+	return &Refusal{Rule: r, Reason: reason}
+}
+
 func (r *Refusal) Error() string { return ruleCodes[r.Rule][0].Error() + ": " + r.Reason }
 
 // Unwrap returns the Win32 sentinel.
@@ -54,7 +61,7 @@ func (r *Refusal) Unwrap() error { return ruleCodes[r.Rule][0] }
 
 // Native returns the refusal as NtSetSystemInformation reports it: the NTSTATUS and the
 // same reason.
-func (r *Refusal) Native() error { return winerr.New(ruleCodes[r.Rule][1], "%s", r.Reason) }
+func (r *Refusal) Native() error { return winerr.Because(ruleCodes[r.Rule][1], r.Reason) }
 
 // DefaultPlatformCounters is the emulated HAL's counters per processor when none is
 // configured: four general-purpose counters, what an x86 core with SMT offers each
