@@ -94,11 +94,13 @@ func runConcurrent(p Program, cov *Coverage) error {
 	errs := make([]error, Workers)
 	run := &flight{}
 	regs := make([][]*mine, Workers)
+	split := make([]Op, 0, len(p.Ops)) // worker w's operations, then worker w+1's: one array
 	for w := 0; w < Workers; w++ {
-		var ops []Op
+		from := len(split)
 		for i := w; i < len(p.Ops); i += Workers {
-			ops = append(ops, p.Ops[i])
+			split = append(split, p.Ops[i])
 		}
+		ops := split[from:len(split):len(split)]
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()

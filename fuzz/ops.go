@@ -450,6 +450,7 @@ func (r *reader) pick(n int) int { return int(r.byte()) % n }
 func Decode(data []byte) Program {
 	r := &reader{b: data}
 	p := Program{Version: versions[r.pick(len(versions))], Processors: 1 + r.pick(4)}
+	p.Ops = make([]Op, 0, min(MaxOps, len(r.b)/2+1)) // most operations take two bytes or more
 	for len(r.b) > 0 && len(p.Ops) < MaxOps {
 		c := r.byte()
 		if c == 0 {
