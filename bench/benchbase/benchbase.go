@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -30,12 +31,15 @@ const (
 // pair of cache lines with another processor's (the adjacent-line prefetcher moves lines
 // in 128-byte pairs). TestSlabLayout checks both.
 type slab struct {
-	off   atomic.Uint64        // atomic; added to by the writers on this processor
-	data  []byte               // slabSize bytes; immutable slice header
-	flags *[commitFlags]uint32 // FloorCommit's completion flags, set by writers; immutable pointer
-	race  sync.Mutex           // held around each record's copy under the race detector only (put)
-	_     [128 - 8 - 24 - 8 - 8]byte
+	off   atomic.Uint64                 // atomic; added to by the writers on this processor
+	data  []byte                        // slabSize bytes; immutable slice header
+	flags *[commitFlags]uint32          // FloorCommit's completion flags, set by writers; immutable pointer
+	race  sync.Mutex                    // held around each record's copy under the race detector only (put)
+	_     [128 - 8 - 4*ptrSize - 8]byte // a slice header is three words, a pointer one
 }
+
+// ptrSize is a word: the paddings to 128 bytes hold on 32-bit systems too.
+const ptrSize = unsafe.Sizeof(uintptr(0))
 
 // put copies e's record, stamped ts, to offset off of the slab. The ring is written
 // round and round without an owner, so two goroutines that the scheduler put on one
@@ -264,13 +268,13 @@ const recycleFlags = (recycleBufSize-recycleStart)/abi.EventHeaderSize + 1
 // recycleBuf is one of FloorRecycle's fixed-size buffers. It is exactly 128 bytes and
 // allocated on its own, like slab.
 type recycleBuf struct {
-	word atomic.Uint64 // offset | reservations<<32; atomic, added to by writers, reset by the switcher
-	// fit is how many reservations fitted before the one that crossed the end. Atomic;
-	// stored by the crossing writer, read by the switcher a ring later.
-	fit   atomic.Uint32
+	word  atomic.Uint64         // offset | reservations<<32; atomic, added to by writers, reset by the switcher
 	data  []byte                // recycleBufSize bytes; immutable slice header
 	flags *[recycleFlags]uint32 // completion flags by ordinal: set by writers, read and cleared by the switcher
-	_     [128 - 8 - 4 - 4 - 24 - 8]byte
+	// fit is how many reservations fitted before the one that crossed the end. Atomic;
+	// stored by the crossing writer, read by the switcher a ring later.
+	fit atomic.Uint32
+	_   [128 - 8 - 4*ptrSize - 4]byte // last, so that no field needs padding before it
 }
 
 func newRecycleBuf() *recycleBuf {
@@ -283,9 +287,9 @@ func newRecycleBuf() *recycleBuf {
 // it takes in order. Exactly 128 bytes, allocated on its own.
 type recycleProc struct {
 	cur  atomic.Pointer[recycleBuf] // atomic; installed by the writer that filled the last one
-	next atomic.Uint32              // atomic; how many buffers this processor has taken
 	bufs *[recycleBufs]*recycleBuf  // immutable
-	_    [128 - 8 - 4 - 4 - 8]byte
+	next atomic.Uint32              // atomic; how many buffers this processor has taken
+	_    [128 - 2*ptrSize - 4]byte
 }
 
 // switchTo takes the processor's next free buffer in place of old, whose end the

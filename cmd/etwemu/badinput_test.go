@@ -105,6 +105,7 @@ func TestBadInputs(t *testing.T) {
 		{[]string{"run", "-disk", "0", "no-such-file.scenario"}, 2, "-disk 0: must be 1 to"},
 		{[]string{"modes", "check", "-mode", "NOPE"}, 2, `-mode "NOPE"`},
 		{[]string{"modes", "check", "-max-file-size", "5000000000"}, 2, "-max-file-size 5000000000"},
+		{[]string{"modes", "check", "-flush-timer", "5000000000"}, 2, "-flush-timer 5000000000"},
 		{[]string{"modes", "check", "-guid", "xyz"}, 2, `-guid "xyz"`},
 		{[]string{"modes", "table", "-version", "99"}, 2, "-version"},
 		{[]string{"modes", "bogus"}, 2, `unknown subcommand "bogus"`},

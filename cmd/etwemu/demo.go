@@ -40,7 +40,7 @@ type demoConfig struct {
 	logFile    string
 	mode       string
 	compress   bool
-	maxFileMB  uint
+	maxFileMB  uint64 // a ULONG: a uint64 so that the bound is checked on 32-bit systems too
 	pmc        string // profile sources to collect on event id 1, comma-separated
 	pmcSource  string
 	force      bool
@@ -79,7 +79,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.pmc, "pmc", "", "collect these profile sources (e.g. TotalCycles) on every event with id 1 (TracePmcCounterListInfo, then EventTraceProfileEventListInformation)")
 	fs.StringVar(&cfg.pmcSource, "pmc-source", pmc.NameAuto, "counter source for -pmc: auto (see etwemu pmc), perf-rdpmc, perf-read, tsc, synthetic")
 	fs.BoolVar(&cfg.force, "force", false, "with -logfile: "+forceHelp)
-	fs.UintVar(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize of the -logfile in MB (KB with KBYTES_FOR_SIZE in -mode); 64 unless given, 0 for none")
+	fs.Uint64Var(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize of the -logfile in MB (KB with KBYTES_FOR_SIZE in -mode); 64 unless given, 0 for none")
 	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file:\n\n  etwemu demo -logfile /tmp/demo.etl -events 20000\n  etwemu dump -summary /tmp/demo.etl\n\nSIGINT or SIGTERM (Ctrl-C) stops the writers and the session cleanly: the file is\nfinalized and the report printed, and the exit status is 128 plus the signal's number.\nA second signal exits at once."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
@@ -87,9 +87,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b := bounds{fs: fs}
 	b.duration("duration", cfg.duration, time.Millisecond, 24*time.Hour, "")
 	b.int("payload", int64(cfg.payload), 0, maxPayload, "EVENT_HEADER.Size is 16 bits: header and payload are at most 0xFFFF bytes")
-	b.uint("buffer-kb", cfg.bufferKB, 0, maxBufferKB, "")
-	b.uint("min-buffers", cfg.minBuffers, 0, 1<<20, "")
-	b.uint("max-buffers", cfg.maxBuffers, 0, 1<<20, "")
+	b.uint("buffer-kb", uint64(cfg.bufferKB), 0, maxBufferKB, "")
+	b.uint("min-buffers", uint64(cfg.minBuffers), 0, 1<<20, "")
+	b.uint("max-buffers", uint64(cfg.maxBuffers), 0, 1<<20, "")
 	b.int("processors", int64(cfg.procs), 1, 2048, "the emulator's limit")
 	b.duration("slow-sink", cfg.slowSink, 0, time.Second, "")
 	b.duration("progress", cfg.progress, 0, time.Hour, "")
@@ -206,7 +206,7 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	if cfg.pmc != "" {
 		var err error
 		if src, _, err = pmc.Choose(cfg.pmcSource); err != nil {
-			return err
+			return fmt.Errorf("%w; etwemu pmc says which counter sources this machine has, and -pmc-source synthetic counts every profile source with made-up, increasing values", err)
 		}
 	}
 	k, err := emu.New(emu.Config{Version: cfg.version, Processors: cfg.procs, PMCSource: src})

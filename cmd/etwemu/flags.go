@@ -123,8 +123,8 @@ func (b *bounds) int(name string, v, lo, hi int64, why string) {
 }
 
 // uint checks lo <= v <= hi for an unsigned flag.
-func (b *bounds) uint(name string, v uint, lo, hi uint64, why string) {
-	if uint64(v) < lo || uint64(v) > hi {
+func (b *bounds) uint(name string, v, lo, hi uint64, why string) {
+	if v < lo || v > hi {
 		b.outside(name, v, lo, hi, why)
 	}
 }

@@ -32,8 +32,8 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	}
 	b := bounds{fs: fs}
 	b.int("events", int64(*events), 1, 100_000_000, "")
-	b.uint("buffers", *buffers, 0, 100_000, "")
-	b.uint("buffer-kb", *bufferKB, 1, maxBufferKB, "")
+	b.uint("buffers", uint64(*buffers), 0, 100_000, "")
+	b.uint("buffer-kb", uint64(*bufferKB), 1, maxBufferKB, "")
 	b.int("payload", int64(*payload), 0, maxPayload, "EVENT_HEADER.Size is 16 bits: header and payload are at most 0xFFFF bytes")
 	if *out == "" {
 		b.fail("-o: name the file to save the ring to")

@@ -35,7 +35,7 @@ type modesCheck struct {
 	fs                                  *flag.FlagSet
 	version                             winver.Version
 	mode, logfile, name, guid           *string
-	maxSize, flushTimer, flushThreshold *uint
+	maxSize, flushTimer, flushThreshold *uint64 // ULONGs: uint64s so that the bound is checked on 32-bit systems too
 	autologger                          *bool
 }
 
@@ -45,12 +45,12 @@ func newModesCheck() *modesCheck {
 	fs.Var(&c.version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
 	c.mode = fs.String("mode", "", "LogFileMode flags, e.g. SEQUENTIAL,REAL_TIME or 0x101")
 	c.logfile = fs.String("logfile", "", "LogFileName (empty: none)")
-	c.maxSize = fs.Uint("max-file-size", 0, "MaximumFileSize (MB, or KB with USE_KBYTES_FOR_SIZE; 0 to 4294967295)")
+	c.maxSize = fs.Uint64("max-file-size", 0, "MaximumFileSize (MB, or KB with USE_KBYTES_FOR_SIZE; 0 to 4294967295)")
 	c.name = fs.String("name", "etwemu-session", "session name (\"NT Kernel Logger\" and \"Circular Kernel Context Logger\" are special)")
 	c.guid = fs.String("guid", "", "session GUID (Wnode.Guid), e.g. SystemTraceControlGuid 9e814aad-3204-11d2-9a82-006008a86939 (with -name \"NT Kernel Logger\")")
 	c.autologger = fs.Bool("autologger", false, "start as an AutoLogger session (the 0x2 bit of WMI_LOGGER_INFORMATION.Flags)")
-	c.flushTimer = fs.Uint("flush-timer", 0, "FlushTimer (0 to 4294967295)")
-	c.flushThreshold = fs.Uint("flush-threshold", 0, "FlushThreshold (0 to 4294967295)")
+	c.flushTimer = fs.Uint64("flush-timer", 0, "FlushTimer (0 to 4294967295)")
+	c.flushThreshold = fs.Uint64("flush-threshold", 0, "FlushThreshold (0 to 4294967295)")
 	return c
 }
 
