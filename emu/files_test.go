@@ -587,7 +587,7 @@ func TestBlockingMode(t *testing.T) {
 	gate := &stallSink{open: make(chan struct{})}
 	close(gate.open)
 	mode := uint32(logmode.Sequential | logmode.PrivateLogger | logmode.PrivateInProc | logmode.Blocking)
-	p := &Properties{BufferSize: 4, LogFileMode: mode, MinimumBuffers: 4, MaximumBuffers: 4, LogFileName: "blocking.etl", Sink: gate}
+	p := &Properties{BufferSize: 4, LogFileMode: mode, MinimumBuffers: 4, MaximumBuffers: 4, LogFileName: filepath.Join(t.TempDir(), "blocking.etl"), Sink: gate}
 	fr := startFile(t, k, "blocking", p)
 	lost := fr.write(t, 3000, 500)
 	var q Properties

@@ -17,7 +17,8 @@ import (
 
 func newKernel(t testing.TB, v winver.Version) *Kernel {
 	t.Helper()
-	k, err := New(Config{Version: v, Processors: 2, Clock: clock.NewManualSource(1000, 1)})
+	// Files go to memory, never into the package's directory.
+	k, err := New(Config{Version: v, Processors: 2, Clock: clock.NewManualSource(1000, 1), FileSystem: &etl.MemFS{}})
 	if err != nil {
 		t.Fatal(err)
 	}
