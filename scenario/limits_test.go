@@ -497,3 +497,55 @@ enable s A
 		t.Errorf("no refusal names the bound:\n%s", out)
 	}
 }
+
+// A kernel's commands print at most Limits.Output bytes: past it every command but
+// kernel is refused with ERROR_NOT_ENOUGH_QUOTA, naming the bound, and a kernel line
+// starts a new count. Without the bound, views of thousands of registrations repeated
+// thousands of times printed in proportion to the square of the scenario's length.
+func TestOutputBound(t *testing.T) {
+	var src strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&src, "register P%d\n", i)
+	}
+	src.WriteString("guids\nexpect ERROR_NOT_ENOUGH_QUOTA guids\nexpect ERROR_NOT_ENOUGH_QUOTA regs\nexpect ERROR_NOT_ENOUGH_QUOTA register Q\nkernel\nregister Q\nregs\n")
+	m, out, err := runLimited(t, Limits{Output: 6 << 10}, src.String()) // the registrations print 3.4 KB, a view 4 KB
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "scenario.Limits.Output") {
+		t.Errorf("no refusal names the bound:\n%s", out)
+	}
+	if m.printed.n > 1<<10 || !strings.Contains(out[strings.LastIndex(out, "kernel:"):], "Q") {
+		t.Errorf("after kernel: %d bytes counted, output\n%s", m.printed.n, out)
+	}
+	// Without expect, the refusal ends the run at its line.
+	src.Reset()
+	for i := range 200 {
+		fmt.Fprintf(&src, "register P%d\nguids\n", i)
+	}
+	_, out, err = runLimited(t, Limits{Output: 64 << 10}, src.String())
+	if !errors.Is(err, winerr.ErrNotEnoughQuota) || strings.Count(out, "GUID entries") >= 200 {
+		t.Errorf("err %v after %d views", err, strings.Count(out, "GUID entries"))
+	}
+}
+
+// The default bound stops a scenario of 20,000 registrations and as many views of
+// them within 64 MB of output.
+func TestOutputBoundDefault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prints 64 MB")
+	}
+	var src strings.Builder
+	for i := range 20000 {
+		fmt.Fprintf(&src, "register P%d\n", i)
+	}
+	src.WriteString(strings.Repeat("guids\n", 20000))
+	var n counted
+	n.w = io.Discard
+	m := New(&n)
+	defer m.Close()
+	err := m.Run(strings.NewReader(src.String()))
+	if !errors.Is(err, winerr.ErrNotEnoughQuota) || n.n > DefaultOutput+8<<20 {
+		t.Fatalf("err %v after %d MB printed", err, n.n>>20)
+	}
+}

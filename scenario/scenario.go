@@ -70,7 +70,18 @@ type Limits struct {
 	// so each lookup walks a 64th of the entries: the bound keeps a scenario's time in
 	// proportion to its length. Default 65536.
 	GUIDEntries int
+	// Output is the most bytes one kernel's commands may print, from its `kernel`
+	// command (or the first command) on: past it every command but `kernel` is refused
+	// with ERROR_NOT_ENOUGH_QUOTA. A view prints the whole kernel (every GUID entry,
+	// registration and logger), so a scenario that makes thousands of registrations and
+	// then views them thousands of times would otherwise print, and take time, in
+	// proportion to the square of its length. Default DefaultOutput.
+	Output int64
 }
+
+// DefaultOutput is Limits.Output's default: 64 MiB, a thousand times what a lesson
+// prints.
+const DefaultOutput = 64 << 20
 
 // DefaultBufferMemory is Limits.BufferMemory's default: 1 GiB, what one session may
 // take, for all the machine's sessions together.
@@ -98,6 +109,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.GUIDEntries <= 0 {
 		l.GUIDEntries = 1 << 16
+	}
+	if l.Output <= 0 {
+		l.Output = DefaultOutput
 	}
 	return l
 }
@@ -127,7 +141,8 @@ func (m *Machine) refuseMemory(what string, need uint64) error {
 // Machine is one scenario's emulated kernel and the names the scenario gave its
 // providers. It is not safe for concurrent use: a scenario is one sequence of commands.
 type Machine struct {
-	out      io.Writer
+	out      io.Writer // printed, through which every command prints
+	printed  *counted  // the bytes printed since the kernel command; reset by it
 	limits   Limits
 	ctx      context.Context               // the running command's, which a long step checks; set by ExecContext
 	progress func(cmd string, done uint64) // SetProgress's; nil for none
@@ -142,6 +157,19 @@ type Machine struct {
 	handles  map[string]emu.TraceHandle // the last handle StartTrace gave each session name, lower-cased, kept after stop as a program keeps it
 	order    []*provider                // in registration order, for views
 	attached bool                       // k is a program's (Attach): Close leaves it, kernel and advance are refused
+}
+
+// counted is a writer that counts the bytes written through it. Only the goroutine
+// running the machine's commands writes, so n needs no lock.
+type counted struct {
+	w io.Writer
+	n int64
+}
+
+func (c *counted) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // provider is a name the scenario used for a provider or a registration: its GUID and,
@@ -162,7 +190,8 @@ func New(out io.Writer) *Machine { return NewLimited(out, Limits{}) }
 // NewLimited returns a machine that prints to out and refuses what passes lim.
 func NewLimited(out io.Writer, lim Limits) *Machine {
 	lim = lim.withDefaults()
-	return &Machine{out: out, limits: lim, ctx: context.Background(), version: winver.Default, procs: min(2, lim.Processors), disk: lim.Disk,
+	printed := &counted{w: out}
+	return &Machine{out: printed, printed: printed, limits: lim, ctx: context.Background(), version: winver.Default, procs: min(2, lim.Processors), disk: lim.Disk,
 		provs: map[string]*provider{}, handles: map[string]emu.TraceHandle{}}
 }
 
@@ -272,12 +301,27 @@ func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 	if err != nil {
 		return true, fmt.Errorf("%s: %w (usage: %s)", fields[0], err, c.usage)
 	}
+	if name := strings.ToLower(fields[0]); name != "expect" { // expect checks the command it runs
+		if err := m.quota(name); err != nil {
+			return true, fmt.Errorf("%s: %w", fields[0], err)
+		}
+	}
 	m.ctx = ctx
 	defer func() { m.ctx = context.Background() }()
 	if err := c.run(m, args); err != nil {
 		return true, fmt.Errorf("%s: %w", fields[0], err)
 	}
 	return true, nil
+}
+
+// quota refuses command name once this kernel's commands have printed more than
+// Limits.Output; `kernel`, which starts a new count, always runs.
+func (m *Machine) quota(name string) error {
+	if name == "kernel" || m.printed.n <= m.limits.Output {
+		return nil
+	}
+	return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's commands have printed %d KB, past the most a scenario's kernel may print (%d KB, scenario.Limits.Output): a `kernel` line starts a new kernel and a new count",
+		m.printed.n>>10, m.limits.Output>>10)
 }
 
 // SetProgress has a long command call fn at each bounded chunk of its work, with the
@@ -491,6 +535,7 @@ func cmdKernel(m *Machine, a args) error {
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
 	}
 	m.version, m.procs, m.pmcCtrs, m.disk = version, int(n), int(ctrs), disk
+	m.printed.n = 0
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
@@ -1102,7 +1147,10 @@ func cmdExpect(m *Machine, a args) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w (usage: %s)", a.raw[1], err, c.usage)
 	}
-	got := c.run(m, inner)
+	got := m.quota(strings.ToLower(a.raw[1]))
+	if got == nil {
+		got = c.run(m, inner)
+	}
 	if name := codeName(got); name != want {
 		if got == nil {
 			return fmt.Errorf("expected %s, but %s succeeded", want, a.raw[1])

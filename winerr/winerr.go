@@ -86,6 +86,7 @@ var (
 	ErrWMIAlreadyDisabled  = win32(4212, "ERROR_WMI_ALREADY_DISABLED")
 	ErrWMIAlreadyEnabled   = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
 	ErrFileCorrupt         = win32(1392, "ERROR_FILE_CORRUPT")
+	ErrNotEnoughQuota      = win32(1816, "ERROR_NOT_ENOUGH_QUOTA")
 )
 
 // NTSTATUS values (ntstatus.h) that the trace APIs pass through.
