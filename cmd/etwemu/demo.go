@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -45,6 +46,9 @@ type demoConfig struct {
 	pmcSource  string
 	force      bool
 	sources    []pmc.ProfileSource // -pmc, parsed
+	// started, if not nil, runs once StartTrace has created the log file: the notices
+	// that it replaced a file wait for it, so that a refused start claims nothing.
+	started func()
 }
 
 // demoProvider is one of the demo's three providers and what the session asks of it.
@@ -125,12 +129,15 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 			// as the session fills them.
 			names = newFiles(cfg.logFile)
 		}
+		var notices bytes.Buffer // printed once the file is created: a refused StartTrace replaces nothing
 		for _, name := range names {
-			if err := checkOutput(stderr, "demo", "logfile", name, etlOutput, cfg.force, mode&logmode.Append != 0); err != nil {
+			if err := checkOutput(&notices, "demo", "logfile", name, etlOutput, cfg.force, mode&logmode.Append != 0); err != nil {
+				stderr.Write(notices.Bytes())
 				fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
 				return 1
 			}
 		}
+		cfg.started = func() { stderr.Write(notices.Bytes()) }
 	}
 	if cfg.logFile != "" && !b.given("max-file-size") {
 		cfg.maxFileMB = 64 // keep a newcomer's first file small; 0 given explicitly means no limit
@@ -252,6 +259,9 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	h, err := k.StartTrace("etwemu-demo", props)
 	if err != nil {
 		return fmt.Errorf("StartTrace: %w", err)
+	}
+	if cfg.started != nil {
+		cfg.started()
 	}
 	if props.LogFileName != "" {
 		fmt.Fprintf(out, "log file %q, mode %s\n", props.LogFileName, logmode.Mode(props.LogFileMode).Short())

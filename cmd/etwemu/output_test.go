@@ -91,6 +91,15 @@ func TestNoSilentOverwrite(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
+	// A start the mode rules refuse replaces nothing and says nothing of replacing.
+	before, _ := os.ReadFile(etlFile)
+	if code := run(append(demo(etlFile), "-mode", "CIRCULAR", "-max-file-size", "0"), &out, &errb); code != 1 || strings.Contains(errb.String(), "replacing") {
+		t.Errorf("demo over an ETL file, refused: exit %d, stderr %q", code, errb.String())
+	}
+	if after, _ := os.ReadFile(etlFile); !bytes.Equal(before, after) {
+		t.Errorf("a refused start changed the ETL file")
+	}
+	errb.Reset()
 	if code := run(demo(etlFile), &out, &errb); code != 0 || !strings.Contains(errb.String(), "etwemu demo: replacing the ETL file") {
 		t.Errorf("demo over an ETL file: exit %d, stderr %q", code, errb.String())
 	}
