@@ -75,7 +75,8 @@ type Limits struct {
 	// with ERROR_NOT_ENOUGH_QUOTA. A view prints the whole kernel (every GUID entry,
 	// registration and logger), so a scenario that makes thousands of registrations and
 	// then views them thousands of times would otherwise print, and take time, in
-	// proportion to the square of its length. Default DefaultOutput.
+	// proportion to the square of its length. Default DefaultOutput; a machine Attach
+	// returns has none.
 	Output int64
 }
 
@@ -141,8 +142,8 @@ func (m *Machine) refuseMemory(what string, need uint64) error {
 // Machine is one scenario's emulated kernel and the names the scenario gave its
 // providers. It is not safe for concurrent use: a scenario is one sequence of commands.
 type Machine struct {
-	out      io.Writer // printed, through which every command prints
-	printed  *counted  // the bytes printed since the kernel command; reset by it
+	out      io.Writer // every command prints here: printed, which counts
+	printed  *counted  // the bytes printed since the last kernel command, which resets it
 	limits   Limits
 	ctx      context.Context               // the running command's, which a long step checks; set by ExecContext
 	progress func(cmd string, done uint64) // SetProgress's; nil for none
