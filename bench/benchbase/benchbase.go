@@ -268,13 +268,13 @@ const recycleFlags = (recycleBufSize-recycleStart)/abi.EventHeaderSize + 1
 // recycleBuf is one of FloorRecycle's fixed-size buffers. It is exactly 128 bytes and
 // allocated on its own, like slab.
 type recycleBuf struct {
-	word  atomic.Uint64         // offset | reservations<<32; atomic, added to by writers, reset by the switcher
-	data  []byte                // recycleBufSize bytes; immutable slice header
-	flags *[recycleFlags]uint32 // completion flags by ordinal: set by writers, read and cleared by the switcher
+	word atomic.Uint64 // offset | reservations<<32; atomic, added to by writers, reset by the switcher
 	// fit is how many reservations fitted before the one that crossed the end. Atomic;
 	// stored by the crossing writer, read by the switcher a ring later.
-	fit atomic.Uint32
-	_   [128 - 8 - 4*ptrSize - 4]byte // last, so that no field needs padding before it
+	fit   atomic.Uint32
+	data  []byte                    // recycleBufSize bytes; immutable slice header
+	flags *[recycleFlags]uint32     // completion flags by ordinal: set by writers, read and cleared by the switcher
+	_     [128 - 8 - 5*ptrSize]byte // fit and the padding after it take a word; the slice three, the pointer one
 }
 
 func newRecycleBuf() *recycleBuf {
@@ -287,9 +287,9 @@ func newRecycleBuf() *recycleBuf {
 // it takes in order. Exactly 128 bytes, allocated on its own.
 type recycleProc struct {
 	cur  atomic.Pointer[recycleBuf] // atomic; installed by the writer that filled the last one
-	bufs *[recycleBufs]*recycleBuf  // immutable
 	next atomic.Uint32              // atomic; how many buffers this processor has taken
-	_    [128 - 2*ptrSize - 4]byte
+	bufs *[recycleBufs]*recycleBuf  // immutable
+	_    [128 - 3*ptrSize]byte      // next and the padding after it take a word
 }
 
 // switchTo takes the processor's next free buffer in place of old, whose end the
