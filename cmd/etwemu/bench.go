@@ -37,7 +37,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	b.duration("benchtime", *benchtime, time.Millisecond, 10*time.Minute, "")
 	b.int("max-writers", int64(*maxWriters), 1, 256, "")
 	b.int("count", int64(*count), 1, 100, "")
-	writers := benchsuite.UpTo(*maxWriters)
+	var writers []int // -max-writers' counts once the bounds hold, or -writers' list
 	if b.given("writers") {
 		if b.given("max-writers") {
 			b.fail("-writers and -max-writers: choose one")
@@ -59,6 +59,9 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	b.needs("force", "svg", *svg != "")
 	if code := b.done(stderr); code >= 0 {
 		return code
+	}
+	if writers == nil {
+		writers = benchsuite.UpTo(*maxWriters)
 	}
 	if *svg != "" {
 		if err := checkOutput(stderr, "bench", "svg", *svg, svgOutput, *force, false); err != nil {

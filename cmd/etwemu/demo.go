@@ -76,7 +76,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.procs, "processors", runtime.NumCPU(), "emulated processors, 1 to 2048; one writer goroutine each")
 	fs.Var(&cfg.version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister, which the demo's providers use, exists from 6.0)")
 	fs.DurationVar(&cfg.slowSink, "slow-sink", 0, "time the sink spends on each buffer while the writers run, to model a slow disk (e.g. 2ms; 0 to 1s)")
-	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (0 to turn it off)")
+	fs.DurationVar(&cfg.progress, "progress", 250*time.Millisecond, "progress line interval (10ms to 1h, or 0 to turn it off)")
 	fs.StringVar(&cfg.logFile, "logfile", "", "record the events to this ETL file (read it with: etwemu dump FILE); an existing ETL file is replaced, saying so, other files and symbolic links only with -force")
 	fs.StringVar(&cfg.mode, "mode", "", "LogFileMode flags, e.g. SEQUENTIAL or CIRCULAR,KBYTES_FOR_SIZE (default: SEQUENTIAL with -logfile, else REAL_TIME)")
 	fs.BoolVar(&cfg.compress, "compress", false, "add EVENT_TRACE_COMPRESSED_MODE: buffers go to the -logfile XPRESS-compressed")
@@ -96,7 +96,9 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b.uint("max-buffers", uint64(cfg.maxBuffers), 0, 1<<20, "")
 	b.int("processors", int64(cfg.procs), 1, 2048, "the emulator's limit")
 	b.duration("slow-sink", cfg.slowSink, 0, time.Second, "")
-	b.duration("progress", cfg.progress, 0, time.Hour, "")
+	if cfg.progress != 0 { // 0 turns the lines off; a shorter interval would flood stdout
+		b.duration("progress", cfg.progress, 10*time.Millisecond, time.Hour, "or 0 for no progress lines")
+	}
 	b.uint("max-file-size", cfg.maxFileMB, 0, 1<<32-1, "MaximumFileSize is a ULONG")
 	b.int("events", cfg.events, 0, maxDemoEvents, "")
 	if cfg.maxBuffers != 0 && cfg.minBuffers > cfg.maxBuffers {

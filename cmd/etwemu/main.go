@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 
@@ -18,24 +19,25 @@ import (
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int
+	subs    []string // its subcommands, for etwemu help CMD SUB
 }
 
 var commands map[string]command
 
 func init() {
 	commands = map[string]command{
-		"bench":   {"run the write benchmarks (short suite) with a progress line and print the table", runBench},
-		"demo":    {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo},
-		"dt":      {"print a Windows structure by version as WinDbg's dt does: offsets, types, sizes, diffs between versions", runDt},
-		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump},
-		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave},
-		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp},
-		"run":     {"run a scenario file: sessions, providers, writes and views on a synchronous kernel with a manual clock", runScenario},
-		"shell":   {"type scenario commands one line at a time and see the emulated kernel answer", runShell},
-		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC},
-		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes},
-		"web":     {"serve a page that draws the emulated kernel: the lessons stepped forward and back, a command box, a live mode", runWeb},
-		"version": {"print etwemu's version, the Go toolchain it was built with and the Windows versions it emulates", runVersion},
+		"bench":   {"run the write benchmarks (short suite) with a progress line and print the table", runBench, nil},
+		"demo":    {"start a session, register three providers and write events from every processor; report throughput and losses", runDemo, nil},
+		"dt":      {"print a Windows structure by version as WinDbg's dt does: offsets, types, sizes, diffs between versions", runDt, nil},
+		"dump":    {"print an ETL file's header and records, as text or JSON lines", runDump, nil},
+		"logsave": {"run an in-memory (BUFFERING) session and save its ring of buffers to an ETL file", runLogsave, nil},
+		"help":    {"list the commands, or show one command's flags: etwemu help demo", runHelp, nil},
+		"run":     {"run a scenario file: sessions, providers, writes and views on a synchronous kernel with a manual clock", runScenario, nil},
+		"shell":   {"type scenario commands one line at a time and see the emulated kernel answer", runShell, nil},
+		"pmc":     {"which performance-counter source this machine allows and why; ETW_PMC_SUPPORT layouts by version", runPMC, nil},
+		"modes":   {"would Windows version V start this session? check a LogFileMode, or list a version's mode rules", runModes, []string{"check", "table"}},
+		"web":     {"serve a page that draws the emulated kernel: the lessons stepped forward and back, a command box, a live mode", runWeb, nil},
+		"version": {"print etwemu's version, the Go toolchain it was built with and the Windows versions it emulates", runVersion, nil},
 	}
 }
 
@@ -138,11 +140,14 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return 0
 	}
+	c, ok := commands[args[0]]
+	if len(args) == 2 && ok && slices.Contains(c.subs, args[1]) {
+		return c.run([]string{args[1], "-h"}, stdout, stdout)
+	}
 	if len(args) > 1 {
-		fmt.Fprintf(stderr, "etwemu help: one command at a time: etwemu help %s (then etwemu help %s)\n", args[0], args[1])
+		fmt.Fprintf(stderr, "etwemu help: one command at a time: etwemu help %s\n", args[0])
 		return 2
 	}
-	c, ok := commands[args[0]]
 	if !ok || args[0] == "help" {
 		if !ok {
 			fmt.Fprintf(stderr, "etwemu: unknown command %q (etwemu help lists the commands)\n", args[0])

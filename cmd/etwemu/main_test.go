@@ -31,8 +31,13 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 		t.Fatalf("help demo: code %d, %q", code, out.String())
 	}
 	errb.Reset()
-	if code := run([]string{"help", "demo", "dump"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "one command at a time") {
+	if code := run([]string{"help", "demo", "dump"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "one command at a time") || strings.Contains(errb.String(), "help dump") {
 		t.Fatalf("help demo dump: code %d, %q", code, errb.String())
+	}
+	// A subcommand's help is its command's, as the hint of modes check's usage says.
+	out.Reset()
+	if code := run([]string{"help", "modes", "check"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage: etwemu modes check") || !strings.Contains(out.String(), "-max-file-size") {
+		t.Fatalf("help modes check: code %d, %q", code, out.String())
 	}
 	errb.Reset()
 	if code := run([]string{"nonsense"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), `unknown command "nonsense"`) {
