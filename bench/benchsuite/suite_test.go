@@ -1,6 +1,7 @@
 package benchsuite
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -137,7 +138,7 @@ func TestMeasurePicksRuns(t *testing.T) {
 		return testing.BenchmarkResult{N: 1000, T: 1000 * d}
 	}
 	cases := []Case{{Name: "floor", Floor: true}, {Name: "emu"}, {Name: "empty"}}
-	got := measure(cases, func(i int, c Case) { current = c.Name }, bench)
+	got := measure(context.Background(), cases, func(i int, c Case) { current = c.Name }, bench)
 	for _, c := range cases {
 		if runs[c.Name] != Runs {
 			t.Errorf("%s ran %d times, want %d", c.Name, runs[c.Name], Runs)

@@ -1,6 +1,7 @@
 package benchsuite
 
 import (
+	"context"
 	"fmt"
 	"html"
 	"runtime"
@@ -96,8 +97,10 @@ type SweepPoint struct {
 // probe, so that runs that are compared were taken seconds apart, not a design's whole
 // series apart, and the probe's spread is that of the designs' time.
 // progress, if not nil, is called before each measurement. GOMAXPROCS is restored at
-// the end.
-func Sweep(writers []int, count int, progress func(writers int, design string, run int)) []SweepPoint {
+// the end. Once ctx is done it measures no more (the run under way finishes) and
+// returns the points of the writer counts with at least one whole round, from their
+// whole rounds.
+func Sweep(ctx context.Context, writers []int, count int, progress func(writers int, design string, run int)) []SweepPoint {
 	saved := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(saved)
 	var out []SweepPoint
@@ -110,8 +113,13 @@ func Sweep(writers []int, count int, progress func(writers int, design string, r
 		for i, c := range cases {
 			names[i] = designName(c)
 		}
+		rounds := 0 // whole rounds
+	measure:
 		for run := 0; run < count; run++ {
 			for i, c := range cases {
+				if ctx.Err() != nil {
+					break measure
+				}
 				if progress != nil {
 					progress(w, names[i], run)
 				}
@@ -119,8 +127,18 @@ func Sweep(writers []int, count int, progress func(writers int, design string, r
 				ns[i] = append(ns[i], r.NsPerOp())
 				lost[i] = append(lost[i], r.Extra["lost/op"])
 			}
+			rounds++
+		}
+		if rounds == 0 {
+			break
+		}
+		for i := range cases {
+			ns[i], lost[i] = ns[i][:rounds], lost[i][:rounds]
 		}
 		out = append(out, summarize(w, names, ns, lost)...)
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package benchsuite
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,21 +34,28 @@ const UnsteadyAt = 0.25
 const LossyAt = 0.01
 
 // Measure runs each case Runs times with testing.Benchmark (so -test.benchtime applies)
-// and calls progress before each case; it returns the results in order.
-func Measure(cases []Case, progress func(i int, c Case)) []Result {
-	return measure(cases, progress, testing.Benchmark)
+// and calls progress before each case; it returns the results in order. Once ctx is done
+// it runs no more (the run under way finishes) and returns the cases it measured whole.
+func Measure(ctx context.Context, cases []Case, progress func(i int, c Case)) []Result {
+	return measure(ctx, cases, progress, testing.Benchmark)
 }
 
 // measure is Measure with the function that runs one benchmark.
-func measure(cases []Case, progress func(i int, c Case), bench func(func(*testing.B)) testing.BenchmarkResult) []Result {
+func measure(ctx context.Context, cases []Case, progress func(i int, c Case), bench func(func(*testing.B)) testing.BenchmarkResult) []Result {
 	out := make([]Result, 0, len(cases))
 	for i, c := range cases {
+		if ctx.Err() != nil {
+			break
+		}
 		if progress != nil {
 			progress(i, c)
 		}
 		runs := make([]testing.BenchmarkResult, Runs)
 		r := Result{Case: c, Runs: make([]float64, Runs)}
 		for j := range runs {
+			if ctx.Err() != nil {
+				return out // this case is not whole
+			}
 			runs[j] = bench(c.Run)
 			r.Runs[j] = Result{BenchmarkResult: runs[j]}.NsPerOp()
 		}
@@ -158,7 +166,7 @@ func Table(results []Result) string {
 // it timed nothing): run before and after a suite, it shows whether the machine's speed
 // moved meanwhile (Trailer).
 func ProbeNs() float64 {
-	return Measure([]Case{ProbeCase(false)}, nil)[0].NsPerOp()
+	return Measure(context.Background(), []Case{ProbeCase(false)}, nil)[0].NsPerOp()
 }
 
 // Trailer is what follows a suite's Table: the machine probe's times before and after

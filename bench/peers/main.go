@@ -7,6 +7,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -41,7 +42,7 @@ func run(benchtime time.Duration, short bool, out string) error {
 	start := time.Now()
 	fmt.Fprintf(os.Stderr, "%d benchmarks, %v each, GOMAXPROCS %d\n  machine probe, before\n", len(cases), benchtime, runtime.GOMAXPROCS(0))
 	before := benchsuite.ProbeNs()
-	results := benchsuite.Measure(cases, func(i int, c benchsuite.Case) {
+	results := benchsuite.Measure(context.Background(), cases, func(i int, c benchsuite.Case) {
 		fmt.Fprintf(os.Stderr, "  [%d/%d] %s (%v)\n", i+1, len(cases), c.Name, time.Since(start).Round(time.Second))
 	})
 	fmt.Fprintln(os.Stderr, "  machine probe, after")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -29,7 +30,7 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "with -sweep: print the points as JSON instead of a table")
 	svg := fs.String("svg", "", "with -sweep: also write the chart of events/s against writers to this SVG file")
 	force := fs.Bool("force", false, "with -svg: "+forceHelp)
-	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload, then the machine\nprobe's time before and after the suite, which shows whether the machine's speed moved.\nProgress lines go to stderr, so 'etwemu bench > table.md' keeps only the table. Other\nloggers (zerolog, zap) are in the separate module bench/peers.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
+	about := "Usage: etwemu bench [flags]\n\nRuns etwemu's write benchmarks (the suite of bench/, short by default) and prints a\ntable: time per event, throughput, events lost, allocations, and each time against the\nfloor (the least any per-processor tracer must do) at the same payload, then the machine\nprobe's time before and after the suite, which shows whether the machine's speed moved.\nProgress lines go to stderr, so 'etwemu bench > table.md' keeps only the table. Other\nloggers (zerolog, zap) are in the separate module bench/peers.\n\nSIGINT or SIGTERM (Ctrl-C) stops after the run under way and prints what was measured\nwhole (the suite's finished rows, the sweep's writer counts with a whole round); the\nexit status is then 128 plus the signal's number. A second signal exits at once.\n\nOn Linux, ETWEMU_BENCH_CPU=N pins the writer of the one-goroutine rows to CPU N, to\ncompare two builds on the same CPU of a machine whose CPUs do not run equally fast."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -73,8 +74,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "etwemu bench: %v\n", err)
 		return 1
 	}
+	ctx, stop := interruptible(context.Background(), stderr, "the benchmarks after the run under way")
+	defer stop()
 	if *sweep {
-		return runSweep(writers, *count, *asJSON, *svg, stdout, stderr)
+		return runSweep(ctx, writers, *count, *asJSON, *svg, stdout, stderr)
 	}
 	cases := benchsuite.Short()
 	if *full {
@@ -84,7 +87,10 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	tty := isTerminal(stderr)
 	fmt.Fprintln(stderr, "  machine probe, before")
 	before := benchsuite.ProbeNs()
-	results := benchsuite.Measure(cases, func(i int, c benchsuite.Case) {
+	results := benchsuite.Measure(ctx, cases, func(i int, c benchsuite.Case) {
+		if benchMeasuring != nil {
+			benchMeasuring(ctx, i)
+		}
 		line := fmt.Sprintf("  [%d/%d] %s", i+1, len(cases), c.Name)
 		if tty {
 			fmt.Fprintf(stderr, "\r\033[K%s", line)
@@ -97,9 +103,19 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "  machine probe, after")
 	after := benchsuite.ProbeNs()
+	if code := interruptedCode(ctx); code != 0 {
+		fmt.Fprintf(stdout, "Interrupted: the %d of %d benchmarks measured whole.\n\n", len(results), len(cases))
+		fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, after))
+		return code
+	}
 	fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, after))
 	return 0
 }
+
+// benchMeasuring, when not nil, is called with bench's context before the i-th
+// benchmark of the suite, or the i-th run of the sweep, counted from 0: a test sends its
+// signal there.
+var benchMeasuring func(ctx context.Context, i int)
 
 // setBenchtime sets the time testing.Benchmark gives each benchmark, which it takes from
 // the testing package's -test.benchtime flag.
@@ -153,10 +169,15 @@ func isTerminal(w io.Writer) bool {
 }
 
 // runSweep measures and prints the processor sweep, and writes its chart if asked.
-func runSweep(writers []int, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
+// A signal stops it after the run under way: it prints the points of the writer counts
+// with a whole round and exits with 128 plus the signal's number.
+func runSweep(ctx context.Context, writers []int, count int, asJSON bool, svg string, stdout, stderr io.Writer) int {
 	total := benchsuite.SweepRuns(writers, count)
 	done := 0
-	points := benchsuite.Sweep(writers, count, func(w int, design string, run int) {
+	points := benchsuite.Sweep(ctx, writers, count, func(w int, design string, run int) {
+		if benchMeasuring != nil {
+			benchMeasuring(ctx, done)
+		}
 		done++
 		fmt.Fprintf(stderr, "  [%d/%d] %d writer(s), %s, run %d\n", done, total, w, design, run+1)
 	})
@@ -180,6 +201,10 @@ func runSweep(writers []int, count int, asJSON bool, svg string, stdout, stderr 
 			return 1
 		}
 		fmt.Fprintf(stderr, "chart written to %s\n", svg)
+	}
+	if code := interruptedCode(ctx); code != 0 {
+		fmt.Fprintf(stderr, "etwemu bench: interrupted: the points above are the writer counts with a whole round\n")
+		return code
 	}
 	return 0
 }

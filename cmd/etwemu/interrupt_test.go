@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -194,5 +195,44 @@ func TestDemoPMCRefusedFirst(t *testing.T) {
 	}
 	if out.Len() != 0 || !strings.HasPrefix(errb.String(), `etwemu demo: -pmc "TotalCycles,NoSuchCounter": `) {
 		t.Errorf("stdout %q, stderr %q: want nothing printed before the refusal", out.String(), errb.String())
+	}
+}
+
+// SIGINT stops bench after the benchmark under way: the table holds the rows measured
+// whole, the exit status is 130. The sweep likewise prints the writer counts with a whole
+// round.
+func TestBenchSignalPrintsWhatWasMeasured(t *testing.T) {
+	send, _ := fakeSignals(t)
+	at := 0 // the benchmark (suite) or run (sweep) before which the signal comes
+	benchMeasuring = func(ctx context.Context, i int) {
+		if i == at {
+			send(syscall.SIGINT)
+			<-ctx.Done()
+		}
+	}
+	t.Cleanup(func() { benchMeasuring = nil })
+
+	at = 2
+	var out bytes.Buffer
+	var errb syncBuffer
+	if code := run([]string{"bench", "-benchtime", "1ms"}, &out, &errb); code != 130 {
+		t.Fatalf("bench: exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	if !strings.Contains(out.String(), "Interrupted: the 2 of ") || !strings.Contains(out.String(), "Machine probe") {
+		t.Errorf("stdout does not give the two rows measured whole:\n%s", out.String())
+	}
+
+	// The sweep of 1 and 2 writers runs five designs a round: the signal before run 7
+	// leaves one whole round of 1 writer, and none of 2.
+	at = 7
+	out.Reset()
+	if code := run([]string{"bench", "-sweep", "-writers", "1,2", "-benchtime", "1ms", "-json"}, &out, &errb); code != 130 {
+		t.Fatalf("bench -sweep: exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	var points []struct {
+		Writers int `json:"writers"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &points); err != nil || len(points) != 4 || points[3].Writers != 1 {
+		t.Fatalf("points %+v (%v); want the four designs at 1 writer\n%s", points, err, out.String())
 	}
 }
