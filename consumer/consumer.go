@@ -34,7 +34,9 @@ import (
 // is Err's. Stop, Shutdown, Close, Wait and Err are valid in any state and from any
 // goroutine but EventCallback's; Shutdown and Wait wait for Events to be read, so the
 // reader must not call them with more queued than Events holds (Stop and Close never
-// wait for it). Stop or Close before Start ends the consumer unstarted.
+// wait for it). Stop or Close before Start ends the consumer unstarted. A Consumer no
+// constructor made (a zero or nil one) does nothing: each method returns
+// ERROR_INVALID_HANDLE.
 type Consumer struct {
 	// Events receives each event from DefaultEventCallback; it holds 4,096, as
 	// 0xrawsec's does. Closed when the consumer ends; events already in it stay readable.
@@ -150,11 +152,26 @@ func NewConsumerOn(ctx context.Context, k *emu.Kernel) *Consumer {
 	return c
 }
 
+// errNotMade is what every method of a Consumer that no constructor made returns.
+var errNotMade = winerr.Because(winerr.ErrInvalidHandle, "consumer: the Consumer was not made by NewConsumer, NewRealTimeConsumer or NewConsumerOn (a zero or nil Consumer has no kernel, context or Events channel)")
+
+// made returns errNotMade for a nil Consumer or a zero one, whose every method then
+// returns it (From* do nothing, and Start says why) rather than panic or wait forever.
+func (c *Consumer) made() error {
+	if c == nil || c.ended == nil {
+		return errNotMade
+	}
+	return nil
+}
+
 // FromSessions adds sessions to read (golang-etw's FromSessions); the Filter of each
 // provider a session's Providers returns applies to its events, as that list stands
 // when each buffer is read. A nil session makes Start fail with
 // ERROR_INVALID_PARAMETER. Sources are fixed at Start: added later, they are ignored.
 func (c *Consumer) FromSessions(sessions ...Session) *Consumer {
+	if c.made() != nil {
+		return c // Start says why
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, s := range sessions {
@@ -170,6 +187,9 @@ func (c *Consumer) FromSessions(sessions ...Session) *Consumer {
 // FromTraceNames adds sessions to read by name (golang-etw's FromTraceNames); no
 // provider Filter applies to them. Sources are fixed at Start.
 func (c *Consumer) FromTraceNames(names ...string) *Consumer {
+	if c.made() != nil {
+		return c // Start says why
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range names {
@@ -181,6 +201,9 @@ func (c *Consumer) FromTraceNames(names ...string) *Consumer {
 // FromFiles adds ETL files to read, through the kernel's file system (Config.FileSystem)
 // or the operating system's. Sources are fixed at Start.
 func (c *Consumer) FromFiles(paths ...string) *Consumer {
+	if c.made() != nil {
+		return c // Start says why
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range paths {
@@ -208,6 +231,9 @@ func (c *Consumer) badLocked(err error) {
 // starts once: after a failed Start it has ended (Wait returns the error, Events is
 // closed), and Start after Start, Stop or Close fails.
 func (c *Consumer) Start() error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != stateNew {
@@ -285,6 +311,9 @@ func (c *Consumer) endLocked() {
 // Wait blocks until the consumer has ended (its sources ended by themselves, or Stop,
 // Close or a source's error ended them), then returns Err.
 func (c *Consumer) Wait() error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	<-c.ended
 	return c.Err()
 }
@@ -299,6 +328,9 @@ func (c *Consumer) Wait() error {
 // must not be called from EventCallback, which it waits for. Shutdown delivers
 // everything queued to Events instead. Stop before Start ends the consumer unstarted.
 func (c *Consumer) Stop() error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	select {
 	case <-c.stopped:
@@ -316,6 +348,9 @@ func (c *Consumer) Stop() error {
 // it from a goroutine other than the reader's, or with a deadline: the reader waiting in
 // it reads nothing.
 func (c *Consumer) Shutdown(ctx context.Context) error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -347,6 +382,9 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 // is closed; no EventCallback call runs after it returns. Close before Start ends the
 // consumer unstarted; closing twice does nothing more.
 func (c *Consumer) Close() error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	switch c.state {
 	case stateNew:
@@ -364,6 +402,9 @@ func (c *Consumer) Close() error {
 // the consumer's context is none), else the last error a callback returned, else nil
 // (0xrawsec's Err).
 func (c *Consumer) Err() error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -381,6 +422,9 @@ func (c *Consumer) Abort() error { return c.Close() }
 // StopWithTimeout is tekert's: a timeout of 0 is Stop, a negative one is Abort, and any
 // other is Shutdown with that deadline (after which what is still queued is dropped).
 func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	switch {
 	case timeout == 0:
 		return c.Stop()
@@ -400,6 +444,9 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 // consumer ends. Any other fn,
 // nil included, is ERROR_INVALID_PARAMETER.
 func (c *Consumer) ProcessEvents(fn any) error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	switch f := fn.(type) {
 	case func(*Event):
 		if f != nil {
@@ -428,6 +475,9 @@ func (c *Consumer) ProcessEvents(fn any) error {
 // returns the consumer's context's error (the context ends before Events is closed). Call
 // it from EventCallback, where the consumer serializes it with its own end.
 func (c *Consumer) DefaultEventCallback(e *Event) error {
+	if err := c.made(); err != nil {
+		return err
+	}
 	if e == nil {
 		return winerr.New(winerr.ErrInvalidParameter, "consumer: DefaultEventCallback: nil event")
 	}
@@ -462,6 +512,9 @@ func (c *Consumer) DefaultEventCallback(e *Event) error {
 // QueryTrace returns the properties and counters of the running session name
 // (ControlTrace QUERY; tekert's QueryTrace); ERROR_WMI_INSTANCE_NOT_FOUND when none runs.
 func (c *Consumer) QueryTrace(name string) (*emu.Properties, error) {
+	if err := c.made(); err != nil {
+		return nil, err
+	}
 	if c.kerr != nil {
 		return nil, c.kerr
 	}

@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/etwemu/etwemu/consumer"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // syncKernel is a synchronous kernel of one processor: a flush delivers every buffer to
@@ -523,6 +525,35 @@ func TestNilArguments(t *testing.T) {
 	c = consumer.NewConsumerOn(context.Background(), k).FromSessions(nil)
 	if err := c.Start(); err == nil || !strings.Contains(err.Error(), "ERROR_INVALID_PARAMETER") {
 		t.Errorf("a nil session: %v, want ERROR_INVALID_PARAMETER", err)
+	}
+}
+
+// TestUnmadeConsumer: a zero Consumer and a nil one return ERROR_INVALID_HANDLE from
+// every method, without a panic (a zero one's Start used to panic on a goroutine of its
+// own, its Stop to panic holding its lock) or a wait that never ends (Wait,
+// ProcessEvents).
+func TestUnmadeConsumer(t *testing.T) {
+	var zero consumer.Consumer
+	for name, c := range map[string]*consumer.Consumer{"zero": &zero, "nil": nil} {
+		calls := map[string]func() error{
+			"Start":                func() error { return c.FromTraceNames("x").FromFiles("y").FromSessions(nil).Start() },
+			"Wait":                 c.Wait,
+			"Stop":                 c.Stop,
+			"Shutdown":             func() error { return c.Shutdown(context.Background()) },
+			"Close":                c.Close,
+			"Abort":                c.Abort,
+			"Err":                  c.Err,
+			"LastError":            c.LastError,
+			"StopWithTimeout":      func() error { return c.StopWithTimeout(time.Second) },
+			"ProcessEvents":        func() error { return c.ProcessEvents(func(*consumer.Event) {}) },
+			"DefaultEventCallback": func() error { return c.DefaultEventCallback(&consumer.Event{}) },
+			"QueryTrace":           func() error { _, err := c.QueryTrace("x"); return err },
+		}
+		for call, f := range calls {
+			if err := f(); !errors.Is(err, winerr.ErrInvalidHandle) {
+				t.Errorf("%s Consumer: %s: %v, want ERROR_INVALID_HANDLE", name, call, err)
+			}
+		}
 	}
 }
 
