@@ -90,11 +90,11 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 			k.mu.Unlock()
 			return err
 		}
-		k.rerouteLocked()
+		k.rerouteLocked(c.Regs...)
 		k.queueChangeLocked(c, changeEnable, ep.SourceID)
 	case regentry.ControlDisable:
 		if c, ok := k.guids.Disable(provider, typ, l.ID()); ok {
-			k.rerouteLocked()
+			k.rerouteLocked(c.Regs...)
 			k.queueChangeLocked(c, changeDisable, ep.SourceID)
 		}
 	case regentry.ControlCaptureState:

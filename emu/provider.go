@@ -216,7 +216,7 @@ func (k *Kernel) EventUnregister(h *Registration) error {
 	if g := r.GroupEntry(); g != nil {
 		k.guids.Unregister(g, r)
 	}
-	k.rerouteLocked()
+	k.rerouteLocked(r)
 	delete(k.regs, r)
 	if k.regUsed != nil {
 		k.regUsed[r.Index()/64] &^= 1 << (r.Index() % 64)
@@ -267,7 +267,7 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 	if old != nil && (!hasGroup || old.GUID() != want) {
 		k.guids.Unregister(old, r)
 		r.SetGroupEntry(nil)
-		k.rerouteLocked()
+		k.rerouteLocked(r)
 		old = nil
 	}
 	if hasGroup && old == nil {
@@ -276,7 +276,7 @@ func (k *Kernel) setTraitsLocked(r *regentry.Entry, blob []byte) error {
 			return err
 		}
 		r.SetGroupEntry(g)
-		k.rerouteLocked()
+		k.rerouteLocked(r)
 		if agg := g.Provider(); agg.IsEnabled != 0 {
 			k.notify.push(notification{reg: r, code: regentry.ControlEnable, info: regInfo(r, agg)})
 		}

@@ -65,16 +65,26 @@ func errForeign() error {
 }
 
 // rerouteLocked is called by every control call that changes where events go, after the
-// change: routes cached before it are no longer used, and are dropped so they do not keep
-// a stopped session's buffers reachable.
+// change, with the registrations whose masks, or whose GUID entry's slots, it changed:
+// routes cached before it are no longer used, for the routing count moves on, and those
+// of regs are dropped, so that they do not keep a stopped session's buffers reachable (a
+// route to a session is cached only by a registration on an entry whose slot holds the
+// session, and every call that empties such a slot names that entry's registrations).
+// The other registrations' routes are stale by the count alone: a control call costs
+// time in proportion to what it changes, not to every registration the kernel holds,
+// which made N enables or unregisters take time in proportion to N squared.
 // Preconditions: k.mu is held.
-func (k *Kernel) rerouteLocked() {
+func (k *Kernel) rerouteLocked(regs ...guidtable.Registration) {
 	next := &epoch{}
 	if e := k.routing.Load(); e != nil { // nil in a Kernel not made by New
 		next.n = e.n + 1
 	}
 	k.routing.Store(next)
-	for _, r := range k.regs {
-		r.route.Store(nil)
+	for _, g := range regs {
+		if e, ok := g.(*regentry.Entry); ok {
+			if r := k.regs[e]; r != nil {
+				r.route.Store(nil)
+			}
+		}
 	}
 }

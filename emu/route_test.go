@@ -135,6 +135,66 @@ func TestCachedRouteFollowsControlCalls(t *testing.T) {
 	}
 }
 
+// A control call drops the cached routes of the registrations it changed and no others:
+// those are stale by the routing count alone, so that N enables or unregisters among N
+// registrations cost time in proportion to N, not N squared. A stale route is never
+// used: the next write takes the general path and caches a new one.
+func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	if !k.tsc {
+		t.Skip("routes are cached with the time-stamp counter clock only")
+	}
+	h, sink := startMem(t, k, "a", 0)
+	regs := make([]*Registration, 4)
+	for i := range regs {
+		g := guid.FromName(fmt.Sprint("route-", i))
+		regs[i], _ = k.EventRegister(g, nil, nil)
+		if err := k.EnableTraceEx2(h, g, regentry.ControlEnable, 0, 0, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range regs {
+		if err := k.EventWrite(r, &EventDescriptor{ID: 1}, nil); err != nil || r.route.Load() == nil {
+			t.Fatalf("write: %v; route %v", err, r.route.Load())
+		}
+	}
+	// Disable the first provider, unregister the second.
+	if err := k.EnableTraceEx2(h, regs[0].Provider(), regentry.ControlDisable, 0, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EventUnregister(regs[1]); err != nil {
+		t.Fatal(err)
+	}
+	stale := regs[2].route.Load()
+	switch {
+	case regs[0].route.Load() != nil || regs[1].route.Load() != nil:
+		t.Fatal("the disabled or unregistered provider keeps its route")
+	case stale == nil || regs[3].route.Load() == nil:
+		t.Fatal("an unchanged registration's route was dropped: the call walked every registration")
+	case stale.routing == k.routing.Load():
+		t.Fatal("the unchanged registration's route is current after two control calls")
+	}
+	if err := k.EventWrite(regs[2], &EventDescriptor{ID: 2}, nil); err != nil || regs[2].route.Load() == stale {
+		t.Fatalf("write: %v; the stale route was kept", err)
+	}
+	// Stopping the session drops the routes to it.
+	if err := k.StopTrace(h, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range regs {
+		if rt := r.route.Load(); rt != nil && rt.l != nil {
+			t.Errorf("registration %d keeps a route to the stopped session", i)
+		}
+	}
+	if n := len(records(t, sink)); n != 5 {
+		t.Errorf("%d events delivered, want 5", n)
+	}
+}
+
 // Writers reuse cached routes while another goroutine keeps changing where events go:
 // enabling and disabling sessions at other levels, moving the provider in and out of a
 // group, stopping a session. Under the race detector this checks that the routes are

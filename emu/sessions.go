@@ -357,7 +357,11 @@ func (k *Kernel) stop(l *session.Logger) error {
 		k.sysLoggers[i] = nil
 	}
 	changes := k.guids.DisableLogger(l.ID())
-	k.rerouteLocked()
+	var regs []guidtable.Registration // whose entries held the session: theirs are the routes to it
+	for _, c := range changes {
+		regs = append(regs, c.Regs...)
+	}
+	k.rerouteLocked(regs...)
 	k.loggers[l.ID()].Store(nil)
 	delete(k.names, lowerName(l.Name()))
 	for _, c := range changes {

@@ -36,7 +36,7 @@ func (k *Kernel) PokeEnableMask(r *Registration, group bool, mask uint8) error {
 		typ = guidtable.GroupGuid
 	}
 	r.e.SetEnableMask(typ, mask)
-	k.rerouteLocked()
+	k.rerouteLocked(&r.e)
 	return nil
 }
 
@@ -60,6 +60,6 @@ func (k *Kernel) PokeSlot(g guid.GUID, group bool, slot int) error {
 	if !e.ClearSlotBehindKernel(slot) {
 		return winerr.New(winerr.ErrInvalidParameter, "EnableInfo[%d] of %s holds no enablement", slot, g)
 	}
-	k.rerouteLocked()
+	k.rerouteLocked(e.Registrations()...)
 	return nil
 }

@@ -71,7 +71,7 @@ var bugs = []bug{
 	// API: the route caches one session, so after the disable the registration's mask
 	// is zero and EventWrite returns before it looks at the route. An enable can.
 	{"emu: enable no longer invalidates EventWrite's cached route", "emu/enable.go",
-		"\t\tk.rerouteLocked()\n\t\tk.queueChangeLocked(c, changeEnable, ep.SourceID)", "\t\tk.queueChangeLocked(c, changeEnable, ep.SourceID)"},
+		"\t\tk.rerouteLocked(c.Regs...)\n\t\tk.queueChangeLocked(c, changeEnable, ep.SourceID)", "\t\tk.queueChangeLocked(c, changeEnable, ep.SourceID)"},
 	{"emu: a session enabled for a provider and its group gets the event twice", "emu/write.go",
 		"\t\tseen[id>>6] |= 1 << (id & 63)\n\t\terrIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)\n",
 		"\t\terrIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)\n"},
