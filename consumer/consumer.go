@@ -67,7 +67,8 @@ type Consumer struct {
 	// LostEvents counts the events the sessions lost while this consumer was attached to
 	// them (EventsLost: refused at the writer, so lost to every consumer). LostBuffers
 	// counts the buffers the sessions dropped for this consumer alone because it had too
-	// many unprocessed; another consumer's losses are not in it. Skipped counts the events
+	// many unprocessed; another consumer's losses are not in it, and LostBufferEvents
+	// counts the events those buffers held. Skipped counts the events
 	// a provider's Filter, a record or helper callback, or a full Events dropped, and those
 	// no EventCallback took (set to nil). Dropped counts the events that reached this
 	// consumer and that it gave up unread because it ended first (Close, Abort, a Shutdown
@@ -80,8 +81,11 @@ type Consumer struct {
 	// goroutines, atomically.
 	LostEvents  atomic.Uint64
 	LostBuffers atomic.Uint64
-	Skipped     atomic.Uint64
-	Dropped     atomic.Uint64
+	// LostBufferEvents counts the events in the buffers LostBuffers counts (an etwemu
+	// addition: golang-etw's RT_LostBuffer notice gives only the buffers).
+	LostBufferEvents atomic.Uint64
+	Skipped          atomic.Uint64
+	Dropped          atomic.Uint64
 
 	k      *emu.Kernel        // nil when kerr says why; immutable
 	kerr   error              // why there is no kernel; immutable
@@ -619,14 +623,16 @@ func (c *Consumer) attach(name string, ss Session) (run func() error, detach fun
 		return nil, nil, err
 	}
 	view := t.Session()
-	lastEvents, lastBuffers := view.Stats().EventsLost, uint64(0)
+	lastEvents, lastBuffers, lastInBuffers := view.Stats().EventsLost, uint64(0), uint64(0)
 	// losses announces what was lost since the last look: the session's refused events,
-	// and the buffers dropped for this consumer.
+	// and the buffers dropped for this consumer (counted with their events).
 	losses := func() error {
 		ne, nb := view.Stats().EventsLost-lastEvents, t.BuffersLost()-lastBuffers
-		lastEvents, lastBuffers = lastEvents+ne, lastBuffers+nb
+		nbe := t.EventsInBuffersLost() - lastInBuffers
+		lastEvents, lastBuffers, lastInBuffers = lastEvents+ne, lastBuffers+nb, lastInBuffers+nbe
 		c.LostEvents.Add(ne)
 		c.LostBuffers.Add(nb)
+		c.LostBufferEvents.Add(nbe)
 		if ne > 0 {
 			if err := c.emit(lostEvent(OpcodeRTLostEvent, "EventsLost", ne, name)); err != nil {
 				return err

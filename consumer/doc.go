@@ -87,6 +87,7 @@
 // RT_LostEvent class (opcode 32 RTLostEvent, 33 RTLostBuffer) carrying the count, and
 // LostEvents and LostBuffers count them. LostEvents counts the events the sessions
 // refused while the consumer was attached (lost to every consumer); LostBuffers counts
-// only the buffers dropped for this consumer because it fell behind. With Skipped and
-// Dropped they account for every event a session sent the consumer.
+// only the buffers dropped for this consumer because it fell behind, and LostBufferEvents
+// the events in them. With Skipped and Dropped they account for every event a session
+// sent the consumer: delivered + LostEvents + LostBufferEvents + Skipped + Dropped.
 package consumer

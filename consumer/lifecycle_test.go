@@ -333,6 +333,19 @@ func TestLostBuffersPerConsumer(t *testing.T) {
 		t.Errorf("fast: %d events, %d buffers lost; stuck: %d lost; session: %d lost; want %d, 0, >0, >0",
 			got, fast.LostBuffers.Load(), stuck.LostBuffers.Load(), sessionLost, rounds*each)
 	}
+	// The stuck consumer's books: the events Events holds, those in the buffers it lost,
+	// and those it dropped unread at Close are every event written.
+	held := 0
+	for e := range stuck.Events {
+		if e.Name == "E" {
+			held++
+		}
+	}
+	inLost, dropped := stuck.LostBufferEvents.Load(), stuck.Dropped.Load()
+	if inLost == 0 || uint64(held)+inLost+dropped+stuck.Skipped.Load()+stuck.LostEvents.Load() != rounds*each {
+		t.Errorf("stuck: %d held, %d in lost buffers, %d dropped, %d skipped, %d lost: want them to add up to %d",
+			held, inLost, dropped, stuck.Skipped.Load(), stuck.LostEvents.Load(), rounds*each)
+	}
 }
 
 // cutFile writes n events to an ETL file through a file session, then stores a copy cut

@@ -101,6 +101,10 @@ func (t *Trace) BuffersDropped() uint64 { return t.a.BuffersDropped() }
 // session's RealTimeBuffersLost counts what any consumer lost.
 func (t *Trace) BuffersLost() uint64 { return t.a.BuffersLost() }
 
+// EventsInBuffersLost returns the events in the buffers BuffersLost counts (an etwemu
+// addition).
+func (t *Trace) EventsInBuffersLost() uint64 { return t.a.EventsInBuffersLost() }
+
 // SaveBuffers writes the in-memory ring of the EVENT_TRACE_BUFFERING_MODE session named
 // name to a new ETL file at path (through Config.FileSystem), oldest buffer first, as
 // xperf -flush does; the session keeps running and keeps its ring. It returns the trace

@@ -201,3 +201,7 @@ func (a *Attachment) Close() {
 // queue was full: what this consumer lost, where the session's RealTimeBuffersLost
 // counts what any consumer lost.
 func (a *Attachment) BuffersLost() uint64 { return a.c.lost.Load() }
+
+// EventsInBuffersLost returns the events (EVENT_HEADER records) in the buffers
+// BuffersLost counts, which no consumer notice carries (RT_LostBuffer gives the buffers).
+func (a *Attachment) EventsInBuffersLost() uint64 { return a.c.lostEvents.Load() }

@@ -54,6 +54,9 @@ type realtime struct {
 type consumer struct {
 	ch   chan []byte   // bounded; sent to by the logger goroutine under realtime.mu, closed under realtime.mu at stop or Detach
 	lost atomic.Uint64 // buffers dropped for this consumer alone; added to by the logger goroutine, atomic
+	// lostEvents counts the EVENT_HEADER records in the buffers lost counts. Added to by
+	// the logger goroutine, atomic.
+	lostEvents atomic.Uint64
 }
 
 // deliver hands a sealed buffer to the consumers (WmipFlushBuffer's real-time step). A
@@ -87,17 +90,39 @@ func (l *Logger) deliver(buf []byte) {
 	}
 	cp := append([]byte(nil), buf...)
 	lost := false
+	events := uint64(0) // the buffer's events, counted at its first loss
 	for _, c := range rt.consumers {
 		select {
 		case c.ch <- cp:
 		default:
+			if !lost {
+				events = eventRecords(cp)
+			}
 			c.lost.Add(1)
+			c.lostEvents.Add(events)
 			lost = true
 		}
 	}
 	if lost {
 		l.rtBuffersLost.Add(1)
 	}
+}
+
+// eventRecords counts the EVENT_HEADER records of a sealed buffer: what a consumer that
+// loses it loses of the events providers wrote.
+func eventRecords(buf []byte) uint64 {
+	b, err := etl.ParseBuffer(buf)
+	if err != nil {
+		return 0 // the logger sealed it: cannot happen
+	}
+	n := uint64(0)
+	_ = b.Records(func(r etl.Record) error {
+		if r.Kind == etl.KindEventHeader {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // Waiters returns how many writers of an EVENT_TRACE_BLOCKING_MODE session are waiting
