@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net"
@@ -150,7 +151,12 @@ func (h *Handler) lesson(name string) (Lesson, bool) {
 
 func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	var req FrameRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest)).Decode(&req); err != nil {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequest))
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
 		if mb := (*http.MaxBytesError)(nil); errors.As(err, &mb) {
 			http.Error(w, fmt.Sprintf("the request is over the %d bytes a frame request may take", maxRequest), http.StatusRequestEntityTooLarge)
 			return
@@ -191,6 +197,9 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 		code := http.StatusInternalServerError
 		switch {
 		case errors.Is(err, errBusy):
+			code = http.StatusServiceUnavailable
+		case r.Context().Err() != nil && !errors.Is(err, context.DeadlineExceeded):
+			// The server is shutting down (a signal), or the client went away.
 			code = http.StatusServiceUnavailable
 		case errors.Is(err, context.DeadlineExceeded):
 			// The server's bound, not a slow client (408): the steps ask for more work

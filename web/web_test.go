@@ -79,6 +79,8 @@ func TestFrameRequestsAreBounded(t *testing.T) {
 	for body, code := range map[string]int{
 		`{"lesson":"nope"}`: http.StatusNotFound,
 		`not json`:          http.StatusBadRequest,
+		`{}{}{`:             http.StatusBadRequest, // one value, not the first of several
+		"{} \n":             http.StatusOK,
 		`{"typed":["` + strings.Repeat("x", 5000) + `"]}`:            http.StatusBadRequest,
 		`{"typed":["a\nb"]}`:                                         http.StatusBadRequest,
 		`{"typed":[` + strings.Repeat(`"help",`, MaxSteps) + `"x"]}`: http.StatusBadRequest,
@@ -105,7 +107,16 @@ func TestFrameRequestsAreBounded(t *testing.T) {
 			t.Errorf("%s %s: %d, Allow %q; want 405, Allow %s", c.method, c.path, w.Code, w.Header().Get("Allow"), c.allow)
 		}
 	}
+	// A replay whose request ends first (the server shutting down on a signal, or the
+	// client gone) is 503, not a server error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
 	w := httptest.NewRecorder()
+	h.ServeHTTP(w, request("POST", "/api/frame", `{"typed":["write X 1"]}`).WithContext(ctx))
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("a replay of an ended request: %d %s, want 503", w.Code, w.Body.String())
+	}
+	w = httptest.NewRecorder()
 	h.ServeHTTP(w, request("GET", "/api/live", ""))
 	if w.Code != http.StatusNotFound {
 		t.Errorf("/api/live without live mode: %d", w.Code)
