@@ -151,7 +151,12 @@ func (k *Kernel) Processors() int { return k.nproc }
 
 // CurrentProcessor maps the processor the calling goroutine runs on (RDPID, RDTSCP or a
 // portable hint) onto the emulated processors.
-func (k *Kernel) CurrentProcessor() int { return k.emulated(hw.CPU()) }
+func (k *Kernel) CurrentProcessor() int {
+	if k.nproc <= 0 { // a Kernel not made by New has no processors; the writes refuse it first
+		return 0
+	}
+	return k.emulated(hw.CPU())
+}
 
 // emulated maps an operating-system CPU number onto the emulated processors.
 func (k *Kernel) emulated(cpu int) int {

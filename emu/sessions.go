@@ -437,6 +437,9 @@ func (k *Kernel) RevokeLogEvent(session, provider guid.GUID) { k.setLogEvent(ses
 func (k *Kernel) setLogEvent(sg, provider guid.GUID, allow bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.permits == nil { // a Kernel not made by New
+		k.permits = map[guid.GUID]session.Permits{}
+	}
 	next := session.Permits{}
 	for g, ok := range k.permits[sg] {
 		next[g] = ok

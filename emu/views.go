@@ -220,6 +220,9 @@ func (g GuidEntry) Registrations() int { return len(g.e.Registrations()) }
 // GuidEntries returns a view of every GUID entry of the kernel's table.
 func (k *Kernel) GuidEntries() []GuidEntry {
 	var out []GuidEntry
+	if k.guids == nil { // a Kernel not made by New has no table
+		return nil
+	}
 	for _, e := range k.guids.Entries() {
 		out = append(out, GuidEntry{e})
 	}
@@ -227,13 +230,21 @@ func (k *Kernel) GuidEntries() []GuidEntry {
 }
 
 // GuidEntryCount returns how many GUID entries the kernel's table holds.
-func (k *Kernel) GuidEntryCount() int { return k.guids.Len() }
+func (k *Kernel) GuidEntryCount() int {
+	if k.guids == nil {
+		return 0
+	}
+	return k.guids.Len()
+}
 
 // LookupGuidEntry returns the entry of provider g (a provider group's with group).
 func (k *Kernel) LookupGuidEntry(g guid.GUID, group bool) (GuidEntry, bool) {
 	typ := guidtable.TraceGuid
 	if group {
 		typ = guidtable.GroupGuid
+	}
+	if k.guids == nil {
+		return GuidEntry{}, false
 	}
 	if e := k.guids.Lookup(g, typ); e != nil {
 		return GuidEntry{e}, true
