@@ -18,6 +18,7 @@ type Entry struct {
 	raw   [16]byte  // guid in Windows byte order, for the write path; immutable
 	typ   Type      // immutable
 	table *Table    // immutable
+	seq   uint64    // the table's count of entries made when this one was; immutable
 
 	refs    atomic.Int64   // RefCount; written under the bucket lock, read anywhere
 	regs    []Registration // RegListHead; protected by the bucket lock

@@ -242,9 +242,8 @@ func TestEnableInfoEncode(t *testing.T) {
 	}
 }
 
-// DisableLogger walks only the buckets in use, and finds the logger in every one of
-// them: 64 providers spread over the buckets, each enabled for the logger, all
-// cleared by one stop. The mask of buckets in use follows the entries as they come
+// DisableLogger finds the logger in every bucket: 64 providers spread over the buckets,
+// each enabled for the logger, all cleared by one stop, in bucket order. The mask of buckets in use follows the entries as they come
 // and go, and Check reports a mask that does not.
 func TestDisableLoggerEveryBucket(t *testing.T) {
 	tab := New(winver.V2004)
@@ -266,8 +265,14 @@ func TestDisableLoggerEveryBucket(t *testing.T) {
 	if b := check(); len(b) != 0 {
 		t.Fatalf("a sound table broke %v", b)
 	}
-	if changes := tab.DisableLogger(3); len(changes) != 64 {
+	changes := tab.DisableLogger(3)
+	if len(changes) != 64 {
 		t.Fatalf("%d changes, want 64", len(changes))
+	}
+	for i := 1; i < len(changes); i++ {
+		if Hash(changes[i-1].Entry.GUID()) > Hash(changes[i].Entry.GUID()) {
+			t.Fatalf("change %d is of bucket %d, after one of bucket %d: not in bucket order", i, Hash(changes[i].Entry.GUID()), Hash(changes[i-1].Entry.GUID()))
+		}
 	}
 	// The enables were the entries' only references: every entry is gone, every bucket
 	// free, and a second stop finds nothing.
@@ -359,5 +364,45 @@ func TestNilArguments(t *testing.T) {
 	}
 	if e.RefCount() != 1 || len(e.Registrations()) != 1 || tab.Len() != 1 {
 		t.Errorf("after nil unregisters: refs %d, %d registrations, %d entries", e.RefCount(), len(e.Registrations()), tab.Len())
+	}
+}
+
+// The index of held slots follows the enables and disables, so that a logger's stop
+// visits the entries it holds a slot in and no others; Check reports an entry whose
+// slot the index lost (a stop would leave it enabled).
+func TestHeldIndex(t *testing.T) {
+	tab := New(winver.V2004)
+	held := func(id uint16) int {
+		tab.heldMu.Lock()
+		defer tab.heldMu.Unlock()
+		return len(tab.held[id])
+	}
+	var gs []guid.GUID
+	for i := range 100 {
+		g := guid.FromName(fmt.Sprint("held-", i))
+		gs = append(gs, g)
+		if _, err := tab.Register(g, TraceGuid, &fakeReg{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, g := range gs[:3] {
+		tab.Enable(g, TraceGuid, EnableInfo{LoggerID: 3})
+		tab.Enable(g, TraceGuid, EnableInfo{LoggerID: 3, Level: 4}) // an update: still one slot
+		tab.Enable(g, TraceGuid, EnableInfo{LoggerID: 5})
+	}
+	tab.Disable(gs[0], TraceGuid, 3)
+	if held(3) != 2 || held(5) != 3 {
+		t.Fatalf("logger 3 holds %d entries, logger 5 %d; want 2 and 3", held(3), held(5))
+	}
+	if c := tab.DisableLogger(3); len(c) != 2 || held(3) != 0 || held(5) != 3 {
+		t.Fatalf("stop: %d changes, then logger 3 holds %d, logger 5 %d; want 2, 0, 3", len(c), held(3), held(5))
+	}
+	var broken []string
+	tab.heldMu.Lock()
+	delete(tab.held[5], tab.Lookup(gs[1], TraceGuid))
+	tab.heldMu.Unlock()
+	tab.Check(func(rule, detail string) { broken = append(broken, rule+": "+detail) }, nil)
+	if len(broken) != 1 || !strings.HasPrefix(broken[0], "held-index: ") {
+		t.Fatalf("Check reported %q, want one held-index", broken)
 	}
 }
