@@ -55,9 +55,22 @@ func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) err
 			}
 		}
 	}
+	if rerouteTaken != nil {
+		rerouteTaken()
+	}
 	r.route.Store(rt)
+	// A control call that ran since the count was read may have dropped r's route before
+	// the store above: it moved the count on first, so the load below sees that, and the
+	// route it would have dropped goes (unless another writer's replaced it).
+	if k.routing.Load() != rt.routing {
+		r.route.CompareAndSwap(rt, nil)
+	}
 	return k.write(r, d, nil, data)
 }
+
+// rerouteTaken, when not nil, runs between reroute's taking a route and its caching it: a
+// test runs a control call there.
+var rerouteTaken func()
 
 // errForeign returns the error of a write through another kernel's registration.
 func errForeign() error {
@@ -67,9 +80,11 @@ func errForeign() error {
 // rerouteLocked is called by every control call that changes where events go, after the
 // change, with the registrations whose masks, or whose GUID entry's slots, it changed:
 // routes cached before it are no longer used, for the routing count moves on, and those
-// of regs are dropped, so that they do not keep a stopped session's buffers reachable (a
-// route to a session is cached only by a registration on an entry whose slot holds the
-// session, and every call that empties such a slot names that entry's registrations).
+// of regs are dropped, so that they do not keep a stopped session's Logger reachable (a
+// route to a session is taken only by a registration on an entry whose slot holds the
+// session, and every call that empties such a slot names that entry's registrations; a
+// route a writer stores after the drop, taken before the call, the writer drops itself:
+// see reroute).
 // The other registrations' routes are stale by the count alone: a control call costs
 // time in proportion to what it changes, not to every registration the kernel holds,
 // which made N enables or unregisters take time in proportion to N squared.

@@ -195,6 +195,41 @@ func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
 	}
 }
 
+// A stop that runs while a writer is taking a route (after it read the routing count and
+// the slot, before it cached the route) leaves no route to the stopped session cached:
+// the stop dropped the registration's route before the writer stored its own, and the
+// writer, seeing the count moved on, drops it. Without that, only the registration's next
+// write or its unregister would let the stopped session's Logger go.
+func TestRouteTakenDuringAStopIsNotKept(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	if !k.tsc {
+		t.Skip("routes are cached with the time-stamp counter clock only")
+	}
+	h, _ := startMem(t, k, "a", 0)
+	r, _ := k.EventRegister(provA, nil, nil)
+	if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 0, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	stopped := k.byHandle(h)
+	rerouteTaken = func() {
+		rerouteTaken = nil
+		if err := k.StopTrace(h, "", nil); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() { rerouteTaken = nil })
+	if err := k.EventWrite(r, &EventDescriptor{ID: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rt := r.route.Load(); rt != nil && rt.l == stopped {
+		t.Fatal("the route taken while the session stopped is cached: the stopped session stays reachable")
+	}
+}
+
 // Writers reuse cached routes while another goroutine keeps changing where events go:
 // enabling and disabling sessions at other levels, moving the provider in and out of a
 // group, stopping a session. Under the race detector this checks that the routes are
