@@ -35,8 +35,8 @@ import (
 // goroutine but EventCallback's; Shutdown and Wait wait for Events to be read, so the
 // reader must not call them with more queued than Events holds (Stop and Close never
 // wait for it). Stop or Close before Start ends the consumer unstarted. A Consumer no
-// constructor made (a zero or nil one) does nothing: each method returns
-// ERROR_INVALID_HANDLE.
+// constructor made (a zero or nil one) does nothing: From* return it unchanged and every
+// other method returns ERROR_INVALID_HANDLE.
 type Consumer struct {
 	// Events receives each event from DefaultEventCallback; it holds 4,096, as
 	// 0xrawsec's does. Closed when the consumer ends; events already in it stay readable.

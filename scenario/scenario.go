@@ -70,9 +70,10 @@ type Limits struct {
 	// so each lookup walks a 64th of the entries: the bound keeps a scenario's time in
 	// proportion to its length. Default 65536.
 	GUIDEntries int
-	// Output is the most bytes one kernel's commands may print, from its `kernel`
-	// command (or the first command) on: past it every command but `kernel` is refused
-	// with ERROR_NOT_ENOUGH_QUOTA. A view prints the whole kernel (every GUID entry,
+	// Output bounds what one kernel's commands print, from its `kernel` command (or the
+	// first command) on: once they have printed more than Output bytes, every later
+	// command but `kernel` is refused with ERROR_NOT_ENOUGH_QUOTA (the command that
+	// crossed the bound printed all it had to). A view prints the whole kernel (every GUID entry,
 	// registration and logger), so a scenario that makes thousands of registrations and
 	// then views them thousands of times would otherwise print, and take time, in
 	// proportion to the square of its length. Default DefaultOutput; a machine Attach

@@ -122,6 +122,9 @@ func Sweep(ctx context.Context, writers []int, count int, progress func(writers 
 				}
 				if progress != nil {
 					progress(w, names[i], run)
+					if ctx.Err() != nil { // ended during progress: no run to throw away
+						break measure
+					}
 				}
 				r := Result{Case: c, BenchmarkResult: testing.Benchmark(c.Run)}
 				ns[i] = append(ns[i], r.NsPerOp())

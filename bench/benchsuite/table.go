@@ -172,7 +172,11 @@ func ProbeNs() float64 {
 // Trailer is what follows a suite's Table: the machine probe's times before and after
 // the suite, and how to read the table.
 func Trailer(before, after float64) string {
-	return fmt.Sprintf("\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n", before, after, 100*Spread([]float64{before, after})) +
+	probe := fmt.Sprintf("\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite, %.1f after,\n%.0f %% apart. Where they differ by more than a few percent, the machine's speed moved\nduring the run, and the rows with it.\n", before, after, 100*Spread([]float64{before, after}))
+	if after == 0 {
+		probe = fmt.Sprintf("\nMachine probe (integer work alone, as BenchmarkProbe): %.1f ns before the suite; not run after it.\n", before)
+	}
+	return probe +
 		"\n× floor is the time per event against the floor's at the same payload and parallelism;\n" +
 		"a row that lost more than 1 % of its events shows the loss instead. events/s and MB/s count\n" +
 		"the events the sessions accepted.\n" +

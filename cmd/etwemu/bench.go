@@ -101,13 +101,13 @@ func runBench(args []string, stdout, stderr io.Writer) int {
 	if tty {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	fmt.Fprintln(stderr, "  machine probe, after")
-	after := benchsuite.ProbeNs()
-	if code := interruptedCode(ctx); code != 0 {
+	if code := interruptedCode(ctx); code != 0 { // no probe after: it would run its whole -benchtime
 		fmt.Fprintf(stdout, "Interrupted: the %d of %d benchmarks measured whole.\n\n", len(results), len(cases))
-		fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, after))
+		fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, 0))
 		return code
 	}
+	fmt.Fprintln(stderr, "  machine probe, after")
+	after := benchsuite.ProbeNs()
 	fmt.Fprint(stdout, benchsuite.Table(results), benchsuite.Trailer(before, after))
 	return 0
 }
@@ -181,6 +181,9 @@ func runSweep(ctx context.Context, writers []int, count int, asJSON bool, svg st
 		done++
 		fmt.Fprintf(stderr, "  [%d/%d] %d writer(s), %s, run %d\n", done, total, w, design, run+1)
 	})
+	if points == nil {
+		points = []benchsuite.SweepPoint{} // [] in JSON: interrupted before a whole round
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

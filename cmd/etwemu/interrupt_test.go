@@ -218,7 +218,7 @@ func TestBenchSignalPrintsWhatWasMeasured(t *testing.T) {
 	if code := run([]string{"bench", "-benchtime", "1ms"}, &out, &errb); code != 130 {
 		t.Fatalf("bench: exit %d, want 130\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
-	if !strings.Contains(out.String(), "Interrupted: the 2 of ") || !strings.Contains(out.String(), "Machine probe") {
+	if !strings.Contains(out.String(), "Interrupted: the 2 of ") || !strings.Contains(out.String(), "before the suite; not run after it") {
 		t.Errorf("stdout does not give the two rows measured whole:\n%s", out.String())
 	}
 
