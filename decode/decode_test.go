@@ -221,3 +221,14 @@ func TestJSONNonFiniteFloats(t *testing.T) {
 		t.Errorf("fields %s, decodeError %q, in %s", got, j.DecodeError, line)
 	}
 }
+
+// A negative payload limit shows no payload bytes, as 0 does (it panicked).
+func TestAppendJSONNegativeLimit(t *testing.T) {
+	d := New()
+	e := one(t, d, buffer(t, abi.BufferHeader{}, guid.FromName("Neg"), nil, []byte("abc")))
+	for _, n := range []int{-1, math.MinInt} {
+		if l := string(d.AppendJSON(nil, &e, n)); strings.Contains(l, `"payload":`) || !strings.Contains(l, `"payloadBytes":3`) {
+			t.Errorf("limit %d: %s", n, l)
+		}
+	}
+}

@@ -125,7 +125,7 @@ func appendJSON(l []byte, e *Event, payload int, when string) []byte {
 		l = append(l, ']')
 	}
 	l = num(l, "payloadBytes", int64(len(e.Payload)))
-	if p := e.Payload[:min(len(e.Payload), payload)]; len(p) > 0 {
+	if p := e.Payload[:min(len(e.Payload), max(payload, 0))]; len(p) > 0 {
 		l = hex.AppendEncode(append(l, `,"payload":"`...), p)
 		l = append(l, '"')
 	}

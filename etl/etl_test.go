@@ -843,3 +843,79 @@ func TestBuildLabAndDbgIDRecords(t *testing.T) {
 		t.Errorf("DecodeBuildLab without a NUL: %q", s)
 	}
 }
+
+// ParseBuffer reads every record of a compressed buffer, however small it is stored: a
+// buffer alone is allowed a whole BufferSize of records, as the reader allows a file one.
+// (Its budget was its stored size over 8, 11 records of a 93-byte buffer.)
+func TestParseBufferCompressed(t *testing.T) {
+	payloads := make([][]byte, (testBuf-abi.BufferHeaderSize)/abi.EventHeaderSize)
+	buf := sealed(1, 0, 0, payloads...)
+	for off := abi.BufferHeaderSize; off+abi.EventHeaderSize <= testBuf; off += abi.EventHeaderSize {
+		h := abi.EventHeader{Size: abi.EventHeaderSize, HeaderType: abi.EventHeaderEvent64, Flags: abi.EventFlag64BitHeader, ProviderID: testProvider}
+		h.Encode(buf[off:]) // every record the same: the buffer compresses to little
+	}
+	stored := newCompressor(testBuf, compressionRules.At(winver.V2004)).pack(buf)
+	if len(stored) >= len(buf)/4 {
+		t.Fatalf("stored in %d bytes: the test needs a buffer that compresses well", len(stored))
+	}
+	b, err := ParseBuffer(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := b.Records(func(Record) error { n++; return nil }); err != nil || n != len(payloads) {
+		t.Fatalf("%d of %d records from a %d-byte compressed buffer: %v", n, len(payloads), len(stored), err)
+	}
+}
+
+// Options and buffers a caller got wrong are refused with ERROR_INVALID_PARAMETER, never a
+// panic or a 4 GB header buffer: a version the emulator does not know, a BufferSize
+// outside [0x48, 16 MB], and, compressed or not, a buffer of another size or whose
+// Offset lies outside it (each lost, counted in the Result).
+func TestWriterRefusesWhatIsNotABuffer(t *testing.T) {
+	for _, o := range []Options{
+		{Path: "v0.etl", BufferSize: testBuf, Info: testInfo(0, modeSequential, 0)},
+		{Path: "v255.etl", BufferSize: testBuf, Info: testInfo(255, modeSequential, 0)},
+		{Path: "big.etl", BufferSize: 0xFFFFFFFF, Info: testInfo(winver.V2004, modeSequential, 0)},
+		{Path: "small.etl", BufferSize: 0x47, Info: testInfo(winver.V2004, modeSequential, 0)},
+	} {
+		o.FS = &MemFS{}
+		if _, err := Create(o); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("%s: %v, want ERROR_INVALID_PARAMETER", o.Path, err)
+		}
+	}
+	if _, err := HeaderBuffer(&HeaderInfo{}, &LogfileHeader{}, testBuf); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("HeaderBuffer of Version 0: %v", err)
+	}
+	zeroOffset := make([]byte, testBuf)
+	pastEnd := sealed(1, 0, 0, []byte("x"))
+	binary.LittleEndian.PutUint32(pastEnd[0x30:], 0xFFFFFFFF) // Offset
+	for _, compress := range []bool{false, true} {
+		fs := &MemFS{}
+		w, err := Create(Options{Path: "w.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), Compress: compress, FS: fs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, buf := range map[string][]byte{"empty": nil, "short": make([]byte, 71), "long": make([]byte, 2*testBuf), "offset 0": zeroOffset, "offset past the end": pastEnd} {
+			if r := w.WriteBuffer(buf); r.Lost != 1 || r.Written != 0 || !errors.Is(r.Err, winerr.ErrInvalidParameter) {
+				t.Errorf("compress %v, %s buffer: %+v, want it lost with ERROR_INVALID_PARAMETER", compress, name, r)
+			}
+		}
+		// Close without Finish writes what the compression area holds.
+		if r := w.WriteBuffer(sealed(2, 0, 0, []byte("kept"))); r.Lost != 0 || r.Err != nil {
+			t.Fatalf("compress %v: a sound buffer: %+v", compress, r)
+		}
+		if err := w.Close(Counters{}); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := fs.ReadFile("w.etl")
+		rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := rd.Walk(func(*Buffer, Record) error { n++; return nil }); err != nil || n != 1 {
+			t.Errorf("compress %v: %d records after Close, %v; want the one written", compress, n, err)
+		}
+	}
+}

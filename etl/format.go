@@ -6,6 +6,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -328,6 +329,12 @@ func headerFor(info *HeaderInfo, bufSize uint32, logFileName string, compressed 
 // EventTrace/Extension of a system logger (hook 0x0005) and EventTrace/PartitionInfoExtension
 // (hook 0x0050). It fails when the records do not fit.
 func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, error) {
+	if !info.Version.Valid() {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "HeaderInfo.Version %s is not one of the emulated versions", info.Version)
+	}
+	if bufSize < abi.BufferHeaderSize || bufSize > maxBufferSize {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "BufferSize %d is outside [%d, %d]", bufSize, abi.BufferHeaderSize, maxBufferSize)
+	}
 	rule := headerBufferRules.At(info.Version)
 	type record struct {
 		hook    uint16

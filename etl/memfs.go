@@ -306,7 +306,9 @@ func (i memInfo) Sys() any           { return nil }
 // ParseBuffer reads one sealed buffer held in memory, as a real-time consumer receives
 // it. An uncompressed buffer's Data shares data's bytes.
 func ParseBuffer(data []byte) (*Buffer, error) {
-	rd := &Reader{r: bytesReaderAt(data), size: int64(len(data))}
+	// A buffer alone may hold, and decompress to, a whole MAX_ETW_BUFFER_SIZE: its
+	// record budget is a file's of that BufferSize.
+	rd := &Reader{r: bytesReaderAt(data), size: int64(len(data)), limit: maxBufferSize}
 	return rd.read(0)
 }
 

@@ -26,7 +26,7 @@ type Buffer struct {
 	// Data is the buffer's first Header.Offset bytes, header included, decompressed.
 	Data []byte
 
-	rd      *Reader // the reader whose budget and damage report its record walks count; nil from ParseBuffer
+	rd      *Reader // the reader whose budget and damage report its record walks count (ParseBuffer makes one of its own)
 	counted bool    // a walk of its records reached the end, so its records are in rd's budget
 	lost    bool    // a bad record cut its walk, and rd counted the buffer as damaged
 }
@@ -465,9 +465,6 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	// area's two buffers of carry-over move stored bytes between the file's writes, never
 	// the data of one trace buffer, so they allow no more.
 	limit := rd.limit
-	if limit == 0 {
-		limit = maxBufferSize // a buffer alone (ParseBuffer)
-	}
 	if end < abi.BufferHeaderSize || int(end) > limit {
 		return nil, bad("compressed buffer's filled bytes (Offset) %#x outside [%#x, %#x], the file's BufferSize", end, abi.BufferHeaderSize, limit)
 	}

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/winerr"
+	"github.com/etwemu/etwemu/winver"
 )
 
 // File-mode bits the writer acts on (EVENT_TRACE_FILE_MODE_* and
@@ -144,6 +146,12 @@ func Create(o Options) (*Writer, error) {
 		unit = 1 << 10
 	}
 	w.limit = int64(o.Info.MaxFileSize) * unit
+	if !o.Info.Version.Valid() {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "HeaderInfo.Version %s is not one of the emulated versions (%s to %s)", o.Info.Version, winver.Oldest, winver.Newest)
+	}
+	if o.BufferSize < abi.BufferHeaderSize || o.BufferSize > maxBufferSize {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "BufferSize %d is outside [%d, %d] (a WMI_BUFFER_HEADER to MAX_ETW_BUFFER_SIZE)", o.BufferSize, abi.BufferHeaderSize, maxBufferSize)
+	}
 	if o.Path == "" {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "a log file needs a name")
 	}
@@ -297,8 +305,16 @@ func (w *Writer) FileNumber() int { return w.number }
 // Full reports whether a SEQUENTIAL file reached MaximumFileSize.
 func (w *Writer) Full() bool { return w.full }
 
-// WriteBuffer writes one sealed buffer of BufferSize bytes.
+// WriteBuffer writes one sealed buffer of BufferSize bytes. A buffer of another length,
+// or whose header's Offset is not within it, is lost with ERROR_INVALID_PARAMETER: it
+// would leave a hole or overlap the next buffer in the file.
 func (w *Writer) WriteBuffer(buf []byte) Result {
+	if int64(len(buf)) != w.bufSize {
+		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidParameter, "a %d-byte buffer: the file's buffers are %d bytes", len(buf), w.bufSize)}
+	}
+	if h, ok := abi.DecodeBufferHeader(buf); !ok || h.Offset < abi.BufferHeaderSize || int64(h.Offset) > w.bufSize {
+		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidParameter, "the buffer's header gives Offset %#x, outside [%#x, %#x]", h.Offset, abi.BufferHeaderSize, w.bufSize)}
+	}
 	var r Result
 	if w.f == nil {
 		if w.closed || w.mode&modeNewFile == 0 {
@@ -473,10 +489,18 @@ func (w *Writer) finalize() error {
 }
 
 // Close finalizes the header with c and closes the file. Call Finish first, so that the
-// counters include what the compression area held.
+// counters include what the compression area held; if it still holds buffers, Close
+// writes them (Finish) and adds those it could not write to c's BuffersLost, so that
+// nothing is dropped uncounted.
 func (w *Writer) Close(c Counters) error {
+	var ferr error
+	if w.comp != nil && w.f != nil {
+		r := w.Finish()
+		c.BuffersLost += uint32(r.Lost)
+		ferr = r.Err
+	}
 	w.SetCounters(c)
 	err := w.finalize()
 	w.f, w.closed = nil, true
-	return err
+	return errors.Join(ferr, err)
 }

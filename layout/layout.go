@@ -80,8 +80,13 @@ type View struct {
 	Exists  bool
 }
 
-// At returns s as version v and architecture a lay it out.
+// At returns s as version v and architecture a lay it out. A version the emulator does
+// not know, or an architecture other than X86 and X64, has no such structure (Exists
+// false).
 func (s *Struct) At(v winver.Version, a Arch) View {
+	if !v.Valid() || a != X86 && a != X64 {
+		return View{Struct: s, Version: v, Arch: a}
+	}
 	sz := s.Sizes.At(v)[a]
 	w := View{Struct: s, Version: v, Arch: a, Size: sz, Exists: sz != 0}
 	if !w.Exists {

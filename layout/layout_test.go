@@ -350,3 +350,19 @@ func TestRegEntryEverySeedRow(t *testing.T) {
 	}
 	t.Logf("%d rows of the ETW_REG_ENTRY article, %d offsets checked", len(rows), checked)
 }
+
+// A version the emulator does not know, or an architecture other than x86 and x64, has
+// no layout: At says the structure does not exist rather than panic.
+func TestAtOutOfRange(t *testing.T) {
+	for _, c := range []struct {
+		v winver.Version
+		a Arch
+	}{{0, X64}, {255, X64}, {winver.Default, -1}, {winver.Default, 2}} {
+		if v := BufferHeader.At(c.v, c.a); v.Exists || v.Size != 0 || len(v.Members) != 0 {
+			t.Errorf("At(%d, %d): %+v", c.v, c.a, v)
+		}
+	}
+	if !BufferHeader.At(winver.Default, X64).Exists {
+		t.Error("WMI_BUFFER_HEADER does not exist in the default version")
+	}
+}

@@ -40,7 +40,7 @@ const MaxHookIDs = 4
 // has no PMC support.
 func LayoutFor(v winver.Version) (Layout, bool) {
 	if !v.Valid() {
-		return layoutFor(v)
+		return Layout{}, false // no Windows version: no structure
 	}
 	c := &layouts[v]
 	c.once.Do(func() { c.l, c.ok = layoutFor(v) })
@@ -73,12 +73,22 @@ func layoutFor(v winver.Version) (Layout, bool) {
 	return l, true
 }
 
-// PointerSize is the size of a pointer on the architecture (4 or 8).
-func PointerSize(arch int) uint32 { return 4 << arch }
+// PointerSize is the size of a pointer on the architecture (4 for 0, x86; 8 for 1, x64;
+// 0 for any other value).
+func PointerSize(arch int) uint32 {
+	if arch != 0 && arch != 1 {
+		return 0
+	}
+	return 4 << arch
+}
 
 // SizeFor is the size of the structure for n processors: the fixed part plus n
-// ProcessorCtrs pointers.
+// ProcessorCtrs pointers; 0 for an architecture other than 0 (x86) and 1 (x64), or a
+// negative n.
 func (l Layout) SizeFor(arch, processors int) uint32 {
+	if PointerSize(arch) == 0 || processors < 0 {
+		return 0
+	}
 	return l.ProcessorCtrs[arch] + uint32(processors)*PointerSize(arch)
 }
 

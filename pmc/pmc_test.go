@@ -276,3 +276,35 @@ func TestProfileSourceNames(t *testing.T) {
 		t.Error("names")
 	}
 }
+
+// Values no Windows has are refused or answered empty, never a panic or a 128 GB
+// allocation: processor counts outside [1, MaxProcessors], versions outside the emulated
+// ones, architectures other than x86 and x64.
+func TestOutOfRangeArguments(t *testing.T) {
+	hal, err := NewHAL(Synthetic{}, DefaultPlatformCounters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{-1, 0, MaxProcessors + 1, math.MaxInt32} {
+		if _, err := NewSupport(winver.Default, n, hal); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("NewSupport with %d processors: %v, want ERROR_INVALID_PARAMETER", n, err)
+		}
+	}
+	for _, v := range []winver.Version{0, 255} {
+		if _, ok := LayoutFor(v); ok {
+			t.Errorf("LayoutFor(%d) has a layout", v)
+		}
+		if _, err := NewSupport(v, 1, hal); err == nil {
+			t.Errorf("NewSupport(%d) succeeded", v)
+		}
+	}
+	l, _ := LayoutFor(winver.Default)
+	for _, arch := range []int{-1, 2, 64} {
+		if PointerSize(arch) != 0 || l.SizeFor(arch, 4) != 0 {
+			t.Errorf("architecture %d: pointer %d, size %d; want 0 and 0", arch, PointerSize(arch), l.SizeFor(arch, 4))
+		}
+	}
+	if PointerSize(0) != 4 || PointerSize(1) != 8 {
+		t.Errorf("pointers %d and %d bytes", PointerSize(0), PointerSize(1))
+	}
+}

@@ -155,9 +155,16 @@ type Counters struct {
 	_     [56]byte      // one cache line per processor
 }
 
+// MaxProcessors bounds the processors NewSupport keeps counters for: the emulator's
+// limit, as emu.New's.
+const MaxProcessors = 2048
+
 // NewSupport creates an empty ETW_PMC_SUPPORT for a logger in version v on processors
 // processors, or refuses before 6.2.
 func NewSupport(v winver.Version, processors int, hal *HAL) (*Support, error) {
+	if processors < 1 || processors > MaxProcessors {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "%d processors: a logger's PMC support is for 1 to %d", processors, MaxProcessors)
+	}
 	l, ok := LayoutFor(v)
 	if !ok {
 		return nil, Refuse(RuleUnsupported, "Windows %s has no PMC support for loggers (6.2 and later)", v)
