@@ -919,3 +919,31 @@ func TestWriterRefusesWhatIsNotABuffer(t *testing.T) {
 		}
 	}
 }
+
+// ReadBuffer of an offset outside the file is the caller's mistake: ERROR_INVALID_PARAMETER,
+// no damage counted, and the reader reads on.
+func TestReadBufferOutsideTheFile(t *testing.T) {
+	fs := &MemFS{}
+	w, err := Create(Options{Path: "r.etl", BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), FS: fs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteBuffer(sealed(1, 0, 0, []byte("a")))
+	w.Close(Counters{})
+	data, _ := fs.ReadFile("r.etl")
+	rd, err := NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, off := range []int64{-1, int64(len(data)), 1 << 32} {
+		if _, err := rd.ReadBuffer(off); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("ReadBuffer(%d): %v, want ERROR_INVALID_PARAMETER", off, err)
+		}
+	}
+	if rd.Stopped() {
+		t.Fatal("the reader stopped at a caller's bad offset")
+	}
+	if b, err := rd.ReadBuffer(testBuf); err != nil || b.Header.SequenceNumber != 1 {
+		t.Fatalf("the buffer at %d after: %v", testBuf, err)
+	}
+}

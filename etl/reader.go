@@ -276,10 +276,14 @@ func (rd *Reader) NextHeader() (*Buffer, error) { return rd.next(false) }
 
 // ReadBuffer reads the content of the buffer at off, which NextHeader returned. A
 // buffer whose content cannot be read is counted as damage (see DamageError) and its
-// error returned; the caller goes on with the next.
+// error returned; the caller goes on with the next. An offset outside the file is the
+// caller's mistake, not the file's: ERROR_INVALID_PARAMETER, and nothing is counted.
 func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
 	if off == 0 {
 		return rd.first, nil
+	}
+	if off < 0 || off >= rd.size {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "etl: ReadBuffer(%d): the file is %d bytes", off, rd.size)
 	}
 	if rd.halted {
 		return nil, rd.damage

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // GUID is a Windows GUID.
@@ -60,9 +62,13 @@ func (g GUID) Append(dst []byte) []byte {
 
 // Parse reads a GUID in the 8-4-4-4-12 form, with or without braces.
 func Parse(s string) (GUID, error) {
-	t := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(s), "{"), "}")
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "{") != strings.HasSuffix(t, "}") {
+		return Null, fmt.Errorf("guid: %s has one brace without the other", quote.Short(s))
+	}
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "{"), "}")
 	if len(t) != 36 || t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
-		return Null, fmt.Errorf("guid: %q is not of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+		return Null, fmt.Errorf("guid: %s is not of the form xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", quote.Short(s))
 	}
 	hex := t[0:8] + t[9:13] + t[14:18] + t[19:23] + t[24:36]
 	var raw [16]byte
@@ -70,7 +76,7 @@ func Parse(s string) (GUID, error) {
 		hi, ok1 := nibble(hex[2*i])
 		lo, ok2 := nibble(hex[2*i+1])
 		if !ok1 || !ok2 {
-			return Null, fmt.Errorf("guid: %q has a character that is not hexadecimal", s)
+			return Null, fmt.Errorf("guid: %s has a character that is not hexadecimal", quote.Short(s))
 		}
 		raw[i] = hi<<4 | lo
 	}
@@ -274,7 +280,7 @@ func (g GUID) ToWindowsArray() [16]byte { return g.Bytes() }
 // go-winio does (Parse also takes braces and surrounding space).
 func FromString(s string) (GUID, error) {
 	if len(s) != 36 {
-		return Null, fmt.Errorf("guid: invalid GUID %q: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", s)
+		return Null, fmt.Errorf("guid: invalid GUID %s: want xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", quote.Short(s))
 	}
 	return Parse(s)
 }

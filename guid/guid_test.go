@@ -95,3 +95,16 @@ func TestAppend(t *testing.T) {
 		t.Fatalf("Append gave %q, String %q", got, g.String())
 	}
 }
+
+// Braces come in pairs, and an error quotes at most 64 bytes of the input however long
+// it is.
+func TestParseBracesAndLongInput(t *testing.T) {
+	for _, s := range []string{"{9e814aad-3204-11d2-9a82-006008a86939", "9e814aad-3204-11d2-9a82-006008a86939}"} {
+		if _, err := Parse(s); err == nil || !strings.Contains(err.Error(), "brace") {
+			t.Errorf("%s: %v, want a brace refused", s, err)
+		}
+	}
+	if _, err := Parse(strings.Repeat("x", 1<<20)); err == nil || len(err.Error()) > 200 {
+		t.Errorf("a 1 MiB string: an error of %d bytes", len(err.Error()))
+	}
+}

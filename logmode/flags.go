@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // Mode is a LogFileMode: the EVENT_TRACE_* bits of EVENT_TRACE_PROPERTIES.LogFileMode,
@@ -156,7 +158,11 @@ func (m Mode) Has(f Mode) bool { return m&f == f }
 // number (0x101, 257). Case does not matter. NONE and the empty string are 0.
 func Parse(s string) (Mode, error) {
 	var m Mode
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '|' || r == ' ' }) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '|' || r == ' ' })
+	if len(fields) == 0 && strings.TrimSpace(s) != "" {
+		return 0, fmt.Errorf("%s names no LogFileMode flag, only separators", quote.Short(s))
+	}
+	for _, f := range fields {
 		b, err := parseOne(f)
 		if err != nil {
 			return 0, err
@@ -185,5 +191,5 @@ func parseOne(f string) (Mode, error) {
 			return n.bit, nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not a LogFileMode flag (try a Windows name such as EVENT_TRACE_REAL_TIME_MODE, a short name such as REAL_TIME, or hex such as 0x100)", f)
+	return 0, fmt.Errorf("%s is not a LogFileMode flag (try a Windows name such as EVENT_TRACE_REAL_TIME_MODE, a short name such as REAL_TIME, or hex such as 0x100)", quote.Short(f))
 }

@@ -76,3 +76,15 @@ func TestPrivateStartString(t *testing.T) {
 		t.Errorf("String:\n got %s\nwant %s", got, want)
 	}
 }
+
+// Separators alone name no flag: refused, where an empty string is no flag at all.
+func TestParseSeparatorsAlone(t *testing.T) {
+	for _, s := range []string{"|", "||", " | ", ","} {
+		if _, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) succeeded", s)
+		}
+	}
+	if m, err := Parse(""); m != 0 || err != nil {
+		t.Errorf("Parse(\"\"): %v, %v", m, err)
+	}
+}

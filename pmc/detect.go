@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/etwemu/etwemu/internal/hw"
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // Source names, best first: the order detection tries them in.
@@ -200,7 +201,7 @@ func Choose(name string) (Source, Detection, error) {
 	c, ok := d.Candidate(name)
 	switch {
 	case !ok:
-		return nil, d, fmt.Errorf("pmc: no counter source %q (auto, %s, %s, %s, %s)", name, NamePerfRDPMC, NamePerfRead, NameTSC, NameSynthetic)
+		return nil, d, fmt.Errorf("pmc: no counter source %s (auto, %s, %s, %s, %s)", quote.Short(name), NamePerfRDPMC, NamePerfRead, NameTSC, NameSynthetic)
 	case !c.OK:
 		return nil, d, fmt.Errorf("pmc: counter source %s cannot be used here: %s", name, c.Why)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // ProfileSource is a KPROFILE_SOURCE value (WDM.H): what a counter counts.
@@ -73,5 +75,5 @@ func ParseProfileSource(name string) (ProfileSource, error) {
 			names = append(names, p)
 		}
 	}
-	return 0, fmt.Errorf("pmc: %q is not a KPROFILE_SOURCE name or number (names: %s)", name, strings.Join(names, ", "))
+	return 0, fmt.Errorf("pmc: %s is not a KPROFILE_SOURCE name or number (names: %s)", quote.Short(name), strings.Join(names, ", "))
 }

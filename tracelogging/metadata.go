@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // Builder writes an event metadata blob (the EVENT_SCHEMA_TL item): Event once, then a
@@ -23,20 +23,7 @@ type Builder struct {
 // QuoteName quotes an event or field name for a message as %q does, cut after its first
 // 64 bytes (at the start of a character) with "… (N bytes)" after the quote when it is
 // longer: a name can fill most of 64 KB of metadata.
-func QuoteName(s string) string {
-	const most = 64
-	if len(s) <= most {
-		return strconv.Quote(s)
-	}
-	cut := most
-	for i := most; i > most-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			cut = i
-			break
-		}
-	}
-	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
-}
+func QuoteName(s string) string { return quote.Short(s) }
 
 // Reset empties the builder.
 func (m *Builder) Reset() { m.b, m.err = m.b[:0], nil }

@@ -9,6 +9,8 @@ package winver
 import (
 	"fmt"
 	"strings"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // Version is one Windows version. Versions are ordered: a later release compares greater.
@@ -132,7 +134,7 @@ func Parse(s string) (Version, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("winver: unknown Windows version %q (want one of %s)", s, strings.Join(names[1:], ", "))
+	return 0, fmt.Errorf("winver: unknown Windows version %s (want one of %s)", quote.Short(s), strings.Join(names[1:], ", "))
 }
 
 // MarshalText implements encoding.TextMarshaler.

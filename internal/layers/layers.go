@@ -7,7 +7,7 @@
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
-//	             internal/hw, internal/fault, bench/benchbase, examples (the lessons' files),
+//	             internal/hw, internal/fault, internal/quote, bench/benchbase, examples (the lessons' files),
 //	             fuzz/oracle (the fuzz model's own reading of the rules)
 //
 // A package imports packages of its own layer or of the layers below it, never above:
@@ -47,6 +47,7 @@ var Of = map[string]Layer{
 	"winver":                  Leaf,
 	"internal/hw":             Leaf,
 	"internal/fault":          Leaf,
+	"internal/quote":          Leaf,
 	"internal/layers":         Leaf,
 	"bench/benchbase":         Leaf,
 	"examples":                Leaf, // the lessons' files, embedded
