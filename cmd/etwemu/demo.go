@@ -584,8 +584,14 @@ func conclusions(writers, procs int, delivered, lost, overwritten uint64, sec fl
 		fmt.Fprintln(&b, "No event reached the session: see the losses above.")
 	case lost > 0 && p.LogBuffersLost > 0:
 		fmt.Fprintf(&b, "%d events were lost and %d full buffers could not be written to the log file (%s).\n", lost, p.LogBuffersLost, why)
+	case lost > 0 && p.NumberOfBuffers < p.MaximumBuffers:
+		// The session could have grown: writers outran the logger, which adds buffers as
+		// it sees them run short, not the bound.
+		fmt.Fprintf(&b, "%d of the %d events the writers tried (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY) before the logger added more: the session ended with %d of at most %d buffers, so raise -min-buffers (allocated at start), or make the sink faster, as you would for a real ETW session.\n",
+			lost, lost+delivered, 100*float64(lost)/float64(lost+delivered), p.NumberOfBuffers, p.MaximumBuffers)
 	case lost > 0:
-		fmt.Fprintf(&b, "%d events (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY): raise -min-buffers or -max-buffers, or make the sink faster, as you would for a real ETW session.\n", lost, 100*float64(lost)/float64(lost+delivered))
+		fmt.Fprintf(&b, "%d of the %d events the writers tried (%.2f%%) were lost because writers found no free buffer (ERROR_NOT_ENOUGH_MEMORY), with all %d buffers in use: raise -max-buffers, or make the sink faster, as you would for a real ETW session.\n",
+			lost, lost+delivered, 100*float64(lost)/float64(lost+delivered), p.MaximumBuffers)
 	case p.LogBuffersLost > 0:
 		fmt.Fprintf(&b, "No event was lost by a writer, but %d full buffers could not be written to the log file (%s).\n", p.LogBuffersLost, why)
 	case overwritten > 0:
