@@ -214,7 +214,7 @@ func TestDemoConclusions(t *testing.T) {
 	}{
 		{1, 2, 1000, 0, 0, nil, []string{"1 writer goroutine(s) wrote", "processor of its own", "No events were lost"}, nil, 0, 0, 0},
 		{4, 2, 1000, 0, 0, nil, []string{"shared 2 processor(s)"}, []string{"own"}, 0, 0, 0},
-		{2, 2, 900, 100, 0, nil, []string{"100 events (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY"}, []string{"No events"}, 0, 0, 0},
+		{2, 2, 900, 100, 0, nil, []string{"100 of the 1000 events the writers tried (10.00%) were lost", "ERROR_NOT_ENOUGH_MEMORY", "raise -max-buffers"}, []string{"No events", "-min-buffers"}, 0, 0, 0},
 		{2, 2, 900, 100, 7, winerr.New(winerr.ErrLogFileFull, "log file reached MaximumFileSize"), []string{"7 full buffers could not be written", "ERROR_LOG_FILE_FULL", "-max-file-size"}, nil, 0, 0, 0},
 		// A full disk is named, never blamed on MaximumFileSize.
 		{2, 2, 900, 100, 7, winerr.New(winerr.ErrDiskFull, "the disk is full: writing"), []string{"7 full buffers could not be written", "ERROR_DISK_FULL", "the disk is full"}, []string{"MaximumFileSize", "-max-file-size"}, 0, 0, 0},
@@ -245,6 +245,12 @@ func TestDemoConclusions(t *testing.T) {
 				t.Errorf("%+v: %q has %q", c, got, w)
 			}
 		}
+	}
+	// Losses with buffers still to grow into: the bound to raise is MinimumBuffers.
+	below := &emu.Properties{NumberOfBuffers: 12, MaximumBuffers: 26}
+	got := conclusions(2, 2, 10, 1, 0, 1, below, nil, 0, 0)
+	if !strings.Contains(got, "raise -min-buffers") || !strings.Contains(got, "12 of at most 26 buffers") || strings.Contains(got, "-max-buffers") {
+		t.Errorf("losses below MaximumBuffers: %q", got)
 	}
 }
 
