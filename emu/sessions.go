@@ -51,8 +51,18 @@ const (
 )
 
 // MemorySink keeps every sealed buffer of a session in memory: a stand-in for a
-// real-time consumer in tests and examples (see session.MemorySink).
+// real-time consumer in tests and examples (see session.MemorySink). It grows with every
+// buffer; a benchmark's session takes DiscardSink or CountingSink.
 type MemorySink = session.MemorySink
+
+// DiscardSink drops every sealed buffer, counted as written: a real-time consumer that
+// costs nothing, for benchmarks of the write path.
+type DiscardSink = session.Discard
+
+// CountingSink keeps no bytes, only the buffers and events it was handed, and refuses a
+// buffer whose records do not walk (see session.Counter): a consumer that reads every
+// record, in bounded memory.
+type CountingSink = session.Counter
 
 // ControlCode is an EVENT_TRACE_CONTROL_* code for ControlTrace.
 type ControlCode uint32
