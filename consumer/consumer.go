@@ -644,7 +644,7 @@ func (c *Consumer) attach(name string, ss Session) (run func() error, detach fun
 		return nil
 	}
 	dec := newDecoder(name)
-	t.OnDrop(func(b *etl.Buffer) { c.Dropped.Add(events(b)) })
+	t.OnDrop(func(b *etl.Buffer) { c.Dropped.Add(b.EventRecords()) })
 	return func() error {
 		err := t.Process(c.ctx, func(b *etl.Buffer) error {
 			if err := c.buffer(b, dec, ss); err != nil {
@@ -691,18 +691,6 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, ss Session) error {
 		return ended
 	}
 	return err
-}
-
-// events counts the events (EVENT_HEADER records) of b.
-func events(b *etl.Buffer) uint64 {
-	n := uint64(0)
-	_ = b.Records(func(r etl.Record) error {
-		if r.Kind == etl.KindEventHeader {
-			n++
-		}
-		return nil
-	})
-	return n
 }
 
 // open opens an ETL file and returns the function that reads it and the one that ends

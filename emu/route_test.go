@@ -135,11 +135,10 @@ func TestCachedRouteFollowsControlCalls(t *testing.T) {
 	}
 }
 
-// A control call drops the cached routes of the registrations it changed and no others:
-// those are stale by the routing count alone, so that N enables or unregisters among N
-// registrations cost time in proportion to N, not N squared. A stale route is never
-// used: the next write takes the general path and caches a new one.
-func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
+// routingKernel is a kernel of one processor that caches routes: its clock is the
+// time-stamp counter (the test is skipped where it is not).
+func routingKernel(t *testing.T) *Kernel {
+	t.Helper()
 	k, err := New(Config{Version: winver.V2004, Processors: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -148,6 +147,15 @@ func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
 	if !k.tsc {
 		t.Skip("routes are cached with the time-stamp counter clock only")
 	}
+	return k
+}
+
+// A control call drops the cached routes of the registrations it changed and no others:
+// those are stale by the routing count alone, so that N enables or unregisters among N
+// registrations cost time in proportion to N, not N squared. A stale route is never
+// used: the next write takes the general path and caches a new one.
+func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
+	k := routingKernel(t)
 	h, sink := startMem(t, k, "a", 0)
 	regs := make([]*Registration, 4)
 	for i := range regs {
@@ -201,14 +209,7 @@ func TestControlCallsDropOnlyTheRoutesTheyChange(t *testing.T) {
 // writer, seeing the count moved on, drops it. Without that, only the registration's next
 // write or its unregister would let the stopped session's Logger go.
 func TestRouteTakenDuringAStopIsNotKept(t *testing.T) {
-	k, err := New(Config{Version: winver.V2004, Processors: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(k.Close)
-	if !k.tsc {
-		t.Skip("routes are cached with the time-stamp counter clock only")
-	}
+	k := routingKernel(t)
 	h, _ := startMem(t, k, "a", 0)
 	r, _ := k.EventRegister(provA, nil, nil)
 	if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 0, 0, 0, nil); err != nil {

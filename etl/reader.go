@@ -34,6 +34,19 @@ type Buffer struct {
 // End returns the end of the buffer's data (its filled bytes).
 func (b *Buffer) End() int { return len(b.Data) }
 
+// EventRecords counts the buffer's EVENT_HEADER records (what providers wrote), as far as
+// its records walk.
+func (b *Buffer) EventRecords() uint64 {
+	n := uint64(0)
+	_ = b.Records(func(r Record) error {
+		if r.Kind == KindEventHeader {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
 // Records walks the buffer's records in order and calls fn for each. It stops without
 // error at an end-of-data fill; at a marker it does not know it calls fn once with a
 // KindUnknown record and stops. A size that runs past the data is an error naming the

@@ -115,14 +115,7 @@ func eventRecords(buf []byte) uint64 {
 	if err != nil {
 		return 0 // the logger sealed it: cannot happen
 	}
-	n := uint64(0)
-	_ = b.Records(func(r etl.Record) error {
-		if r.Kind == etl.KindEventHeader {
-			n++
-		}
-		return nil
-	})
-	return n
+	return b.EventRecords()
 }
 
 // Waiters returns how many writers of an EVENT_TRACE_BLOCKING_MODE session are waiting
