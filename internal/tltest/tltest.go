@@ -43,8 +43,8 @@ func EveryField() []Case {
 		{etw.StringField("String", "héllo, wörld"), "String", "héllo, wörld"},
 		{etw.JSONStringField("JSON", `{"a":1}`), "JSON", `{"a":1}`},
 		{etw.StringArray("StringArray", []string{"", "a", "bc"}), "StringArray", []string{"", "a", "bc"}},
-		{etw.IntField("Int", math.MinInt), "Int", word(math.MinInt)},
-		{etw.IntArray("IntArray", []int{-1, 0, math.MaxInt}), "IntArray", words(-1, 0, math.MaxInt)},
+		{etw.IntField("Int", math.MinInt), "Int", word[int32, int64](math.MinInt)},
+		{etw.IntArray("IntArray", []int{-1, 0, math.MaxInt}), "IntArray", words[int32, int64](-1, 0, math.MaxInt)},
 		{etw.Int8Field("Int8", math.MinInt8), "Int8", int8(math.MinInt8)},
 		{etw.Int8Array("Int8Array", []int8{-1, 127}), "Int8Array", []int8{-1, 127}},
 		{etw.Int16Field("Int16", math.MinInt16), "Int16", int16(math.MinInt16)},
@@ -53,8 +53,8 @@ func EveryField() []Case {
 		{etw.Int32Array("Int32Array", []int32{-3, math.MaxInt32}), "Int32Array", []int32{-3, math.MaxInt32}},
 		{etw.Int64Field("Int64", math.MinInt64), "Int64", int64(math.MinInt64)},
 		{etw.Int64Array("Int64Array", []int64{-4, math.MaxInt64}), "Int64Array", []int64{-4, math.MaxInt64}},
-		{etw.UintField("Uint", math.MaxUint), "Uint", uword(math.MaxUint)},
-		{etw.UintArray("UintArray", []uint{0, 7}), "UintArray", uwords(0, 7)},
+		{etw.UintField("Uint", math.MaxUint), "Uint", word[uint32, uint64](uint(math.MaxUint))},
+		{etw.UintArray("UintArray", []uint{0, 7}), "UintArray", words[uint32, uint64, uint](0, 7)},
 		{etw.Uint8Field("Uint8", 255), "Uint8", uint8(255)},
 		{etw.Uint8Array("Uint8Array", []uint8{0, 1, 255}), "Uint8Array", []uint8{0, 1, 255}},
 		{etw.Uint16Field("Uint16", 65535), "Uint16", uint16(65535)},
@@ -63,8 +63,8 @@ func EveryField() []Case {
 		{etw.Uint32Array("Uint32Array", []uint32{2, math.MaxUint32}), "Uint32Array", []uint32{2, math.MaxUint32}},
 		{etw.Uint64Field("Uint64", math.MaxUint64), "Uint64", uint64(math.MaxUint64)},
 		{etw.Uint64Array("Uint64Array", []uint64{3, math.MaxUint64}), "Uint64Array", []uint64{3, math.MaxUint64}},
-		{etw.UintptrField("Uintptr", 0xDEADBEEF), "Uintptr", uword(0xDEADBEEF)},
-		{etw.UintptrArray("UintptrArray", []uintptr{1, 0xFFFF}), "UintptrArray", uwords(1, 0xFFFF)},
+		{etw.UintptrField("Uintptr", 0xDEADBEEF), "Uintptr", word[uint32, uint64, uint](0xDEADBEEF)},
+		{etw.UintptrArray("UintptrArray", []uintptr{1, 0xFFFF}), "UintptrArray", words[uint32, uint64, uint](1, 0xFFFF)},
 		{etw.Float32Field("Float32", -1.5), "Float32", float32(-1.5)},
 		{etw.Float32Array("Float32Array", []float32{0.25, math.MaxFloat32}), "Float32Array", []float32{0.25, math.MaxFloat32}},
 		{etw.Float64Field("Float64", math.Pi), "Float64", math.Pi},
@@ -78,7 +78,7 @@ func EveryField() []Case {
 				{Name: "Nested", In: tracelogging.InStruct, Value: []tracelogging.Field{{Name: "Deep", In: tracelogging.InUInt8, Value: uint8(9)}}},
 			}},
 		{etw.Uint8Array("Empty", nil), "Empty", []uint8{}},
-		{etw.SmartField("SmartInt", 42), "SmartInt", word(42)},
+		{etw.SmartField("SmartInt", 42), "SmartInt", word[int32, int64](42)},
 		{etw.SmartField("SmartErr", fmt.Errorf("boom")), "SmartErr", "boom"},
 		{etw.SmartField("SmartNamed", time.Duration(5)), "SmartNamed", int64(5)},
 		{etw.SmartField("SmartStruct", point{1, -2, "p"}), "SmartStruct", []tracelogging.Field{
@@ -121,51 +121,29 @@ func SameValue(got, want any) bool {
 	return reflect.DeepEqual(got, want)
 }
 
-// word, words, uword and uwords are what an int, uint or uintptr field decodes to: go-winio
-// writes them at the platform's word size, as Int32 or UInt32 on 32-bit systems and Int64
-// or UInt64 on 64-bit ones.
-func word(v int) any {
+// word and words are what an int, uint or uintptr field, or an array of them, decodes
+// to: go-winio writes them at the platform's word size, as N32 (Int32 or UInt32) on
+// 32-bit systems and N64 (Int64 or UInt64) on 64-bit ones.
+func word[N32 int32 | uint32, N64 int64 | uint64, V int | uint](v V) any {
 	if strconv.IntSize == 32 {
-		return int32(v)
+		return N32(v)
 	}
-	return int64(v)
+	return N64(v)
 }
 
-func words(v ...int) any {
+func words[N32 int32 | uint32, N64 int64 | uint64, V int | uint](v ...V) any {
 	if strconv.IntSize == 32 {
-		w := make([]int32, len(v))
-		for i := range v {
-			w[i] = int32(v[i])
-		}
-		return w
+		return convert[N32](v)
 	}
-	w := make([]int64, len(v))
-	for i := range v {
-		w[i] = int64(v[i])
-	}
-	return w
+	return convert[N64](v)
 }
 
-func uword(v uint) any {
-	if strconv.IntSize == 32 {
-		return uint32(v)
+func convert[N int32 | uint32 | int64 | uint64, V int | uint](v []V) []N {
+	out := make([]N, len(v))
+	for i, x := range v {
+		out[i] = N(x)
 	}
-	return uint64(v)
-}
-
-func uwords(v ...uint) any {
-	if strconv.IntSize == 32 {
-		w := make([]uint32, len(v))
-		for i := range v {
-			w[i] = uint32(v[i])
-		}
-		return w
-	}
-	w := make([]uint64, len(v))
-	for i := range v {
-		w[i] = uint64(v[i])
-	}
-	return w
+	return out
 }
 
 func isBinary(v any) bool { _, ok := v.([]byte); return ok }
