@@ -323,17 +323,27 @@ func headerFor(info *HeaderInfo, bufSize uint32, logFileName string, compressed 
 	}
 }
 
+// checkFile refuses, with ERROR_INVALID_PARAMETER, a file of a version the emulator does
+// not know or of a BufferSize outside [0x48, MAX_ETW_BUFFER_SIZE]: Create before it
+// allocates or creates anything, HeaderBuffer for its own callers.
+func checkFile(v winver.Version, bufSize uint32) error {
+	if !v.Valid() {
+		return winerr.New(winerr.ErrInvalidParameter, "HeaderInfo.Version %s is not one of the emulated versions (%s to %s)", v, winver.Oldest, winver.Newest)
+	}
+	if bufSize < abi.BufferHeaderSize || bufSize > maxBufferSize {
+		return winerr.New(winerr.ErrInvalidParameter, "BufferSize %d is outside [%d, %d] (a WMI_BUFFER_HEADER to MAX_ETW_BUFFER_SIZE)", bufSize, abi.BufferHeaderSize, maxBufferSize)
+	}
+	return nil
+}
+
 // HeaderBuffer builds buffer 0 of a file: a sealed buffer of bufSize bytes whose first
 // record is the log-file header event, a SYSTEM_TRACE_HEADER (hook 0x0000) followed by
 // h and the two names, and then, as the version's headerBufferRule says, the
 // EventTrace/Extension of a system logger (hook 0x0005) and EventTrace/PartitionInfoExtension
 // (hook 0x0050). It fails when the records do not fit.
 func HeaderBuffer(info *HeaderInfo, h *LogfileHeader, bufSize uint32) ([]byte, error) {
-	if !info.Version.Valid() {
-		return nil, winerr.New(winerr.ErrInvalidParameter, "HeaderInfo.Version %s is not one of the emulated versions", info.Version)
-	}
-	if bufSize < abi.BufferHeaderSize || bufSize > maxBufferSize {
-		return nil, winerr.New(winerr.ErrInvalidParameter, "BufferSize %d is outside [%d, %d]", bufSize, abi.BufferHeaderSize, maxBufferSize)
+	if err := checkFile(info.Version, bufSize); err != nil {
+		return nil, err
 	}
 	rule := headerBufferRules.At(info.Version)
 	type record struct {

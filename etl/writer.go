@@ -11,7 +11,6 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/winerr"
-	"github.com/etwemu/etwemu/winver"
 )
 
 // File-mode bits the writer acts on (EVENT_TRACE_FILE_MODE_* and
@@ -146,11 +145,8 @@ func Create(o Options) (*Writer, error) {
 		unit = 1 << 10
 	}
 	w.limit = int64(o.Info.MaxFileSize) * unit
-	if !o.Info.Version.Valid() {
-		return nil, winerr.New(winerr.ErrInvalidParameter, "HeaderInfo.Version %s is not one of the emulated versions (%s to %s)", o.Info.Version, winver.Oldest, winver.Newest)
-	}
-	if o.BufferSize < abi.BufferHeaderSize || o.BufferSize > maxBufferSize {
-		return nil, winerr.New(winerr.ErrInvalidParameter, "BufferSize %d is outside [%d, %d] (a WMI_BUFFER_HEADER to MAX_ETW_BUFFER_SIZE)", o.BufferSize, abi.BufferHeaderSize, maxBufferSize)
+	if err := checkFile(o.Info.Version, o.BufferSize); err != nil {
+		return nil, err
 	}
 	if o.Path == "" {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "a log file needs a name")
