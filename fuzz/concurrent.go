@@ -89,30 +89,36 @@ func runConcurrent(p Program, cov *Coverage) error {
 	}
 
 	stopped := &finals{m: map[emu.TraceHandle]emu.Properties{}}
-	var wg sync.WaitGroup
-	tallies := make([]emu.Tally, Workers)
+	tl := talliesPool.Get().(*workerTallies) // all zeros
+	tallies, events := &tl.sum, &tl.event
 	errs := make([]error, Workers)
 	run := &flight{}
 	regs := make([][]*mine, Workers)
-	split := make([]Op, 0, len(p.Ops)) // worker w's operations, then worker w+1's: one array
-	for w := 0; w < Workers; w++ {
-		from := len(split)
-		for i := w; i < len(p.Ops); i += Workers {
-			split = append(split, p.Ops[i])
-		}
-		ops := split[from:len(split):len(split)]
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			errs[w] = worker(k, handles, ids, ops, &tallies[w], stopped, run, &run.at[w], &regs[w])
-		}(w)
-	}
+	// A goroutine for each worker that has an operation (a program shorter than Workers
+	// leaves some without); the last to finish closes joined. (A goroutine per worker and
+	// one more waiting for them were a fifth of a short program's time, most of it in
+	// waking processors for goroutines with nothing to do.)
+	n := min(Workers, len(p.Ops))
 	joined := make(chan struct{})
-	go func() { wg.Wait(); close(joined) }()
+	var left atomic.Int32
+	left.Store(int32(n))
+	if n == 0 {
+		close(joined)
+	}
+	for w := range n {
+		go func() {
+			errs[w] = worker(k, handles, ids, p.Ops, w, &tallies[w], &events[w], stopped, run, &run.at[w], &regs[w])
+			if left.Add(-1) == 0 {
+				close(joined)
+			}
+		}()
+	}
 	select {
 	case <-joined:
+		defer tl.put()
 	case <-time.After(Deadline):
-		// The workers are left where they are stuck: the process is failing anyway.
+		// The workers are left where they are stuck, with their tallies: the process is
+		// failing anyway.
 		return fmt.Errorf("the workers did not finish within %v; stuck in:%s\nprogram:\n%v", Deadline, run.stuck(), p)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -185,6 +191,23 @@ var zeroPayloads = sync.Pool{New: func() any {
 	b := make([]byte, slices.Max(payloads))
 	return &b
 }}
+
+// workerTallies are a concurrent run's tallies: each worker's sum, and the one each
+// worker passes to a write and takes its counts out of again. At 1.7 KB each (an array
+// per logger id), allocating them for every run was a fifth of the bytes an execution
+// allocated; a run takes them from talliesPool and returns them zeroed.
+type workerTallies struct {
+	sum, event [Workers]emu.Tally
+}
+
+var talliesPool = sync.Pool{New: func() any { return new(workerTallies) }}
+
+// put zeroes the tallies and returns them to talliesPool. (A worker that failed may have
+// left counts in its event tally.)
+func (t *workerTallies) put() {
+	*t = workerTallies{}
+	talliesPool.Put(t)
+}
 
 // sessionsNamed reports which of the four sessions the program's operations name: the
 // control calls, the enables, the PMC configurations and the system writes. A session no
@@ -431,16 +454,17 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.Logge
 	return want
 }
 
-// worker runs its share of a program. Every error must carry a Windows code. ids are the
+// worker runs its share of a program, operations w, w+Workers, w+2*Workers and so on of
+// ops, adding what its writes delivered and lost to tally; t is the tally it passes to
+// each write, zero between writes. Every error must carry a Windows code. ids are the
 // logger ids of the four sessions, the only loggers an event can reach, whose tallies it
 // adds up and checks against the enable slots; the rest of each event's tally must be
 // zero, one comparison (a loop over all session.LoggerIDs on every event was a tenth of
 // an instrumented input).
-func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []Op, tally *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) (err error) {
+func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []Op, w int, tally, t *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) (err error) {
 	defer at.Store(nil)
 	var regs []*mine
 	defer func() { *out = regs }()
-	t := new(emu.Tally) // one event's: allocated once a worker, not once an event (it escapes to EventWriteEx)
 	// The payloads: zeros, but for a write's serial while it is written.
 	zeros := zeroPayloads.Get().(*[]byte)
 	defer func() {
@@ -468,7 +492,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 		defer f.epoch.Add(1)
 		return call()
 	}
-	for i := range ops {
+	for i := w; i < len(ops); i += Workers { // operation i goes to worker i mod Workers
 		o := &ops[i] // in place: a copy would escape to at, one allocation an operation
 		h := handles[o.Session%4]
 		at.Store(o)
