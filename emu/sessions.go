@@ -113,8 +113,9 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		return 0, err
 	}
 	private := a.Kind == logmode.Private
+	lower := lowerName(name)
 	if adj.GUID.IsZero() && !private {
-		adj.GUID = guid.FromName("etwemu session " + lowerName(name))
+		adj.GUID = guid.FromName("etwemu session " + lower)
 	}
 
 	k.mu.Lock()
@@ -122,7 +123,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 	if k.closed {
 		return 0, winerr.New(winerr.ErrInvalidHandle, "the emulated kernel is closed")
 	}
-	if _, dup := k.names[lowerName(name)]; dup {
+	if _, dup := k.names[lower]; dup {
 		return 0, winerr.New(winerr.ErrAlreadyExists, "a session named %q is already running", name)
 	}
 	if !private {
@@ -171,7 +172,7 @@ func (k *Kernel) StartTrace(name string, p *Properties) (TraceHandle, error) {
 		k.sysLoggers[sysIndex] = l
 	}
 	k.loggers[id].Store(l)
-	k.names[lowerName(name)] = id
+	k.names[lower] = id
 	sink := p.Sink
 	*p = l.Properties()
 	p.Sink = sink

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/internal/quote"
 )
@@ -170,22 +171,38 @@ var eventSourceNamespace = GUID{0x482C2DB2, 0xC390, 0x47C8, [8]byte{0x87, 0xF8, 
 // bytes read as a big-endian GUID with the version nibble set to 5.
 // The hashed bytes are built in one slice and hashed in one call: a session start
 // derives its session's GUID so, and a write of two bytes at a time to the hash was most
-// of its cost.
+// of its cost. An ASCII name is upper-cased as it is copied, a byte at a time; only a
+// name with other characters goes through strings.ToUpper and UTF-16.
 func FromName(name string) GUID {
 	nb := eventSourceNamespace.ToArray()
-	upper := strings.ToUpper(name)
-	b := make([]byte, 0, len(nb)+2*len(upper)) // a byte of UTF-8 is at most a 16-bit unit
-	b = append(b, nb[:]...)
-	var units [2]uint16
-	for _, r := range upper { // an invalid byte is U+FFFD, as []rune makes it
-		for _, u := range utf16.AppendRune(units[:0], r) {
-			b = append(b, byte(u>>8), byte(u))
+	var room [len(nb) + 2*48]byte // a name of up to 48 ASCII characters hashes without an allocation
+	b := append(room[:0], nb[:]...)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= utf8.RuneSelf {
+			b = appendUpperUTF16(b[:len(nb)], name)
+			break
 		}
+		if 'a' <= c && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b = append(b, 0, c)
 	}
 	sum := sha1.Sum(b)
 	sum[7] = sum[7]&0x0F | 0x50
 	// The hash bytes are taken in Windows memory order (little-endian fields).
 	return FromBytes(sum[:16])
+}
+
+// appendUpperUTF16 appends name, upper-cased, to b in UTF-16 big-endian units.
+func appendUpperUTF16(b []byte, name string) []byte {
+	var units [2]uint16
+	for _, r := range strings.ToUpper(name) { // an invalid byte is U+FFFD, as []rune makes it
+		for _, u := range utf16.AppendRune(units[:0], r) {
+			b = append(b, byte(u>>8), byte(u))
+		}
+	}
+	return b
 }
 
 // The rest of this file is go-winio's pkg/guid API (github.com/Microsoft/go-winio/pkg/guid),

@@ -66,9 +66,11 @@ func TestFromName(t *testing.T) {
 	}
 }
 
-// FromName hashes what the straightforward reading of the rule hashes, for names
-// beyond ASCII too: letters that change length when upper-cased, characters outside the
-// Basic Multilingual Plane (two UTF-16 units) and bytes that are not UTF-8.
+// FromName hashes what the straightforward reading of the rule hashes, for every ASCII
+// byte, for names longer than its buffer on the stack, and for names beyond ASCII:
+// letters that change length when upper-cased, characters outside the Basic
+// Multilingual Plane (two UTF-16 units), bytes that are not UTF-8, and a name that turns
+// non-ASCII after an ASCII start.
 func TestFromNameBeyondASCII(t *testing.T) {
 	reference := func(name string) GUID {
 		h := sha1.New()
@@ -81,7 +83,12 @@ func TestFromNameBeyondASCII(t *testing.T) {
 		sum[7] = sum[7]&0x0F | 0x50
 		return FromBytes(sum[:16])
 	}
-	for _, name := range []string{"", "a", "straße", "ǆemal", "Ⱥb", "provider-😀-x", "\xff\xfeok", "日本語のプロバイダー"} {
+	ascii := make([]byte, 128) // every ASCII byte, the letters' neighbours '@', '[', '`' and '{' among them
+	for i := range ascii {
+		ascii[i] = byte(i)
+	}
+	for _, name := range []string{"", "a", "straße", "ǆemal", "Ⱥb", "provider-😀-x", "\xff\xfeok", "日本語のプロバイダー",
+		string(ascii), "ascii-first-then-straße", strings.Repeat("Long.Provider.Name.", 8)} {
 		if got, want := FromName(name), reference(name); got != want {
 			t.Errorf("FromName(%q) = %v, want %v", name, got, want)
 		}

@@ -168,7 +168,8 @@ func TestConfigurationRules(t *testing.T) {
 	}
 	// A second logger wants two of the processor's four counters; three are taken.
 	s2, _ := NewSupport(winver.V2004, 2, hal)
-	if err := s2.SetCounters(sources(2)); rule(err) != RuleBusy || !errors.Is(err.(*Refusal).Native(), winerr.StatusDeviceBusy) {
+	if err := s2.SetCounters(sources(2)); rule(err) != RuleBusy || !errors.Is(err.(*Refusal).Native(), winerr.StatusDeviceBusy) ||
+		err.(*Refusal).Reason != "2 counters asked for, 3 of the processor's 4 are in use by other loggers" {
 		t.Errorf("over-committed HAL: %v", err)
 	}
 	must(t, s2.SetCounters(sources(1)))
