@@ -278,10 +278,16 @@ func TestRecordBudget(t *testing.T) {
 	}
 }
 
-// Not an ETL file says so.
+// Not an ETL file says so, with ERROR_FILE_CORRUPT: text, a file shorter than a buffer
+// header, and a buffer whose first record is not the log-file header event.
 func TestNotAnETLFile(t *testing.T) {
-	for _, b := range [][]byte{[]byte(strings.Repeat("## a markdown file\n", 20)), []byte("tiny")} {
-		if _, err := NewReader(bytes.NewReader(b), int64(len(b))); err == nil || !strings.Contains(err.Error(), "not an ETL file") {
+	noHeader := make([]byte, 4096)
+	(&abi.BufferHeader{BufferSize: 4096, SavedOffset: 0x48, CurrentOffset: 0x48}).Encode(noHeader)
+	abi.FillUnused(noHeader[0x48:])
+	for _, b := range [][]byte{[]byte(strings.Repeat("## a markdown file\n", 20)), []byte("tiny"), noHeader} {
+		_, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if code, _ := winerr.Code(err); err == nil || !strings.Contains(err.Error(), "not an ETL file") || code != winerr.ErrFileCorrupt.Code() ||
+			!strings.HasSuffix(err.Error(), "(ERROR_FILE_CORRUPT (1392))") {
 			t.Errorf("%q: %v", b[:4], err)
 		}
 	}

@@ -208,6 +208,26 @@ const recordBytes = 8
 
 func (rd *Reader) recordBudget() int64 { return rd.size/recordBytes + int64(rd.limit/8) }
 
+// NotETLError is NewReader's answer for a file that is not an ETL file at all (too short
+// for a buffer header, no buffer header at its start, or a first record that is not the
+// log-file header event), where DamageError is its answer for an ETL file with damage.
+// It carries ERROR_FILE_CORRUPT as DamageError does. [emulator choice] OpenTrace's
+// documentation names no code for a file that is not a trace; the emulator gives one
+// code to every file it cannot read as ETL.
+type NotETLError struct {
+	Err error // what the reader found at the start of the file
+}
+
+func notETL(err error) *NotETLError { return &NotETLError{Err: err} }
+
+func (e *NotETLError) Error() string {
+	return "not an ETL file: " + e.Err.Error() + " (" + winerr.ErrFileCorrupt.Error() + ")"
+}
+
+// Unwrap returns what the reader found and ERROR_FILE_CORRUPT, for errors.Is and
+// winerr.Code.
+func (e *NotETLError) Unwrap() []error { return []error{e.Err, winerr.ErrFileCorrupt} }
+
 // errBudget marks the reader's own bounds (maxExpansion, recordBytes).
 var errBudget = errors.New("the file expands past the reader's bound")
 
@@ -221,9 +241,9 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 			err = c.err
 		}
 		if size < abi.BufferHeaderSize {
-			err = fmt.Errorf("etl: offset 0x0: not an ETL file: %d bytes, less than one buffer header", size)
+			err = notETL(fmt.Errorf("etl: offset 0x0: %d bytes, less than one buffer header", size))
 		} else if !looksLikeBuffer(r) {
-			err = fmt.Errorf("not an ETL file: %w", err)
+			err = notETL(err)
 		}
 		return nil, err
 	}
@@ -236,7 +256,7 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 		return nil, it.Err()
 	}
 	if first == nil || first.Kind != KindSystem || first.HookID != hookLogfileInfo {
-		return nil, fmt.Errorf("etl: offset %#x: not an ETL file: the first record is not the log-file header event (system header, hook 0x0000)", abi.BufferHeaderSize)
+		return nil, notETL(fmt.Errorf("etl: offset %#x: the first record is not the log-file header event (system header, hook 0x0000)", abi.BufferHeaderSize))
 	}
 	h, err := DecodeLogfileHeader(first.Payload)
 	if err != nil {
