@@ -95,7 +95,11 @@ func viewStrdump(m *Machine, a args) error {
 		rows = append(rows, rowOf(l))
 	}
 	return m.show(a, rows, func(w io.Writer) {
-		fmt.Fprintf(w, "%d loggers running (Windows %s)\n", len(rows), m.version)
+		noun := "loggers"
+		if len(rows) == 1 {
+			noun = "logger"
+		}
+		fmt.Fprintf(w, "%d %s running (Windows %s)\n", len(rows), noun, m.version)
 		fmt.Fprintln(w, "Id\tName\tKind\tLoggerMode\tBufferSize\tBuffers\tFree\tPeak\tEventsLost\tBuffersWritten\tLogBuffersLost\tRealTimeBuffersLost")
 		for _, r := range rows {
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.LoggerID, r.Name, r.Kind, r.LoggerMode, r.BufferSize,

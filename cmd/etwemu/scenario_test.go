@@ -46,7 +46,7 @@ func TestRunAndShell(t *testing.T) {
 	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 {
 		t.Fatalf("shell: exit %d", code)
 	}
-	if !strings.Contains(errb.String(), "error: line 2: start: ERROR_ALREADY_EXISTS") || strings.Count(out.String(), "loggers running") != 1 || strings.Contains(out.String(), "etwemu>") {
+	if !strings.Contains(errb.String(), "error: line 2: start: ERROR_ALREADY_EXISTS") || strings.Count(out.String(), " running (Windows ") != 1 || strings.Contains(out.String(), "etwemu>") {
 		t.Errorf("shell: stdout %q, stderr %q", out.String(), errb.String())
 	}
 
@@ -179,7 +179,7 @@ func TestRunInterrupted(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "loggers running") {
+	if strings.Contains(out.String(), " running (Windows ") {
 		t.Error("the command after the interrupted one ran")
 	}
 	for _, want := range []string{"SIGINT: stopping the scenario", "line 4: write: stopped after 2048 of 10000000 events: interrupted by SIGINT (3 commands ran before it); every session was stopped"} {
@@ -254,7 +254,7 @@ func TestShellInterrupted(t *testing.T) {
 		if code := shell(ctx, m, in, &out, &errb, false); code != 143 {
 			t.Errorf("exit %d, want 143", code)
 		}
-		if !strings.Contains(out.String(), "wrote P x1024 of 10000000") || !strings.Contains(out.String(), "stopped s:") || strings.Contains(out.String(), "loggers running") {
+		if !strings.Contains(out.String(), "wrote P x1024 of 10000000") || !strings.Contains(out.String(), "stopped s:") || strings.Contains(out.String(), " running (Windows ") {
 			t.Errorf("stdout %q", out.String())
 		}
 		if !strings.Contains(errb.String(), "etwemu shell: line 4: write: stopped after 1024 of 10000000 events: interrupted by SIGTERM (3 commands ran before it)") {
