@@ -90,4 +90,7 @@
 // only the buffers dropped for this consumer because it fell behind, and LostBufferEvents
 // the events in them. With Skipped and Dropped they account for every event a session
 // sent the consumer: delivered + LostEvents + LostBufferEvents + Skipped + Dropped.
+// Events still in a session's buffers when the consumer ends were not sent to it: the
+// session keeps them for the next consumer, or counts them in its
+// Stats().RealTimeEventsLost when it drops them with none attached.
 package consumer

@@ -237,6 +237,56 @@ func TestCloseDropsQueued(t *testing.T) {
 	detached(t, k, "Close")
 }
 
+// TestEndBeforeFlushCounted: events still in the session's buffers when the consumer
+// ends were never sent to it. They stay with the session, and a session stopped with no
+// consumer attached counts them in RealTimeEventsLost: with what the consumer read and
+// counted, every event written.
+func TestEndBeforeFlushCounted(t *testing.T) {
+	for _, end := range []string{"Close", "Stop", "context"} {
+		t.Run(end, func(t *testing.T) {
+			k, _ := syncKernel(t)
+			p := newProvider(t, k, "Etwemu.Test.Unflushed")
+			liveSession(t, k, "Unflushed", "Etwemu.Test.Unflushed:5")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			c := consumer.NewConsumerOn(ctx, k).FromTraceNames("Unflushed")
+			start(t, c)
+			writeFlush(t, k, p, "Unflushed", 0, 100) // sent to the consumer
+			for i := 0; i < 50; i++ {                // in the session's buffer only
+				if err := p.WriteEvent("E", nil, etw.WithFields(etw.IntField("I", 100+i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			switch end {
+			case "Close":
+				c.Close()
+			case "Stop":
+				c.Stop()
+			case "context":
+				cancel()
+			}
+			read := 0
+			for range c.Events {
+				read++
+			}
+			c.Wait()
+			sessions := k.Sessions()
+			if len(sessions) != 1 || sessions[0].Consumers() != 0 {
+				t.Fatalf("%d sessions, the consumer still attached after %s", len(sessions), end)
+			}
+			if err := k.StopTrace(0, "Unflushed", &emu.Properties{}); err != nil {
+				t.Fatal(err)
+			}
+			st := sessions[0].Stats()
+			counted := uint64(read) + c.Dropped.Load() + c.LostEvents.Load() + c.LostBufferEvents.Load() + c.Skipped.Load()
+			if counted+st.RealTimeEventsLost != 150 || st.RealTimeEventsLost < 50 {
+				t.Errorf("read %d, Dropped %d, LostEvents %d, LostBufferEvents %d, Skipped %d, the session's RealTimeEventsLost %d: %d of the 150 written, want all and at least the 50 never sent",
+					read, c.Dropped.Load(), c.LostEvents.Load(), c.LostBufferEvents.Load(), c.Skipped.Load(), st.RealTimeEventsLost, counted+st.RealTimeEventsLost)
+			}
+		})
+	}
+}
+
 // TestShutdownDeadline: Shutdown with a context that ends before the reader read the
 // queued events closes the consumer and returns the context's error.
 func TestShutdownDeadline(t *testing.T) {

@@ -35,8 +35,8 @@ func (v Violation) String() string { return v.Rule + ": " + v.Detail }
 //   - reg-mask: an open registration's EnableMask and GroupEnableMask equal the used-slot
 //     bits of its GUID and group entries; a closed one routes nowhere.
 //   - counter-monotone: a session's EventsLost, BuffersWritten, LogBuffersLost,
-//     RealTimeBuffersLost, peak buffers and per-processor buffer counts never decrease
-//     from one Check to the next.
+//     RealTimeBuffersLost, RealTimeEventsLost, peak buffers and per-processor buffer
+//     counts never decrease from one Check to the next.
 //   - conservation: for a session whose sink is a session.EventCounter and whose accepted
 //     events the caller reported with Accepted, events accepted == events the sink
 //     received + events still in the session's unsealed buffers.
@@ -234,6 +234,7 @@ func (c *Checker) checkCounters(l *session.Logger, report func(rule, detail stri
 	less("BuffersWritten", prev.BuffersWritten, now.BuffersWritten)
 	less("LogBuffersLost", prev.LogBuffersLost, now.LogBuffersLost)
 	less("RealTimeBuffersLost", prev.RealTimeBuffersLost, now.RealTimeBuffersLost)
+	less("RealTimeEventsLost", prev.RealTimeEventsLost, now.RealTimeEventsLost)
 	less("PeakBuffers", uint64(prev.PeakBuffers), uint64(now.PeakBuffers))
 	for i := range min(len(prev.BuffersPerStream), len(now.BuffersPerStream)) {
 		if a, b := prev.BuffersPerStream[i], now.BuffersPerStream[i]; b < a { // named only when it fell: this runs on every check

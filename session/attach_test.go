@@ -139,6 +139,21 @@ func TestLossesPerAttachment(t *testing.T) {
 		t.Errorf("BuffersLost: short %d, long %d, session %d; want %d, 0, %d", short.BuffersLost(), long.BuffersLost(),
 			l.Stats().RealTimeBuffersLost, lb-1, lb-1)
 	}
+	if got, want := l.Stats().RealTimeEventsLost, uint64(le-se); short.EventsInBuffersLost() != want || got != want {
+		t.Errorf("events in the lost buffers: short %d, session %d; want %d (what the long queue got beyond the short one)", short.EventsInBuffersLost(), got, want)
+	}
+}
+
+// A REAL_TIME session stopped while no consumer is attached loses the buffers it held
+// for one: RealTimeBuffersLost counts them and RealTimeEventsLost their events, every
+// event written.
+func TestStopWithoutConsumerCountsEvents(t *testing.T) {
+	l := startSynchronous(t, "rt", 1, rtProps())
+	writeN(t, l, 100)
+	l.Stop()
+	if st := l.Stats(); st.RealTimeEventsLost != 100 || st.RealTimeBuffersLost == 0 || st.EventsLost != 0 {
+		t.Errorf("RealTimeEventsLost %d, RealTimeBuffersLost %d, EventsLost %d; want 100, at least 1, 0", st.RealTimeEventsLost, st.RealTimeBuffersLost, st.EventsLost)
+	}
 }
 
 // TestProcessGivesUpCounted: a Process that ends by Close, by its context or by fn's

@@ -150,6 +150,7 @@ type Logger struct {
 	buffersOverwritten atomic.Uint64
 	logBuffersLost     atomic.Uint64
 	rtBuffersLost      atomic.Uint64
+	rtEventsLost       atomic.Uint64 // the events in the buffers rtBuffersLost counts; both added to under rt.mu
 	numberOfBuffers    atomic.Int64
 	freeBuffers        atomic.Int64 // BuffersAvailable
 	peakBuffers        atomic.Int64
@@ -396,7 +397,13 @@ type Stats struct {
 	BuffersWritten      uint64
 	LogBuffersLost      uint64
 	RealTimeBuffersLost uint64
-	BuffersPerStream    []uint64 // buffers written per processor stream
+	// RealTimeEventsLost is the events (EVENT_HEADER records) in the buffers
+	// RealTimeBuffersLost counts: real-time delivery's losses in events, as EventsLost
+	// counts the writers' (an emulator counter; Windows counts buffers). With the events a
+	// consumer was sent, its own counts and EventsLost, it accounts for every event
+	// written.
+	RealTimeEventsLost uint64
+	BuffersPerStream   []uint64 // buffers written per processor stream
 	// BUFFERING sessions: what the ring recycled (emulator counters; Windows counts
 	// neither, since the ring is meant to forget).
 	EventsOverwritten  uint64
@@ -430,7 +437,7 @@ func (l *Logger) ReadStats(s *Stats) {
 		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load() + int64(l.spareCount()),
 		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
 		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
-		RealTimeBuffersLost: l.rtBuffersLost.Load(), BuffersPerStream: perStream[:len(l.perStream)],
+		RealTimeBuffersLost: l.rtBuffersLost.Load(), RealTimeEventsLost: l.rtEventsLost.Load(), BuffersPerStream: perStream[:len(l.perStream)],
 		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
 		LoggerWakeups: l.loggerWakeups.Load(),
 		LoggerBusy:    time.Duration(l.loggerBusy.Load()), OutputTime: time.Duration(l.outputTime.Load()),

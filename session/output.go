@@ -61,7 +61,8 @@ type consumer struct {
 
 // deliver hands a sealed buffer to the consumers (WmipFlushBuffer's real-time step). A
 // consumer whose backlog is full loses the buffer: its Attachment.BuffersLost counts it, and
-// RealTimeBuffersLost counts it once however many consumers lost it. With no consumer
+// RealTimeBuffersLost counts it once however many consumers lost it (and
+// RealTimeEventsLost its events). With no consumer
 // attached and no Sink the buffer joins the session's backlog; once that is full, buffers
 // are lost and writers are refused with ERROR_LOG_FILE_FULL until a consumer attaches
 // (Microsoft Learn, "EventWrite": a real-time session without consumers buffers to a backing
@@ -85,6 +86,7 @@ func (l *Logger) deliver(buf []byte) {
 			return
 		}
 		l.rtBuffersLost.Add(1)
+		l.rtEventsLost.Add(eventRecords(buf))
 		l.rtFull.Store(true)
 		return
 	}
@@ -105,6 +107,7 @@ func (l *Logger) deliver(buf []byte) {
 	}
 	if lost {
 		l.rtBuffersLost.Add(1)
+		l.rtEventsLost.Add(events)
 	}
 }
 
@@ -144,7 +147,8 @@ func (l *Logger) Consumers() int {
 
 // closeRealtime ends delivery at stop: consumers finish what they hold, then return.
 // The buffers held for a consumer that never attached are lost with the session, and
-// counted in RealTimeBuffersLost: no consumer can open a stopped session.
+// counted in RealTimeBuffersLost (their events in RealTimeEventsLost): no consumer can
+// open a stopped session.
 func (l *Logger) closeRealtime() {
 	if l.rt == nil {
 		return
@@ -153,6 +157,9 @@ func (l *Logger) closeRealtime() {
 	defer l.rt.mu.Unlock()
 	l.rt.closed = true
 	l.rtBuffersLost.Add(uint64(len(l.rt.backlog)))
+	for _, buf := range l.rt.backlog {
+		l.rtEventsLost.Add(eventRecords(buf))
+	}
 	l.rt.backlog = nil
 	for _, c := range l.rt.consumers {
 		close(c.ch)

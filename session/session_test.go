@@ -721,8 +721,14 @@ func TestRealTimeFullLeavesNoGrowingBuffer(t *testing.T) {
 		}
 	}
 	l.Stop()
-	if n := <-got; n < 2*per+per {
+	n := <-got
+	if n < 2*per+per {
 		t.Fatalf("the consumer received %d events: want the 2-buffer backlog and the %d written since (%d)", n, per, 3*per)
+	}
+	// The events of the buffers dropped while the backlog was full are counted: with
+	// those the consumer received, every event accepted.
+	if st := l.Stats(); uint64(n)+st.RealTimeEventsLost != uint64(accepted+per) {
+		t.Errorf("received %d, RealTimeEventsLost %d: %d events, but %d were accepted", n, st.RealTimeEventsLost, uint64(n)+st.RealTimeEventsLost, accepted+per)
 	}
 }
 
