@@ -110,8 +110,12 @@ func TestForkCalls(t *testing.T) {
 		order = append(order, "record")
 		return r.EventHeader.Descriptor.Level != 1 // drops the Critical event
 	}
+	prov := consumer.MustParseProvider("Etwemu.Test.Forks")
 	c.EventRecordHelperCallback = func(h *consumer.EventRecordHelper) error {
 		order = append(order, "helper")
+		if h.ProviderGUID() != prov.GUID { // both forks' idiom: the helper's GUID and Provider.GUID compare
+			t.Errorf("ProviderGUID %v, the provider's GUID %v", h.ProviderGUID(), prov.GUID)
+		}
 		if n, err := h.GetPropertyInt("N"); err != nil || n == 3 {
 			h.Skip()
 		}

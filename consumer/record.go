@@ -84,8 +84,11 @@ func (h *EventRecordHelper) SelectFields(names ...string) {
 	}
 }
 
-// ProviderGUID returns the provider's GUID as {XXXXXXXX-...}.
-func (h *EventRecordHelper) ProviderGUID() string { return h.event.System.Provider.Guid }
+// ProviderGUID returns the provider's GUID, of Provider.GUID's type, so that
+// h.ProviderGUID() == p.GUID compares them as in both forks (tekert's returns its GUID
+// type, as here; 0xrawsec's a string, as its Provider.GUID is); the event's
+// System.Provider.Guid has the {XXXXXXXX-...} text.
+func (h *EventRecordHelper) ProviderGUID() guid.GUID { return h.event.Header.ProviderID }
 
 // Provider returns the provider's name (from its traits), "" when unknown.
 func (h *EventRecordHelper) Provider() string { return h.event.System.Provider.Name }
