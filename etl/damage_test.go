@@ -89,6 +89,47 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 	}
 }
 
+// A buffer of zeros inside a file costs that buffer, plain or compressed: the reading
+// goes on after it and reports it; zeros that run to the end of the file are space never
+// written, the file's end; zeros followed by bytes that are no buffer stop the reading
+// with damage. (The reading once ended at the zeros, quietly.)
+func TestZeroedBufferCostsItsBuffer(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		good := fileOf(t, compress, buffers(6))
+		rd, _ := NewReader(bytes.NewReader(good), int64(len(good)))
+		var offs []int64
+		for b, err := rd.Next(); err == nil; b, err = rd.Next() {
+			offs = append(offs, b.FileOffset, b.FileOffset+int64(b.Stored))
+		}
+		// offs: start and end of the header buffer, then of each data buffer.
+		hole := append([]byte{}, good...)
+		clear(hole[offs[2*3]:offs[2*3+1]]) // data buffer 2 of 0..5
+		ids, err := walkAll(t, hole)
+		if want := append(idsOf(0, 2), idsOf(3, 3)...); !slicesEqual(ids, want) {
+			t.Errorf("compressed %v: read ids %v, want %v (buffer 2 of 6 lost, the rest read)", compress, ids, want)
+		}
+		d := damage(t, err)
+		if d.Lost != 1 || d.Stopped || d.Buffers != 7 || !strings.Contains(err.Error(), "of zeros where buffers were") {
+			t.Errorf("compressed %v: damage %+v: %v", compress, d, err)
+		}
+
+		// Preallocated space: the file's own bytes, then zeros.
+		tail := append(append([]byte{}, good...), make([]byte, 5*testBuf)...)
+		if ids, err := walkAll(t, tail); err != nil || len(ids) != 18 {
+			t.Errorf("compressed %v: zeros after the last buffer: %d ids, %v; want 18, nil", compress, len(ids), err)
+		}
+
+		// Zeros, then bytes that are not a buffer.
+		junk := append([]byte{}, good[:offs[2*3]]...)
+		junk = append(append(junk, make([]byte, 100)...), bytes.Repeat([]byte{0xAB}, 200)...)
+		ids, err = walkAll(t, junk)
+		d = damage(t, err)
+		if !slicesEqual(ids, idsOf(0, 2)) || !d.Stopped || !strings.Contains(err.Error(), "that is not a buffer") {
+			t.Errorf("compressed %v: zeros then junk: ids %v, damage %+v: %v", compress, ids, d, err)
+		}
+	}
+}
+
 // A file cut at a buffer boundary, whose finalized header counts more buffers, gives the
 // records it holds and then "holds N of M buffers", through Walk and through Next.
 func TestCutAtBufferBoundary(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -153,7 +154,8 @@ func (e *RecordError) Unwrap() error { return e.Err }
 //
 // Damage costs what it touches, not the file: a bad record costs the rest of its buffer,
 // and a compressed buffer that does not decompress costs that buffer; the reader goes on
-// at the next buffer, whose framing (BufferSize) is intact. A buffer whose framing is
+// at the next buffer, whose framing (BufferSize) is intact. Buffers zeroed inside the
+// file cost themselves too, when a buffer follows them. A buffer whose framing is
 // broken, or a file that ends inside a buffer, ends the reading there. Next and Walk
 // deliver everything they read and then, in place of io.EOF, a *DamageError that says
 // what was lost; so does a file whose finalized header counts buffers that are not there.
@@ -299,7 +301,7 @@ func (rd *Reader) HeaderBuffer() *Buffer { return rd.first }
 // inside a buffer or at a buffer whose framing is broken (the reading stopped there), a
 // finalized header that counts more buffers than the file holds. It returns the same
 // again after that. A trailing piece of zeros (preallocated space never written) ends the
-// file as io.EOF.
+// file as io.EOF; zeros with buffers after them are damage (see skipZeros).
 func (rd *Reader) Next() (*Buffer, error) { return rd.next(true) }
 
 // NextHeader is Next without the buffers' content: each Buffer has its header, offset
@@ -326,6 +328,9 @@ func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
 	if errors.As(err, &c) {
 		rd.damaged(off, c.err)
 		return nil, c.err
+	}
+	if err == errZeros {
+		err = fmt.Errorf("etl: offset %#x: a buffer header of zeros", off)
 	}
 	if err != nil {
 		rd.stop(off, err)
@@ -357,8 +362,8 @@ func (rd *Reader) next(content bool) (*Buffer, error) {
 		b, err := rd.readBuf(rd.off, content)
 		var c contentError
 		switch {
-		case err == io.EOF:
-			rd.ended = true
+		case err == errZeros:
+			rd.skipZeros()
 		case errors.As(err, &c):
 			rd.damaged(rd.off, c.err)
 			rd.off += int64(c.stored)
@@ -435,6 +440,67 @@ func (rd *Reader) missing() {
 	}
 }
 
+// errZeros is readBuf's answer for a buffer header of zeros.
+var errZeros = errors.New("a buffer header of zeros")
+
+// skipZeros goes on after a buffer header of zeros at rd.off. Zeros to the end of the
+// file are space preallocated and never written: the file ends there. Zeros followed by
+// data are damage, counted: when a buffer starts where the data does (at a multiple of
+// the file's BufferSize from the zeros, or, for a compressed buffer's stored size,
+// within the first four bytes of the data, a header's BufferSize being its first field),
+// the zeroed bytes count as the buffers of the file's BufferSize they span (at least
+// one) and the reading goes on there; otherwise it stops at the zeros. (A file with a
+// zeroed buffer was read as ending at it, the buffers after it dropped without a word.)
+func (rd *Reader) skipZeros() {
+	from := rd.off
+	data, found := rd.nextData(from)
+	if !found {
+		rd.ended = true
+		return
+	}
+	bs := max(int64(rd.header.BufferSize), abi.BufferHeaderSize)
+	framed := func(o int64) bool {
+		_, err := rd.readBuf(o, false)
+		return o > from && err == nil
+	}
+	at := int64(-1)
+	for _, o := range []int64{from + (data-from)/bs*bs, data, data - 1, data - 2, data - 3} {
+		if framed(o) {
+			at = o
+			break
+		}
+	}
+	if at < 0 {
+		rd.stop(from, fmt.Errorf("etl: offset %#x: %d bytes of zeros, then data at %#x that is not a buffer", from, data-from, data))
+		return
+	}
+	n := max((at-from)/bs, 1)
+	rd.damaged(from, fmt.Errorf("etl: offset %#x: %d bytes of zeros where buffers were, the file going on at %#x", from, at-from, at))
+	rd.damage.Lost += int(n - 1)
+	rd.held += int(n)
+	rd.off = at
+}
+
+// nextData returns the offset of the first byte after off that is not zero, reading the
+// file once from off, or false when the rest of the file is zeros. A chunk is compared
+// whole with zeros (a preallocated gigabyte is read at the speed of the disk), and
+// searched only when it differs.
+func (rd *Reader) nextData(off int64) (int64, bool) {
+	const size = 64 << 10
+	chunk, none := make([]byte, size), make([]byte, size)
+	for off < rd.size {
+		n := int(min(size, rd.size-off))
+		if _, err := rd.r.ReadAt(chunk[:n], off); err != nil {
+			return off, true // unreadable is not zeros: readBuf reports it
+		}
+		if !bytes.Equal(chunk[:n], none[:n]) {
+			return off + int64(slices.IndexFunc(chunk[:n], func(c byte) bool { return c != 0 })), true
+		}
+		off += int64(n)
+	}
+	return 0, false
+}
+
 // zeros reports whether the n bytes at off are all zero.
 func (rd *Reader) zeros(off, n int64) bool {
 	b := make([]byte, n)
@@ -458,8 +524,8 @@ func (c contentError) Unwrap() error { return c.err }
 func (rd *Reader) read(off int64) (*Buffer, error) { return rd.readBuf(off, true) }
 
 // readBuf reads the buffer at off, with its content or only its framing. A contentError
-// leaves the framing intact; any other error ends the reading; io.EOF is preallocated
-// space never written.
+// leaves the framing intact; errZeros is a header of zeros (skipZeros says what follows);
+// any other error ends the reading.
 func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	var hb [abi.BufferHeaderSize]byte
 	if _, err := rd.r.ReadAt(hb[:], off); err != nil {
@@ -467,7 +533,7 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	}
 	h, _ := abi.DecodeBufferHeader(hb[:])
 	if hb == [abi.BufferHeaderSize]byte{} && off > 0 {
-		return nil, io.EOF // preallocated space never written
+		return nil, errZeros // preallocated space never written, or a buffer zeroed
 	}
 	b := &Buffer{FileOffset: off, Header: h, Compressed: h.BufferFlag&abi.BufferFlagCompressed != 0, Stored: int(h.BufferSize), rd: rd}
 	if h.BufferSize < abi.BufferHeaderSize || h.BufferSize > maxBufferSize {

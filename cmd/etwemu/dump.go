@@ -163,6 +163,11 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 	}
 	err = hb.Records(func(r etl.Record) error { return visit(hb, r) })
 	nh = n
+	if bad := (*etl.RecordError)(nil); errors.As(err, &bad) {
+		// A bad record costs the rest of the header buffer, as of any buffer: the reader
+		// counts it, and the damage is reported after every buffer that reads.
+		err = nil
+	}
 	if err == nil {
 		if o.byTime {
 			err = mergeByTime(f.Reader, func(i int, b *etl.Buffer, r etl.Record) error {

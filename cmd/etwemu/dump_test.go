@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"github.com/etwemu/etwemu/abi"
@@ -502,6 +503,10 @@ func TestDumpDamagedFile(t *testing.T) {
 	nbuf := len(whole) / bs
 	bad := append([]byte{}, whole...)
 	copy(bad[3*bs+72:], []byte{0xF0, 0xFF, 0x13, 0xC0}) // buffer 3's first record runs past its buffer
+	// The header buffer's second record (after the log-file header event) of size 0.
+	badHeader := append([]byte{}, whole...)
+	second := 0x48 + (int(binary.LittleEndian.Uint16(whole[0x48+4:]))+7)&^7
+	binary.LittleEndian.PutUint16(badHeader[second+4:], 0)
 	count := func(mode []string, p string) (int, string, int) {
 		t.Helper()
 		out.Reset()
@@ -539,6 +544,12 @@ func TestDumpDamagedFile(t *testing.T) {
 		code, msg, n = count(mode, badf)
 		if code != 1 || !strings.Contains(msg, "file offset 0x3000") || !strings.Contains(msg, "1 damaged buffer(s) skipped") || n < all*3/4 {
 			t.Errorf("%v bad record: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+		// A bad record in the header buffer costs the rest of the header buffer only.
+		writeFile(t, badf, badHeader)
+		code, msg, n = count(mode, badf)
+		if code != 1 || !strings.Contains(msg, "file offset 0x0") || !strings.Contains(msg, "(ERROR_FILE_CORRUPT (1392))") || n < all-2 {
+			t.Errorf("%v bad record in the header buffer: exit %d, %d of %d, %q", mode, code, n, all, msg)
 		}
 	}
 }
