@@ -334,6 +334,19 @@ func TestNotAnETLFile(t *testing.T) {
 	}
 }
 
+// An ETL file whose header buffer cannot be read (cut inside it, or its first record
+// damaged) is damage with ERROR_FILE_CORRUPT, not a file of another kind.
+func TestHeaderBufferDamage(t *testing.T) {
+	good := fileOf(t, false, buffers(2))
+	badFirst := patch(good, abi.BufferHeaderSize+4, 0xFFFF0000) // the header event's size past its buffer
+	for name, b := range map[string][]byte{"cut inside buffer 0": good[:testBuf/2], "first record": badFirst} {
+		_, err := NewReader(bytes.NewReader(b), int64(len(b)))
+		if d := damage(t, err); !d.Stopped || strings.Contains(err.Error(), "not an ETL file") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 // The bounded decoder agrees with klauspost/compress/xpress on what the compressor makes.
 func FuzzXpressBounded(f *testing.F) {
 	f.Add([]byte("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), 30)

@@ -41,6 +41,13 @@ func TestOpenNotRegular(t *testing.T) {
 		if want := "not a regular file (" + kind + ")"; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "save its bytes to a file first") == (kind == "a directory") {
 			t.Errorf("%s: %v, want %q", path, err, want)
 		}
+		want := winerr.ErrInvalidParameter // a pipe or a device
+		if kind == "a directory" {
+			want = winerr.ErrAccessDenied // as CreateFile answers a directory opened as a file
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("%s: %v, want %v", path, err, want)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -246,6 +247,8 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 			err = notETL(fmt.Errorf("etl: offset 0x0: %d bytes, less than one buffer header", size))
 		} else if !looksLikeBuffer(r) {
 			err = notETL(err)
+		} else {
+			err = headerDamage(err)
 		}
 		return nil, err
 	}
@@ -255,14 +258,14 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 		first = &r
 	}
 	if it.Err() != nil {
-		return nil, it.Err()
+		return nil, headerDamage(it.Err())
 	}
 	if first == nil || first.Kind != KindSystem || first.HookID != hookLogfileInfo {
 		return nil, notETL(fmt.Errorf("etl: offset %#x: the first record is not the log-file header event (system header, hook 0x0000)", abi.BufferHeaderSize))
 	}
 	h, err := DecodeLogfileHeader(first.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("etl: offset %#x: %w", abi.BufferHeaderSize+SystemHeaderSize, err)
+		return nil, headerDamage(fmt.Errorf("etl: offset %#x: %w", abi.BufferHeaderSize+SystemHeaderSize, err))
 	}
 	rd.header, rd.first, rd.off, rd.held = h, b, int64(b.Stored), 1
 	if h.BufferSize >= abi.BufferHeaderSize && h.BufferSize < maxBufferSize {
@@ -270,6 +273,12 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	}
 	b.rd = rd
 	return rd, nil
+}
+
+// headerDamage is NewReader's answer for an ETL file whose header buffer cannot be read:
+// damage that stops the reading before any buffer, with ERROR_FILE_CORRUPT.
+func headerDamage(err error) *DamageError {
+	return &DamageError{Err: err, Stopped: true, Stop: err}
 }
 
 // looksLikeBuffer reports whether the file starts as an ETL file's buffer 0 does: a
@@ -665,13 +674,13 @@ func Open(path string) (*File, error) {
 		// ERROR_FILE_NOT_FOUND, Windows' code for a file that is not there; still fs.ErrNotExist.
 		return nil, fmt.Errorf("%w: %s: no such file (%w)", winerr.ErrFileNotFound, path, fs.ErrNotExist)
 	} else if err != nil {
-		return nil, err
+		return nil, openFailed(path, err)
 	} else if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st)
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, openFailed(path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -691,13 +700,29 @@ func Open(path string) (*File, error) {
 	return &File{Reader: rd, f: f}, nil
 }
 
-// notRegular is Open's error for a path that is not a regular file.
-func notRegular(path string, st os.FileInfo) error {
-	hint := ""
-	if !st.IsDir() {
-		hint = "; save its bytes to a file first"
+// openFailed is Open's error for a file the operating system would not open:
+// ERROR_ACCESS_DENIED where it refused the permission, ERROR_PATH_NOT_FOUND where a
+// directory on the path is not one, ERROR_INVALID_PARAMETER otherwise, with its reason.
+func openFailed(path string, err error) error {
+	code := winerr.ErrInvalidParameter
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		code = winerr.ErrAccessDenied
+	case errors.Is(err, syscall.ENOTDIR):
+		code = winerr.ErrPathNotFound
 	}
-	return fmt.Errorf("%s: not a regular file (%s): an ETL file is read at its buffers' offsets%s", path, fileKind(st.Mode()), hint)
+	return fmt.Errorf("%w: %s: %w", code, path, err)
+}
+
+// notRegular is Open's error for a path that is not a regular file: ERROR_ACCESS_DENIED
+// for a directory, as CreateFile answers one opened as a file, ERROR_INVALID_PARAMETER
+// for a pipe, socket or device ([emulator choice]: OpenTrace names no code for them).
+func notRegular(path string, st os.FileInfo) error {
+	hint, code := "", winerr.ErrAccessDenied
+	if !st.IsDir() {
+		hint, code = "; save its bytes to a file first", winerr.ErrInvalidParameter
+	}
+	return fmt.Errorf("%w: %s: not a regular file (%s): an ETL file is read at its buffers' offsets%s", code, path, fileKind(st.Mode()), hint)
 }
 
 // fileKind names what a file that is not a regular one is.
