@@ -24,13 +24,13 @@ var errAttached = errors.New("the machine is attached to a program's kernel, who
 // without counting their records). fs is k's in-memory file system, nil if it has none;
 // provs name the program's registrations. The commands kernel and advance are refused.
 // Like any machine it is not safe for concurrent use, and Close leaves k to its owner.
-// Its output has no bound (Limits.Output): no `kernel` line could start a new count, and
-// its program gives it one command at a time and bounds what each prints, as the web
-// page's live mode does.
+// Its output, walks and writes have no bound (Limits.Output, Walk, Writes): no `kernel`
+// line could start a new count, and its program gives it one command at a time and
+// bounds what each prints, as the web page's live mode does.
 func Attach(out io.Writer, k *emu.Kernel, fs *etl.MemFS, provs ...Provider) *Machine {
 	m := New(out)
 	m.k, m.fs, m.attached = k, fs, true
-	m.limits.Output = math.MaxInt64
+	m.limits.Output, m.limits.Walk, m.limits.Writes = math.MaxInt64, math.MaxInt64, math.MaxUint64
 	m.version, m.procs = k.Version(), k.Processors()
 	for _, p := range provs {
 		e := m.named(p.Name)

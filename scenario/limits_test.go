@@ -549,3 +549,37 @@ func TestOutputBoundDefault(t *testing.T) {
 		t.Fatalf("err %v after %d MB printed", err, n.n>>20)
 	}
 }
+
+// A kernel's checks and enables walk at most Limits.Walk registrations, GUID entries and
+// buffers, and its writes write at most Limits.Writes bytes: past them commands are
+// refused with ERROR_NOT_ENOUGH_QUOTA, naming the bound, a write whole before it writes
+// anything, and a kernel line starts new counts. Without the bounds, a scenario of a few
+// lines wrote for minutes, and checks of 65,535 registrations ran for hours.
+func TestWalkAndWritesBound(t *testing.T) {
+	var src strings.Builder
+	for i := range 50 {
+		fmt.Fprintf(&src, "register P%d guid=11111111-2222-3333-4444-555555555555\n", i)
+	}
+	// 50 registrations and one GUID entry a check; a session's enable walks the 50.
+	src.WriteString("check\nstart s mode=REAL_TIME\nenable s P0\nexpect ERROR_NOT_ENOUGH_QUOTA check\nexpect ERROR_NOT_ENOUGH_QUOTA disable s P0\nkernel\ncheck\n")
+	m, out, err := runLimited(t, Limits{Walk: 100}, src.String())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "scenario.Limits.Walk") || m.walked != 0 {
+		t.Errorf("walked %d after kernel, output\n%s", m.walked, out)
+	}
+	_, out, err = runLimited(t, Limits{Writes: 100 << 10}, `start s mode=REAL_TIME
+register P
+enable s P
+write P 500 size=100
+expect ERROR_NOT_ENOUGH_QUOTA write P 1000 size=100
+write P 50 size=100
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "scenario.Limits.Writes") || strings.Count(out, "wrote P") != 2 {
+		t.Errorf("output\n%s", out)
+	}
+}

@@ -89,6 +89,10 @@ func cmdCheck(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
+	m.walked += int64(len(m.order) + k.GuidEntryCount()) // Limits.Walk
+	for _, s := range k.Sessions() {
+		m.walked += s.Stats().NumberOfBuffers
+	}
 	vs := emu.NewChecker(k).Check()
 	if len(vs) == 0 {
 		fmt.Fprintln(m.out, "check: the GUID entries, registrations and loggers agree")

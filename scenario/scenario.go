@@ -79,7 +79,28 @@ type Limits struct {
 	// proportion to the square of its length. Default DefaultOutput; a machine Attach
 	// returns has none.
 	Output int64
+	// Walk bounds the kernel objects one kernel's commands walk without printing them: a
+	// check walks every registration, GUID entry and trace buffer, an enable, disable or
+	// capture every registration of its provider (each hears its callback). Once they have
+	// walked more than Walk, every later command but `kernel` is refused with
+	// ERROR_NOT_ENOUGH_QUOTA, as for Output: 65,535 registrations checked 100,000 times
+	// would otherwise take hours for a scenario of 1.6 MB. Default DefaultWalk; a machine
+	// Attach returns has none.
+	Walk int64
+	// Writes bounds the bytes one kernel's write commands write, each event's payload
+	// with its EVENT_HEADER: a write that would pass it is refused whole, before it writes
+	// anything, with ERROR_NOT_ENOUGH_QUOTA. A line may write 10 million events of 64 KB,
+	// 30 s of copying; without a total a scenario of a few lines ran for minutes. Default
+	// DefaultWrites; a machine Attach returns has none.
+	Writes uint64
 }
+
+// DefaultWalk is Limits.Walk's default: 8 Mi objects, about ten seconds of checks.
+const DefaultWalk = 8 << 20
+
+// DefaultWrites is Limits.Writes's default: 4 GiB of events, 400 times a line of a
+// thousand 10 KB events, and at most about twenty seconds of writes to eight sessions.
+const DefaultWrites = 4 << 30
 
 // DefaultOutput is Limits.Output's default: 64 MiB, a thousand times what a lesson
 // prints.
@@ -115,6 +136,12 @@ func (l Limits) withDefaults() Limits {
 	if l.Output <= 0 {
 		l.Output = DefaultOutput
 	}
+	if l.Walk <= 0 {
+		l.Walk = DefaultWalk
+	}
+	if l.Writes == 0 {
+		l.Writes = DefaultWrites
+	}
 	return l
 }
 
@@ -145,6 +172,8 @@ func (m *Machine) refuseMemory(what string, need uint64) error {
 type Machine struct {
 	out      io.Writer // every command prints here: printed, which counts
 	printed  *counted  // the bytes printed since the last kernel command, which resets it
+	walked   int64     // the objects commands walked (Limits.Walk) since the last kernel command
+	written  uint64    // the event bytes written (Limits.Writes) since the last kernel command
 	limits   Limits
 	ctx      context.Context               // the running command's, which a long step checks; set by ExecContext
 	progress func(cmd string, done uint64) // SetProgress's; nil for none
@@ -319,11 +348,17 @@ func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 // quota refuses command name once this kernel's commands have printed more than
 // Limits.Output; `kernel`, which starts a new count, always runs.
 func (m *Machine) quota(name string) error {
-	if name == "kernel" || m.printed.n <= m.limits.Output {
+	switch {
+	case name == "kernel":
 		return nil
+	case m.printed.n > m.limits.Output:
+		return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's commands have printed %d KB, past the most a scenario's kernel may print (%d KB, scenario.Limits.Output): a `kernel` line starts a new kernel and a new count",
+			m.printed.n>>10, m.limits.Output>>10)
+	case m.walked > m.limits.Walk:
+		return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's checks and enables have walked %d registrations, GUID entries and buffers, past the most a scenario's kernel may walk (%d, scenario.Limits.Walk): a `kernel` line starts a new kernel and a new count",
+			m.walked, m.limits.Walk)
 	}
-	return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's commands have printed %d KB, past the most a scenario's kernel may print (%d KB, scenario.Limits.Output): a `kernel` line starts a new kernel and a new count",
-		m.printed.n>>10, m.limits.Output>>10)
+	return nil
 }
 
 // SetProgress has a long command call fn at each bounded chunk of its work, with the
@@ -537,7 +572,7 @@ func cmdKernel(m *Machine, a args) error {
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
 	}
 	m.version, m.procs, m.pmcCtrs, m.disk = version, int(n), int(ctrs), disk
-	m.printed.n = 0
+	m.printed.n, m.walked, m.written = 0, 0, 0
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
@@ -817,6 +852,9 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 			return err
 		}
 	}
+	if e, ok := k.LookupGuidEntry(p.g, params != nil); ok {
+		m.walked += int64(e.Registrations()) // each hears its callback (Limits.Walk)
+	}
 	if err := k.EnableTraceEx2(h, p.g, code, uint8(level), anyKw, allKw, params); err != nil {
 		return m.unstarted(a.pos[0], h, err)
 	}
@@ -848,6 +886,12 @@ func cmdWrite(m *Machine, a args) error {
 			return err
 		}
 	}
+	bytes, left := n*(v[0]+abi.EventHeaderSize), m.limits.Writes-min(m.written, m.limits.Writes)
+	if bytes > left {
+		return winerr.New(winerr.ErrNotEnoughQuota, "%d events of %d bytes would write %d KB with their headers, and this kernel's writes have %d KB left of the most a scenario's kernel may write (%d KB, scenario.Limits.Writes): a `kernel` line starts a new kernel and a new count",
+			n, v[0], bytes>>10, left>>10, m.limits.Writes>>10)
+	}
+	m.written += bytes
 	payload := make([]byte, v[0])
 	for i := range payload {
 		payload[i] = byte(i)
