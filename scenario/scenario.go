@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -570,6 +571,11 @@ func cmdKernel(m *Machine, a args) error {
 	if m.k != nil { // a new kernel: the old one and everything in it are gone
 		m.k.Close()
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
+		m.fs, m.clk = nil, nil
+		// Collected now, before the new kernel allocates: left to the collector's pacing,
+		// the old kernel's buffers and files (up to Limits.BufferMemory and Disk) stayed
+		// beside the new one's, and twelve kernel lines peaked at twice one kernel's memory.
+		runtime.GC()
 	}
 	m.version, m.procs, m.pmcCtrs, m.disk = version, int(n), int(ctrs), disk
 	m.printed.n, m.walked, m.written = 0, 0, 0
