@@ -583,3 +583,15 @@ write P 50 size=100
 		t.Errorf("output\n%s", out)
 	}
 }
+
+// echo and ## lines print what a terminal would act on (an escape sequence that retitles
+// the window, a bell, bytes that are not UTF-8) escaped, not as it is.
+func TestEchoEscapesControls(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "echo a\x1b[31mb\x07c \xff\n## title\x1b]0;x\x07 end\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "a\\x1b[31mb\\x07c \\xff\n# title\\x1b]0;x\\x07 end\n"; out != want {
+		t.Errorf("printed %q, want %q", out, want)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
@@ -315,7 +316,7 @@ func (m *Machine) ExecContext(ctx context.Context, line string) error {
 func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 	line = strings.TrimSpace(line)
 	if text, ok := strings.CutPrefix(line, "##"); ok {
-		fmt.Fprintln(m.out, "#"+text)
+		fmt.Fprintln(m.out, "#"+quote.Printable(text)) // a control sequence is shown, not acted on
 		return false, nil
 	}
 	if line == "" || line[0] == '#' {
@@ -1167,7 +1168,7 @@ func cmdAdvance(m *Machine, a args) error {
 }
 
 func cmdEcho(m *Machine, a args) error {
-	fmt.Fprintln(m.out, strings.Join(a.raw, " "))
+	fmt.Fprintln(m.out, quote.Printable(strings.Join(a.raw, " ")))
 	return nil
 }
 

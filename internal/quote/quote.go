@@ -1,9 +1,12 @@
 // Package quote writes a string a caller gave into a message, quoted and cut short: an
-// error that repeated a megabyte of input whole would be a megabyte.
+// error that repeated a megabyte of input whole would be a megabyte. Printable writes
+// one unquoted, for text a user asked to have printed.
 package quote
 
 import (
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,4 +27,43 @@ func Short(s string) string {
 		}
 	}
 	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Printable returns s with what a terminal would act on rather than show written as Go
+// escapes: control characters but the tab (an escape sequence, a bell, a carriage
+// return) and bytes that are not UTF-8, each \xNN, or \uNNNN past ASCII. Text without
+// them comes back as it is.
+func Printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if r == utf8.RuneError || unicode.IsControl(r) && r != '\t' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x` + hex2(s[i]))
+		case unicode.IsControl(r) && r != '\t' && r < utf8.RuneSelf:
+			b.WriteString(`\x` + hex2(byte(r)))
+		case unicode.IsControl(r) && r != '\t':
+			q := strconv.QuoteRuneToASCII(r) // '\u0085'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&15]})
 }

@@ -18,3 +18,20 @@ func TestShort(t *testing.T) {
 		t.Errorf("long: %.100s, want %s", got, want)
 	}
 }
+
+// Printable escapes what a terminal acts on (escape sequences, bells, carriage returns,
+// C1 controls, bytes that are not UTF-8) and keeps the rest, tabs and non-ASCII letters
+// too.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain text, ünïcode\tand a tab": "plain text, ünïcode\tand a tab",
+		"\x1b[31mred\x07":                `\x1b[31mred\x07`,
+		"cr\rlf\n":                       `cr\x0dlf\x0a`,
+		"bad \xff\xfe bytes":             `bad \xff\xfe bytes`,
+		"c1 \u0085 control":              `c1 \u0085 control`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
