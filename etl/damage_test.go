@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -128,6 +129,80 @@ func TestZeroedBufferCostsItsBuffer(t *testing.T) {
 			t.Errorf("compressed %v: zeros then junk: ids %v, damage %+v: %v", compress, ids, d, err)
 		}
 	}
+}
+
+// Zeros that end inside a buffer, plain or compressed, never make the reader go on at a
+// guess that is not a buffer: every buffer it delivers starts where one was written.
+// (After zeros ending in a compressed buffer's packed bytes, bytes there that framed as
+// an uncompressed buffer of another size were read as one.)
+func TestZerosEndingInsideABuffer(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		good := fileOf(t, compress, buffers(8))
+		starts := map[int64]bool{}
+		rd, _ := NewReader(bytes.NewReader(good), int64(len(good)))
+		for b, err := rd.Next(); err == nil; b, err = rd.Next() {
+			starts[b.FileOffset] = true
+		}
+		check := func(hole []byte, what string) {
+			t.Helper()
+			rd, err := NewReader(bytes.NewReader(hole), int64(len(hole)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for b, err := rd.Next(); err == nil; b, err = rd.Next() {
+				if !starts[b.FileOffset] {
+					t.Errorf("compressed %v, %s: a buffer read at %#x, where none was written", compress, what, b.FileOffset)
+				}
+			}
+		}
+		for n := abi.BufferHeaderSize; n < min(2*testBuf, len(good)-testBuf); n += 37 {
+			hole := append([]byte{}, good...)
+			clear(hole[testBuf : testBuf+n]) // from the first data buffer on
+			check(hole, fmt.Sprintf("%d bytes of zeros", n))
+		}
+		// Zeros, then what frames as an uncompressed buffer of 256 bytes, not the file's
+		// BufferSize, starting with a zero byte as a header's BufferSize of 0x100 does.
+		hole := append([]byte{}, good...)
+		clear(hole[testBuf : testBuf+300])
+		(&abi.BufferHeader{BufferSize: 0x100, SavedOffset: 0x48, CurrentOffset: 0x48, Offset: 0x48}).Encode(hole[testBuf+300:])
+		check(hole, "zeros before a header of another size")
+	}
+}
+
+// Runs of zeros cost a read in proportion to their length: a file of 72-byte runs, each
+// before a buffer, is read in about twice its size, not 64 KB a run.
+func TestZeroRunsReadInProportion(t *testing.T) {
+	good := fileOf(t, false, buffers(2))
+	file := append([]byte{}, good[:testBuf]...) // the header buffer
+	for range 200 {
+		file = append(append(file, make([]byte, abi.BufferHeaderSize)...), good[testBuf:2*testBuf]...)
+	}
+	c := &countingReaderAt{r: bytes.NewReader(file)}
+	rd, err := NewReader(c, int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, buffersRead := 0, 0
+	err = rd.Walk(func(b *Buffer, _ Record) error { ids++; return nil })
+	buffersRead = rd.BuffersRead()
+	if d := damage(t, err); d.Lost != 200 || buffersRead != 401 || ids != 600 {
+		t.Errorf("%d records, %d buffers, damage %+v", ids, buffersRead, d)
+	}
+	if c.n > 3*int64(len(file)) {
+		t.Errorf("read %d bytes of a %d-byte file", c.n, len(file))
+	}
+}
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r io.ReaderAt
+	n int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n += int64(n)
+	return n, err
 }
 
 // A file cut at a buffer boundary, whose finalized header counts more buffers, gives the

@@ -186,6 +186,7 @@ type Reader struct {
 	stopped bool         // the reading ended at damage: Next reports it
 	halted  bool         // and no buffer is read after it, not even by ReadBuffer
 	ended   bool         // Next reached the end of the file
+	scratch []byte       // nextData's chunk and its zeros, made at the first run of zeros
 }
 
 // maxBufferSize bounds the buffer sizes the reader believes (MAX_ETW_BUFFER_SIZE is
@@ -468,13 +469,9 @@ func (rd *Reader) skipZeros() {
 		return
 	}
 	bs := max(int64(rd.header.BufferSize), abi.BufferHeaderSize)
-	framed := func(o int64) bool {
-		_, err := rd.readBuf(o, false)
-		return o > from && err == nil
-	}
 	at := int64(-1)
 	for _, o := range []int64{from + (data-from)/bs*bs, data, data - 1, data - 2, data - 3} {
-		if framed(o) {
+		if o > from && rd.resumable(o) {
 			at = o
 			break
 		}
@@ -490,14 +487,36 @@ func (rd *Reader) skipZeros() {
 	rd.off = at
 }
 
+// resumable reports whether the reading may go on at o after zeros: a buffer is there
+// whose content reads, and which, stored uncompressed, has the file's BufferSize (every
+// uncompressed buffer of a file has it; compressed ones are stored in fewer bytes). A
+// guess inside a compressed buffer's packed bytes once read as a buffer of another size.
+func (rd *Reader) resumable(o int64) bool {
+	b, err := rd.readBuf(o, false)
+	if err != nil || !b.Compressed && b.Header.BufferSize != rd.header.BufferSize {
+		return false
+	}
+	if b.Compressed {
+		packed, expanded := rd.packed, rd.expanded // a trial, not a read: the budget stays as it was
+		_, err = rd.readBuf(o, true)
+		rd.packed, rd.expanded = packed, expanded
+	}
+	return err == nil
+}
+
 // nextData returns the offset of the first byte after off that is not zero, reading the
-// file once from off, or false when the rest of the file is zeros. A chunk is compared
-// whole with zeros (a preallocated gigabyte is read at the speed of the disk), and
-// searched only when it differs.
+// file once from off, or false when the rest of the file is zeros. Each chunk is compared
+// whole with zeros (a preallocated gigabyte is read at the speed of the disk) and
+// searched only when it differs; the chunks start at 128 bytes and double to 64 KB, so
+// that short runs of zeros cost a short read (a file of 72-byte runs of zeros, each
+// before a buffer, cost a 64 KB read apiece), into scratch memory the reader keeps.
 func (rd *Reader) nextData(off int64) (int64, bool) {
-	const size = 64 << 10
-	chunk, none := make([]byte, size), make([]byte, size)
-	for off < rd.size {
+	const most = 64 << 10
+	if rd.scratch == nil {
+		rd.scratch = make([]byte, 2*most)
+	}
+	chunk, none := rd.scratch[:most], rd.scratch[most:]
+	for size := int64(128); off < rd.size; size = min(2*size, most) {
 		n := int(min(size, rd.size-off))
 		if _, err := rd.r.ReadAt(chunk[:n], off); err != nil {
 			return off, true // unreadable is not zeros: readBuf reports it
