@@ -569,18 +569,31 @@ func TestWalkAndWritesBound(t *testing.T) {
 	if !strings.Contains(out, "scenario.Limits.Walk") || m.walked != 0 {
 		t.Errorf("walked %d after kernel, output\n%s", m.walked, out)
 	}
+	// The writes' count goes on across kernels: 500 and 50 events of 180 bytes fit in
+	// 100 KB, 100 more do not, after a kernel line too.
 	_, out, err = runLimited(t, Limits{Writes: 100 << 10}, `start s mode=REAL_TIME
 register P
 enable s P
 write P 500 size=100
 expect ERROR_NOT_ENOUGH_QUOTA write P 1000 size=100
 write P 50 size=100
+kernel
+start s mode=REAL_TIME
+register P
+enable s P
+expect ERROR_NOT_ENOUGH_QUOTA write P 100 size=100
+write P 10 size=100
 `)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if !strings.Contains(out, "scenario.Limits.Writes") || strings.Count(out, "wrote P") != 2 {
+	if !strings.Contains(out, "scenario.Limits.Writes") || strings.Count(out, "wrote P") != 3 {
 		t.Errorf("output\n%s", out)
+	}
+	// A count whose bytes pass 2^64 is refused, not wrapped around to a few.
+	_, out, err = runLimited(t, Limits{Events: math.MaxUint64}, "register P\nexpect ERROR_NOT_ENOUGH_QUOTA write P 4611686018427387904 size=0\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
 }
 

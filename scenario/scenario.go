@@ -89,8 +89,10 @@ type Limits struct {
 	// would otherwise take hours for a scenario of 1.6 MB. Default DefaultWalk; a machine
 	// Attach returns has none.
 	Walk int64
-	// Writes bounds the bytes one kernel's write commands write, each event's payload
-	// with its EVENT_HEADER: a write that would pass it is refused whole, before it writes
+	// Writes bounds the bytes a scenario's write commands write, each event's payload
+	// with its EVENT_HEADER, over all its kernels (a `kernel` line does not start a new
+	// count: eight sessions and five writes after each would otherwise write for a
+	// second a line): a write that would pass it is refused whole, before it writes
 	// anything, with ERROR_NOT_ENOUGH_QUOTA. A line may write 10 million events of 64 KB,
 	// 30 s of copying; without a total a scenario of a few lines ran for minutes. Default
 	// DefaultWrites; a machine Attach returns has none.
@@ -175,7 +177,7 @@ type Machine struct {
 	out      io.Writer // every command prints here: printed, which counts
 	printed  *counted  // the bytes printed since the last kernel command, which resets it
 	walked   int64     // the objects commands walked (Limits.Walk) since the last kernel command
-	written  uint64    // the event bytes written (Limits.Writes) since the last kernel command
+	written  uint64    // the event bytes written (Limits.Writes), by every kernel
 	limits   Limits
 	ctx      context.Context               // the running command's, which a long step checks; set by ExecContext
 	progress func(cmd string, done uint64) // SetProgress's; nil for none
@@ -570,22 +572,31 @@ func cmdKernel(m *Machine, a args) error {
 		disk = int64(mb) << 20
 	}
 	if m.k != nil { // a new kernel: the old one and everything in it are gone
+		held := m.bufferMemory(m.k, "") + uint64(m.fs.Used())
 		m.k.Close()
 		m.k, m.provs, m.order, m.handles = nil, map[string]*provider{}, nil, map[string]emu.TraceHandle{}
 		m.fs, m.clk = nil, nil
-		// Collected now, before the new kernel allocates: left to the collector's pacing,
-		// the old kernel's buffers and files (up to Limits.BufferMemory and Disk) stayed
-		// beside the new one's, and twelve kernel lines peaked at twice one kernel's memory.
-		runtime.GC()
+		// A kernel that held much is collected now, before the new one allocates: left to
+		// the collector's pacing, its buffers and files (up to Limits.BufferMemory and
+		// Disk) stayed beside the new kernel's, and twelve kernel lines peaked at twice one
+		// kernel's memory. (A collection at every kernel line made a scenario of bare
+		// kernel lines forty times slower.)
+		if held >= collectPast {
+			runtime.GC()
+		}
 	}
 	m.version, m.procs, m.pmcCtrs, m.disk = version, int(n), int(ctrs), disk
-	m.printed.n, m.walked, m.written = 0, 0, 0
+	m.printed.n, m.walked = 0, 0
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.out, "kernel: %s (%s), %d processors, synchronous, manual clock at %d MHz\n", m.version.Marketing(), m.version, m.procs, clockFrequency/1_000_000)
 	return nil
 }
+
+// collectPast is the buffer memory and disk use of a kernel past which a kernel line
+// collects the old kernel's memory before starting the new one.
+const collectPast = 64 << 20
 
 func cmdStart(m *Machine, a args) error {
 	k, err := m.kernel()
@@ -893,12 +904,12 @@ func cmdWrite(m *Machine, a args) error {
 			return err
 		}
 	}
-	bytes, left := n*(v[0]+abi.EventHeaderSize), m.limits.Writes-min(m.written, m.limits.Writes)
-	if bytes > left {
-		return winerr.New(winerr.ErrNotEnoughQuota, "%d events of %d bytes would write %d KB with their headers, and this kernel's writes have %d KB left of the most a scenario's kernel may write (%d KB, scenario.Limits.Writes): a `kernel` line starts a new kernel and a new count",
-			n, v[0], bytes>>10, left>>10, m.limits.Writes>>10)
+	each, left := v[0]+abi.EventHeaderSize, m.limits.Writes-min(m.written, m.limits.Writes)
+	if n > left/each { // n*each could pass 2^64 where a caller raised Limits.Events
+		return winerr.New(winerr.ErrNotEnoughQuota, "%d events of %d bytes would write more than the %d KB this scenario's writes have left of the most a scenario may write (%d KB, scenario.Limits.Writes)",
+			n, v[0], left>>10, m.limits.Writes>>10)
 	}
-	m.written += bytes
+	m.written += n * each
 	payload := make([]byte, v[0])
 	for i := range payload {
 		payload[i] = byte(i)
