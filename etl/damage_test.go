@@ -169,6 +169,26 @@ func TestZerosEndingInsideABuffer(t *testing.T) {
 	}
 }
 
+// A compressed buffer whose Offset claims 2 GB or more is damage, not a slice that size:
+// on a 32-bit system the Offset, converted to an int, was negative and passed the bound.
+func TestCompressedOffsetPast2GB(t *testing.T) {
+	good := fileOf(t, true, buffers(3))
+	rd, _ := NewReader(bytes.NewReader(good), int64(len(good)))
+	rd.Next() // the header buffer
+	first, err := rd.Next()
+	if err != nil || !first.Compressed {
+		t.Fatalf("first data buffer: %v, compressed %v", err, first != nil && first.Compressed)
+	}
+	bad := append([]byte{}, good...)
+	h := first.Header
+	h.Offset = 0x80000000
+	h.Encode(bad[first.FileOffset:])
+	ids, err := walkAll(t, bad)
+	if d := damage(t, err); d.Lost != 1 || !slicesEqual(ids, idsOf(1, 2)) {
+		t.Errorf("ids %v, damage %+v", ids, d)
+	}
+}
+
 // Runs of zeros cost a read in proportion to their length: a file of 72-byte runs, each
 // before a buffer, is read in about twice its size, not 64 KB a run.
 func TestZeroRunsReadInProportion(t *testing.T) {

@@ -596,7 +596,7 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	// area's two buffers of carry-over move stored bytes between the file's writes, never
 	// the data of one trace buffer, so they allow no more.
 	limit := rd.limit
-	if end < abi.BufferHeaderSize || int(end) > limit {
+	if end < abi.BufferHeaderSize || int64(end) > int64(limit) { // int(end) is negative past 2 GB on 32-bit systems
 		return nil, bad("compressed buffer's filled bytes (Offset) %#x outside [%#x, %#x], the file's BufferSize", end, abi.BufferHeaderSize, limit)
 	}
 	packed := make([]byte, h.BufferSize-abi.BufferHeaderSize)
