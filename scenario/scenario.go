@@ -350,7 +350,8 @@ func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 }
 
 // quota refuses command name once this kernel's commands have printed more than
-// Limits.Output; `kernel`, which starts a new count, always runs.
+// Limits.Output or walked more than Limits.Walk; `kernel`, which starts new counts,
+// always runs.
 func (m *Machine) quota(name string) error {
 	switch {
 	case name == "kernel":
