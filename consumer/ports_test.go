@@ -89,6 +89,45 @@ func TestDefaultKernel(t *testing.T) {
 	}
 }
 
+// TestForkHelpers: 0xrawsec's IsKnownProvider, MustParseGUIDFromString and
+// SessionSlice, and tekert's MustParseGUID. A provider is known once it is registered in
+// the default kernel, by name or by GUID.
+func TestForkHelpers(t *testing.T) {
+	k, _ := syncKernel(t)
+	etw.SetKernel(k)
+	defer etw.SetKernel(nil)
+	if consumer.IsKnownProvider("Etwemu.Test.Known") {
+		t.Error("a provider no one registered is known")
+	}
+	p, err := etw.NewProvider("Etwemu.Test.Known", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := consumer.MustParseProvider("Etwemu.Test.Known").GUID
+	if !consumer.IsKnownProvider("Etwemu.Test.Known") || !consumer.IsKnownProvider("{"+g.String()+"}") || consumer.IsKnownProvider("Etwemu.Test.Other") || consumer.IsKnownProvider("") {
+		t.Error("IsKnownProvider: want the registered provider known by name and GUID, and no other")
+	}
+	p.Close()
+	if consumer.IsKnownProvider("Etwemu.Test.Known") {
+		t.Error("a closed provider is still known")
+	}
+	if got := consumer.MustParseGUIDFromString("{" + g.String() + "}"); *got != g || *consumer.MustParseGUID(g.String()) != g {
+		t.Errorf("MustParseGUIDFromString gave %v, want %v", got, g)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("MustParseGUIDFromString of a bad GUID did not panic")
+			}
+		}()
+		consumer.MustParseGUIDFromString("not a guid")
+	}()
+	a, b := consumer.NewRealTimeSessionOn(k, "A"), consumer.NewRealTimeSessionOn(k, "B")
+	if ss := consumer.SessionSlice([]*consumer.RealTimeSession{a, b}); len(ss) != 2 || ss[0].TraceName() != "A" || ss[1].TraceName() != "B" {
+		t.Errorf("SessionSlice gave %v", ss)
+	}
+}
+
 // filterSession is a Session of the caller's own, as code written for golang-etw may
 // pass to FromSessions.
 type filterSession struct{ name string }

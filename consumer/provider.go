@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 )
 
@@ -85,3 +86,32 @@ func MustParseProvider(s string) Provider {
 	}
 	return p
 }
+
+// IsKnownProvider reports whether p, a provider name or GUID as ParseProvider reads it,
+// names a provider registered in the process's default kernel (etw.Kernel), as
+// golang-etw's does for the providers Windows knows. The emulator knows only the
+// providers registered in it: a Windows provider such as Microsoft-Windows-Kernel-File is
+// known once the program registers a provider of that name.
+func IsKnownProvider(p string) bool {
+	prov, err := ParseProvider(p)
+	if err != nil {
+		return false
+	}
+	k, err := etw.Kernel()
+	if err != nil {
+		return false
+	}
+	e, ok := k.LookupGuidEntry(prov.GUID, false)
+	return ok && e.Registrations() > 0
+}
+
+// MustParseGUIDFromString parses a GUID, with or without braces, and panics on a
+// malformed one: 0xrawsec's name (tekert's is MustParseGUID). It returns a *guid.GUID,
+// the type Provider.GUID has here.
+func MustParseGUIDFromString(s string) *guid.GUID {
+	g := guid.MustParse(s)
+	return &g
+}
+
+// MustParseGUID is tekert's name for MustParseGUIDFromString.
+func MustParseGUID(s string) *guid.GUID { return MustParseGUIDFromString(s) }

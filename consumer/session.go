@@ -21,6 +21,17 @@ type Session interface {
 	Providers() []Provider
 }
 
+// SessionSlice converts a slice of values that implement Session into the []Session
+// FromSessions takes, as 0xrawsec's does (which takes any value and converts by
+// reflection; a slice of a Session type is what its callers pass).
+func SessionSlice[S Session](ss []S) []Session {
+	out := make([]Session, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
 // errNilSession is what the methods of a nil *RealTimeSession return.
 var errNilSession = winerr.New(winerr.ErrInvalidParameter, "consumer: nil *RealTimeSession")
 
