@@ -189,6 +189,19 @@ func TestCompressedOffsetPast2GB(t *testing.T) {
 	}
 }
 
+// A file that ends less than a buffer header after its last buffer ends there when the
+// piece is zeros (preallocated space), and stops with damage when it is not.
+func TestShortTrailingPiece(t *testing.T) {
+	good := fileOf(t, false, buffers(2))
+	if ids, err := walkAll(t, append(append([]byte{}, good...), make([]byte, 10)...)); err != nil || len(ids) != 6 {
+		t.Errorf("10 zeros after the last buffer: %d ids, %v", len(ids), err)
+	}
+	ids, err := walkAll(t, append(append([]byte{}, good...), bytes.Repeat([]byte{1}, 10)...))
+	if d := damage(t, err); len(ids) != 6 || !d.Stopped || !strings.Contains(err.Error(), "the file ends 10 bytes into a buffer header") {
+		t.Errorf("10 bytes of data after the last buffer: %d ids, %v", len(ids), err)
+	}
+}
+
 // Runs of zeros cost a read in proportion to their length: a file of 72-byte runs, each
 // before a buffer, is read in about twice its size, not 64 KB a run.
 func TestZeroRunsReadInProportion(t *testing.T) {

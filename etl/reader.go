@@ -364,8 +364,8 @@ func (rd *Reader) next(content bool) (*Buffer, error) {
 	for !rd.stopped && !rd.ended {
 		if rd.size-rd.off < abi.BufferHeaderSize {
 			rd.ended = true
-			if rest := rd.size - rd.off; rest > 0 && !rd.zeros(rd.off, rest) {
-				rd.stop(rd.off, fmt.Errorf("etl: offset %#x: the file ends %d bytes into a buffer header", rd.off, rest))
+			if _, data := rd.nextData(rd.off); data { // a piece of zeros is preallocated space
+				rd.stop(rd.off, fmt.Errorf("etl: offset %#x: the file ends %d bytes into a buffer header", rd.off, rd.size-rd.off))
 			}
 			break
 		}
@@ -492,16 +492,10 @@ func (rd *Reader) skipZeros() {
 // uncompressed buffer of a file has it; compressed ones are stored in fewer bytes). A
 // guess inside a compressed buffer's packed bytes once read as a buffer of another size.
 func (rd *Reader) resumable(o int64) bool {
-	b, err := rd.readBuf(o, false)
-	if err != nil || !b.Compressed && b.Header.BufferSize != rd.header.BufferSize {
-		return false
-	}
-	if b.Compressed {
-		packed, expanded := rd.packed, rd.expanded // a trial, not a read: the budget stays as it was
-		_, err = rd.readBuf(o, true)
-		rd.packed, rd.expanded = packed, expanded
-	}
-	return err == nil
+	packed, expanded := rd.packed, rd.expanded // a trial, not a read: the budget stays as it was
+	b, err := rd.readBuf(o, true)
+	rd.packed, rd.expanded = packed, expanded
+	return err == nil && (b.Compressed || b.Header.BufferSize == rd.header.BufferSize)
 }
 
 // nextData returns the offset of the first byte after off that is not zero, reading the
@@ -527,15 +521,6 @@ func (rd *Reader) nextData(off int64) (int64, bool) {
 		off += int64(n)
 	}
 	return 0, false
-}
-
-// zeros reports whether the n bytes at off are all zero.
-func (rd *Reader) zeros(off, n int64) bool {
-	b := make([]byte, n)
-	if _, err := rd.r.ReadAt(b, off); err != nil {
-		return false
-	}
-	return bytes.Count(b, []byte{0}) == len(b)
 }
 
 // contentError is a buffer whose framing holds (stored is its BufferSize) but whose

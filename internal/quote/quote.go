@@ -34,29 +34,21 @@ func Short(s string) string {
 // return) and bytes that are not UTF-8, each \xNN, or \uNNNN past ASCII. Text without
 // them comes back as it is.
 func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) && r != '\t' {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	acts := func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) && r != '\t' }
+	if !strings.ContainsFunc(s, acts) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && n == 1:
+		case !acts(r) || r == utf8.RuneError && n > 1: // U+FFFD written as such is shown
+			b.WriteString(s[i : i+n])
+		case n == 1: // an ASCII control or a byte that is not UTF-8
 			b.WriteString(`\x` + hex2(s[i]))
-		case unicode.IsControl(r) && r != '\t' && r < utf8.RuneSelf:
-			b.WriteString(`\x` + hex2(byte(r)))
-		case unicode.IsControl(r) && r != '\t':
+		default:
 			q := strconv.QuoteRuneToASCII(r) // '\u0085'
 			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
 		}
 		i += n
 	}

@@ -29,6 +29,7 @@ func TestPrintable(t *testing.T) {
 		"cr\rlf\n":                       `cr\x0dlf\x0a`,
 		"bad \xff\xfe bytes":             `bad \xff\xfe bytes`,
 		"c1 \u0085 control":              `c1 \u0085 control`,
+		"a written \ufffd stays":         "a written \ufffd stays",
 	} {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
