@@ -6,7 +6,7 @@ import (
 	// Imported ahead of benchsuite, which imports the emulator, so that the linker lays
 	// the baselines' code out before the emulator's packages: their addresses then do not
 	// move when the emulator's code changes. One such move made the floor 60 % slower
-	// (bench/RESULTS.md, "The floor's code address"); TestBaselinesComeFirst checks the order.
+	// (bench/HISTORY.md, "The floor's code address"); TestBaselinesComeFirst checks the order.
 	_ "github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/bench/benchsuite"
 )
