@@ -79,33 +79,11 @@ func frameRecord(data []byte, off, end int) (Record, bool, error) {
 	le := binary.LittleEndian
 	m := le.Uint32(data[off:])
 	r := Record{Offset: off, Marker: m}
-	if m == 0xFFFFFFFF {
+	if m == endOfData {
 		return r, false, nil
 	}
-	flags, typ := byte(m>>24), byte(m>>16)
-	fixed, sizeAt := 0, 0 // fixed header size; where the USHORT size is
-	switch {
-	case flags == flagsMessage:
-		r.Kind, fixed = KindMessage, messageHeaderSize
-	case flags != flagsHeader:
-		r.Kind = KindUnknown
-	case typ == typeEvent64 || typ == typeEvent32:
-		r.Kind, fixed = KindEventHeader, abi.EventHeaderSize
-	case typ == typeSystem64 || typ == typeSystem32:
-		r.Kind, fixed, sizeAt = KindSystem, SystemHeaderSize, 4
-	case typ == typeCompact64 || typ == typeCompact32:
-		r.Kind, fixed, sizeAt = KindCompact, compactHeaderSize, 4
-	case typ == typePerfInfo64 || typ == typePerfInfo32:
-		r.Kind, fixed, sizeAt = KindPerfInfo, perfInfoHeaderSize, 4
-	case typ == typeFullHeader64 || typ == typeFullHeader32:
-		r.Kind, fixed = KindFullHeader, fullHeaderSize
-	case typ == typeInstance64 || typ == typeInstance32:
-		r.Kind, fixed = KindInstance, instanceHeaderSize
-	case typ == typeError:
-		r.Kind, fixed = KindError, 4
-	default:
-		r.Kind = KindUnknown
-	}
+	var fixed, sizeAt int
+	r.Kind, fixed, sizeAt = frame(m)
 	if r.Kind == KindUnknown {
 		r.Bytes = data[off:min(end, off+16)]
 		return r, false, nil
@@ -114,14 +92,43 @@ func frameRecord(data []byte, off, end int) (Record, bool, error) {
 		return r, false, fmt.Errorf("offset %#x: %s header needs %#x bytes, %#x left", off, r.Kind, fixed, end-off)
 	}
 	r.Size = int(le.Uint16(data[off+sizeAt:]))
-	if r.Kind == KindSystem || r.Kind == KindCompact || r.Kind == KindPerfInfo {
-		fixed += abi.SystemItemsSize(m)
-	}
 	if r.Size < fixed || off+r.Size > end {
 		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
 	}
 	r.Bytes = data[off : off+r.Size]
 	return r, true, nil
+}
+
+// endOfData is the marker word of the 0xFF fill after a sealed buffer's last record.
+const endOfData = 0xFFFFFFFF
+
+// frame classifies a record by its marker (not the end-of-data fill): its kind
+// (KindUnknown for a marker no kind has), the least size its header kinds allow, and
+// where in it the USHORT size is. The framing rules of every walk: frameRecord's, and
+// CountRecords', which reads nothing else.
+func frame(m uint32) (kind Kind, fixed, sizeAt int) {
+	flags, typ := byte(m>>24), byte(m>>16)
+	switch {
+	case flags == flagsMessage:
+		return KindMessage, messageHeaderSize, 0
+	case flags != flagsHeader:
+		return KindUnknown, 0, 0
+	case typ == typeEvent64 || typ == typeEvent32:
+		return KindEventHeader, abi.EventHeaderSize, 0
+	case typ == typeSystem64 || typ == typeSystem32:
+		return KindSystem, SystemHeaderSize + abi.SystemItemsSize(m), 4
+	case typ == typeCompact64 || typ == typeCompact32:
+		return KindCompact, compactHeaderSize + abi.SystemItemsSize(m), 4
+	case typ == typePerfInfo64 || typ == typePerfInfo32:
+		return KindPerfInfo, perfInfoHeaderSize + abi.SystemItemsSize(m), 4
+	case typ == typeFullHeader64 || typ == typeFullHeader32:
+		return KindFullHeader, fullHeaderSize, 0
+	case typ == typeInstance64 || typ == typeInstance32:
+		return KindInstance, instanceHeaderSize, 0
+	case typ == typeError:
+		return KindError, 4, 0
+	}
+	return KindUnknown, 0, 0
 }
 
 // decodeRecord reads the record at off in data, which ends at end: frameRecord's framing,
@@ -346,6 +353,22 @@ func CountRecords(data []byte, end int) (int, error) {
 	}
 	n := 0
 	for off := abi.BufferHeaderSize; off < end; n++ {
+		// A well-formed record costs a load of its marker and of its size: returned
+		// whole, frameRecord's 240-byte Record made the walk of a full 64 KB buffer of
+		// 64-byte events take 28 ns a record (BenchmarkCountRecords), the counting
+		// sink's whole cost in the demo.
+		if end-off >= 8 {
+			if m := binary.LittleEndian.Uint32(data[off:]); m != endOfData {
+				if kind, fixed, sizeAt := frame(m); kind != KindUnknown {
+					size := int(binary.LittleEndian.Uint16(data[off+sizeAt:]))
+					if size >= fixed && off+size <= end {
+						off += abi.Align(size)
+						continue
+					}
+				}
+			}
+		}
+		// The end, or a record the walk stops at: frameRecord says which, and why.
 		r, more, err := frameRecord(data, off, end)
 		switch {
 		case err != nil:
