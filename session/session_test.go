@@ -838,9 +838,9 @@ func TestSpareBufferGoesBackToItsStream(t *testing.T) {
 }
 
 // A batch of buffers one stream filled comes back to that stream's spare slots, not
-// only its first: the stream's next switches take them, in memory its processor wrote
-// last, and leave the free list alone. Held, so that the logger seals the batch in one
-// go, as a logger goroutine that comes late does.
+// only its first: the stream's next switches take them, the last freed first, in memory
+// its processor wrote last, and leave the free list alone. Held, so that the logger
+// seals the batch in one go, as a logger goroutine that comes late does.
 func TestSparesKeepABatchOnItsStream(t *testing.T) {
 	n := uint32(spareSlots + 4) // the batch, two current buffers and two more
 	l := startSynchronous(t, "spares", 2, Properties{LogFileMode: logmode.RealTime, BufferSize: 4, MinimumBuffers: n, MaximumBuffers: n, Sink: &Counter{}})
@@ -861,30 +861,37 @@ func TestSparesKeepABatchOnItsStream(t *testing.T) {
 		return 0
 	}
 	l.SetHeld(true)
-	filled := map[int]bool{l.CurrentBuffers()[1]: true} // every buffer stream 1 wrote
-	for range spareSlots - 1 {
-		filled[switchOnce()] = true
+	for range spareSlots {
+		switchOnce() // the last switch sends the batch's last buffer out
 	}
-	filled[switchOnce()] = true // the last of the batch leaves the stream
 
 	l.SetHeld(false) // the logger seals the batch and frees it
 	if n := l.spareCount(); n != spareSlots {
 		t.Fatalf("%d of the %d buffers stream 1 filled are in its spare slots", n, spareSlots)
 	}
+	var want []int // the spares from the highest slot down: the last freed first
+	for i := spareSlots - 1; i >= 0; i-- {
+		want = append(want, l.streams[1].spare[i].Load().id)
+	}
 	l.freeMu.Lock()
 	onList := len(l.free)
 	l.freeMu.Unlock()
-	for range spareSlots {
-		got := switchOnce()
-		if !filled[got] {
-			t.Fatalf("stream 1 switched to buffer %d, not one it wrote before %v", got, filled)
+	l.SetHeld(true) // so that no switch finds the buffer it left back in a slot
+	for i := range spareSlots {
+		if got := switchOnce(); got != want[i] {
+			t.Fatalf("switch %d took buffer %d, want spare %d (spares from the highest slot: %v)", i, got, want[i], want)
 		}
-		filled[got] = true
 	}
 	l.freeMu.Lock()
-	defer l.freeMu.Unlock()
 	if len(l.free) != onList {
 		t.Errorf("the free list went from %d to %d buffers: a switch passed over the spares", onList, len(l.free))
+	}
+	l.freeMu.Unlock()
+	l.SetHeld(false)
+	var problems []string
+	l.Check(func(rule, detail string) { problems = append(problems, rule+": "+detail) })
+	if len(problems) != 0 {
+		t.Fatal(problems)
 	}
 }
 

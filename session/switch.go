@@ -205,7 +205,8 @@ func (l *Logger) pushFree(b *Buffer) {
 const flushBatch = 4
 
 // queueFlush puts a buffer that left its stream on the flush queue, and wakes the logger
-// when flushBatch buffers wait or buffers run short (fewer free than one per stream).
+// when flushBatch buffers wait or buffers run short (fewer on the free list than one per
+// stream).
 func (l *Logger) queueFlush(b *Buffer) {
 	b.state.Store(3) // EtwBufferStateFlush
 	l.freeMu.Lock()
