@@ -120,10 +120,10 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 		desc := &emu.EventDescriptor{ID: 1, Level: eventLevel, Keyword: 1}
 		data := make([]byte, payload)
 		if unwritten {
-			calls(b, k, r, desc, data, parallel)
+			loop(b, k, r, desc, data, parallel, false)
 			return
 		}
-		events(b, k, r, desc, data, parallel)
+		loop(b, k, r, desc, data, parallel, true)
 		var lost uint64
 		for _, l := range k.Sessions() {
 			lost += l.Stats().EventsLost
@@ -132,40 +132,23 @@ func Emulator(name string, payload int, parallel bool, s Sessions) Case {
 	}}
 }
 
-// events times EventWrite calls that write their events, with the call written in the
-// loop as a user's loop has it, and as the fair floor's loop has its event: through
-// benchbase.Run, each event cost a closure call and b.Loop's count in the B besides,
-// which no caller pays and the floor does not (bench/HISTORY.md, "The emulator's loop
-// written out").
-func events(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
-	b.SetBytes(int64(len(data)))
-	defer benchbase.Start(b, parallel)()
-	if parallel {
-		benchbase.Parallel(b, func(n int) {
-			for range n {
-				k.EventWrite(r, desc, data)
-			}
-		})
-	} else {
-		b.ResetTimer()
-		for range b.N {
-			k.EventWrite(r, desc, data)
-		}
-	}
-	benchbase.EventsPerSecond(b)
-}
-
-// calls times EventWrite calls whose events no session takes, with the call written in
-// the loop rather than in a closure: for a disabled provider what is measured is the
-// inlined one load and one compare, which a closure call would be several times larger
-// than. It reports calls/s: no event is written.
+// loop times EventWrite calls with the call written in the loop, as a user's loop has it
+// and as the fair floor's loop has its event, rather than in a closure called each
+// round. The loop counts to b.N in a register, rather than with b.Loop, which keeps its
+// count in the B (loaded, added to and stored back every round) and stores the call's
+// arguments and result to the stack to keep them alive. written says the session takes
+// the events: the loop reports events/s and bytes; otherwise calls/s, no event being
+// written.
 //
-// The loop counts to b.N, in a register as a user's loop does, rather than with b.Loop,
-// which keeps its count in the B (loaded, added to and stored back every round) and
-// stores the call's arguments and result to the stack to keep them alive: several
-// times the load and compare measured. On the 2.45 GHz machine a disabled call timed
-// 2.8 to 3.3 ns in b.Loop, 0.7 to 1.7 in this loop (bench/RESULTS.md).
-func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel bool) {
+// For a disabled provider what is measured is the inlined load and compare, which a
+// closure call would be several times larger than: on the 2.45 GHz machine a disabled
+// call timed 2.8 to 3.3 ns in b.Loop, 0.7 to 1.7 in this loop (bench/RESULTS.md). For a
+// written event, the closure and b.Loop cost about 2 ns of a single writer's 21
+// (bench/HISTORY.md, "The emulator's loop written out").
+func loop(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDescriptor, data []byte, parallel, written bool) {
+	if written {
+		b.SetBytes(int64(len(data)))
+	}
 	defer benchbase.Start(b, parallel)()
 	if parallel {
 		benchbase.Parallel(b, func(n int) {
@@ -179,7 +162,11 @@ func calls(b *testing.B, k *emu.Kernel, r *emu.Registration, desc *emu.EventDesc
 			k.EventWrite(r, desc, data)
 		}
 	}
-	benchbase.PerSecond(b, "calls/s")
+	if written {
+		benchbase.EventsPerSecond(b)
+	} else {
+		benchbase.PerSecond(b, "calls/s")
+	}
 }
 
 // baselines names the baselines, says what each measures, and runs it: one table, from
