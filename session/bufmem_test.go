@@ -66,7 +66,7 @@ func TestSwitchTakesAnotherStreamsSpare(t *testing.T) {
 	b := l.free[free-1]
 	l.free = l.free[:free-1]
 	l.freeBuffers.Store(int64(len(l.free)))
-	l.streams[0].spare[0].Store(b) // as if stream 0's full buffer had come back
+	l.streams[0].spare.Store(b) // as if stream 0's full buffer had come back
 	others := l.free
 	l.free = nil // every other free buffer is out of reach: the spare is the only one
 	l.freeBuffers.Store(0)
@@ -83,8 +83,8 @@ func TestSwitchTakesAnotherStreamsSpare(t *testing.T) {
 			t.Fatalf("write on stream 1: %v (stream 0's spare was free)", err)
 		}
 	}
-	if l.Stats().EventsLost != lost || l.streams[0].spare[0].Load() != nil {
-		t.Fatalf("EventsLost %d (was %d), stream 0's spare %v; want none lost and the spare taken", l.Stats().EventsLost, lost, l.streams[0].spare[0].Load() != nil)
+	if l.Stats().EventsLost != lost || l.streams[0].spare.Load() != nil {
+		t.Fatalf("EventsLost %d (was %d), stream 0's spare %v; want none lost and the spare taken", l.Stats().EventsLost, lost, l.streams[0].spare.Load() != nil)
 	}
 }
 

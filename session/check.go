@@ -118,13 +118,11 @@ func (l *Logger) checkLocked(report func(rule, detail string)) int {
 		if b := l.streams[i].cur.Load(); b != nil {
 			put(b, onStream)
 		}
-		for j := range l.streams[i].spare {
-			if b := l.streams[i].spare[j].Load(); b != nil {
-				if !l.spares {
-					bad("buffer-place", "buffer %d is in stream %d's spare slot of a session without spares", b.id, i)
-				}
-				put(b, onSpare)
+		if b := l.streams[i].spare.Load(); b != nil {
+			if !l.spares {
+				bad("buffer-place", "buffer %d is in stream %d's spare slot of a session without spares", b.id, i)
 			}
+			put(b, onSpare)
 		}
 	}
 	for _, b := range flushQ {

@@ -358,7 +358,7 @@ func (l *Logger) seal(b *Buffer, end uint32, flag uint16) {
 // writer (invariant 4). It keeps MinimumBuffers free (WmipAdjustFreeBuffers), and each
 // time writers ran short it adds one more per stream, so repeated shortages grow the
 // session toward MaximumBuffers. Free buffers in the streams' spare slots count as free;
-// they are counted (a load per spare slot) only when the free list alone is short, since
+// they are counted (one load per stream) only when the free list alone is short, since
 // drain calls grow for every buffer it writes.
 func (l *Logger) grow() {
 	l.freeMu.Lock()

@@ -28,33 +28,21 @@ const LoggerIDs = MaxLoggers + MaxPrivateLoggers
 
 // stream is one processor's current-buffer slot (ProcessorBuffers[cpu] in 5.2,
 // ETW_SILO_TRACING_BLOCK.ProcessorBuffers[logger] later), alone on a 64-byte cache line,
-// with the free buffers that processor takes next (spare). Exactly 64 bytes, so indexing
+// with the free buffer that processor takes next (spare). Exactly 64 bytes, so indexing
 // the array is a shift rather than a multiply (BenchmarkWrite; TestStreamSize).
 type stream struct {
 	cur atomic.Pointer[Buffer] // atomic; installed by switching writers, swapped out by the logger
-	// spare holds free buffers set aside for this stream's next switches: buffers this
-	// stream filled, back from the sink, so that the writer that fills a buffer finds the
-	// next one on its own cache line without taking freeMu, and writes into memory its
-	// processor wrote last. Atomic; a slot is stored under freeMu by pushFree (only
-	// into an empty slot), and taken by a switching writer with a swap.
-	//
-	// Several slots, because the logger goroutine comes back with a batch of buffers
-	// (flushBatch, and more while every processor is busy writing): with one slot, the
-	// rest of a stream's batch went to the shared free list, and a switch then took a
-	// buffer another processor had written last. Writing 64-byte events from 2
-	// goroutines on 2 processors into the standard bench session, one switch in seven
-	// found a spare and half took a buffer the other processor wrote; with six slots,
-	// three in four found one and one in seven took the other's (bench/HISTORY.md).
-	//
-	// [emulator choice] Windows keeps one free list per logger (an SLIST); the spares are
-	// what a per-processor lookaside in front of it would hold. Empty when the session
-	// has none (BUFFERING and BLOCKING sessions take every buffer from the free list).
-	spare [spareSlots]atomic.Pointer[Buffer]
-	_     [streamSize - (1+spareSlots)*unsafe.Sizeof(uintptr(0))]byte // pointers are 4 bytes on 32-bit systems
+	// spare is a free buffer set aside for this stream's next switch, so that the writer
+	// that fills a buffer finds the next one on its own cache line without taking freeMu.
+	// Atomic; stored under freeMu by pushFree (when a buffer this stream filled comes back
+	// from the sink, and only into an empty slot), taken by the switching writer with a
+	// swap.
+	// [emulator choice] Windows keeps one free list per logger (an SLIST); the spare is
+	// what a per-processor lookaside in front of it would hold. Nil when the session has
+	// none (BUFFERING and BLOCKING sessions take every buffer from the free list).
+	spare atomic.Pointer[Buffer]
+	_     [streamSize - 2*unsafe.Sizeof(uintptr(0))]byte // the two pointers are 4 bytes on 32-bit systems
 }
-
-// spareSlots is how many free buffers a stream keeps for its next switches (stream.spare).
-const spareSlots = 6
 
 // streamSize is the cache-line size of the processors the emulator runs on (64 bytes on
 // x86 and most ARM64 cores).
@@ -204,7 +192,7 @@ type Logger struct {
 	// blocking is EVENT_TRACE_BLOCKING_MODE on a private logger: a writer short of buffers
 	// waits on freed (with freeMu) instead of losing its event. Immutable.
 	blocking bool
-	// spares: full buffers come back to an empty spare slot of their stream
+	// spares: full buffers come back to their stream's spare slot when it is empty
 	// (stream.spare); off for BUFFERING (the ring is the flush list) and BLOCKING (a
 	// waiting writer can take only from the free list). Immutable.
 	spares  bool

@@ -118,26 +118,19 @@ func (l *Logger) popFree() *Buffer {
 	return b
 }
 
-// takeSpare takes one of the stream's spare buffers, or returns nil if it has none: a
-// load a slot, and a swap only for a slot that holds one. It takes the one in the
-// highest slot, which pushFree, filling the lowest empty slot, most often stored last:
-// the buffer the processor wrote most recently, likeliest still in its cache, as the
-// free list's last in is first out.
+// takeSpare takes the stream's spare buffer, or returns nil if it has none: a load, and a
+// swap only when there is one.
 func (s *stream) takeSpare() *Buffer {
-	for i := len(s.spare) - 1; i >= 0; i-- {
-		if s.spare[i].Load() != nil {
-			if b := s.spare[i].Swap(nil); b != nil {
-				return b
-			}
-		}
+	if s.spare.Load() == nil {
+		return nil
 	}
-	return nil
+	return s.spare.Swap(nil)
 }
 
-// stealSpare takes a spare of another stream than own (whose spares the writer has just
-// found empty) when the free list is empty: a free buffer is free for every processor,
-// as in Windows' one free list per logger, so a writer loses its event only when no
-// buffer is free anywhere. A scan of the streams, on the way to a shortage only.
+// stealSpare takes another stream's spare than stream own's (whose spare the writer has
+// just found empty) when the free list is empty: a free buffer is free for every
+// processor, as in Windows' one free list per logger, so a writer loses its event only
+// when no buffer is free anywhere. A scan of the streams, on the way to a shortage only.
 func (l *Logger) stealSpare(own int) *Buffer {
 	if !l.spares {
 		return nil
@@ -159,18 +152,16 @@ func (l *Logger) spareCount() int {
 	n := 0
 	if l.spares {
 		for i := range l.streams {
-			for j := range l.streams[i].spare {
-				if l.streams[i].spare[j].Load() != nil {
-					n++
-				}
+			if l.streams[i].spare.Load() != nil {
+				n++
 			}
 		}
 	}
 	return n
 }
 
-// pushFree makes b free: into an empty spare slot of the stream it was last current
-// for, if the session keeps spares and the stream has one, else onto the free list.
+// pushFree makes b free: into the spare slot of the stream it was last current for, if
+// the session keeps spares and that slot is empty, else onto the free list.
 func (l *Logger) pushFree(b *Buffer) {
 	b.state.Store(0) // EtwBufferStateFree
 	l.freeMu.Lock()
@@ -178,13 +169,10 @@ func (l *Logger) pushFree(b *Buffer) {
 		l.drained++
 	}
 	if l.spares {
-		s := &l.streams[b.stream.Load()%uint32(len(l.streams))]
-		for i := range s.spare {
-			if s.spare[i].Load() == nil {
-				s.spare[i].Store(b) // spares are filled only here, under freeMu; writers only take
-				l.freeMu.Unlock()
-				return
-			}
+		if s := &l.streams[b.stream.Load()%uint32(len(l.streams))]; s.spare.Load() == nil {
+			s.spare.Store(b) // spares are filled only here, under freeMu; writers only take
+			l.freeMu.Unlock()
+			return
 		}
 	}
 	l.free = append(l.free, b)
@@ -205,8 +193,7 @@ func (l *Logger) pushFree(b *Buffer) {
 const flushBatch = 4
 
 // queueFlush puts a buffer that left its stream on the flush queue, and wakes the logger
-// when flushBatch buffers wait or buffers run short (fewer on the free list than one per
-// stream).
+// when flushBatch buffers wait or buffers run short (fewer free than one per stream).
 func (l *Logger) queueFlush(b *Buffer) {
 	b.state.Store(3) // EtwBufferStateFlush
 	l.freeMu.Lock()
