@@ -82,17 +82,17 @@ func frameRecord(data []byte, off, end int) (Record, bool, error) {
 	if m == endOfData {
 		return r, false, nil
 	}
-	var fixed, sizeAt int
-	r.Kind, fixed, sizeAt = frame(m)
+	var header, items, sizeAt int
+	r.Kind, header, items, sizeAt = frame(m)
 	if r.Kind == KindUnknown {
 		r.Bytes = data[off:min(end, off+16)]
 		return r, false, nil
 	}
 	if end-off < 8 {
-		return r, false, fmt.Errorf("offset %#x: %s header needs %#x bytes, %#x left", off, r.Kind, fixed, end-off)
+		return r, false, fmt.Errorf("offset %#x: %s header needs %#x bytes, %#x left", off, r.Kind, header, end-off)
 	}
 	r.Size = int(le.Uint16(data[off+sizeAt:]))
-	if r.Size < fixed || off+r.Size > end {
+	if fixed := header + items; r.Size < fixed || off+r.Size > end {
 		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
 	}
 	r.Bytes = data[off : off+r.Size]
@@ -103,32 +103,33 @@ func frameRecord(data []byte, off, end int) (Record, bool, error) {
 const endOfData = 0xFFFFFFFF
 
 // frame classifies a record by its marker (not the end-of-data fill): its kind
-// (KindUnknown for a marker no kind has), the least size its header kinds allow, and
-// where in it the USHORT size is. The framing rules of every walk: frameRecord's, and
-// CountRecords', which reads nothing else.
-func frame(m uint32) (kind Kind, fixed, sizeAt int) {
+// (KindUnknown for a marker no kind has), its header kind's size, the size of the items
+// the marker announces after a system, compact or perfinfo header (PMC counters, a PEBS
+// index), and where in the header the USHORT record size is. The framing rules of every
+// walk: frameRecord's, and CountRecords', which reads nothing else.
+func frame(m uint32) (kind Kind, header, items, sizeAt int) {
 	flags, typ := byte(m>>24), byte(m>>16)
 	switch {
 	case flags == flagsMessage:
-		return KindMessage, messageHeaderSize, 0
+		return KindMessage, messageHeaderSize, 0, 0
 	case flags != flagsHeader:
-		return KindUnknown, 0, 0
+		return KindUnknown, 0, 0, 0
 	case typ == typeEvent64 || typ == typeEvent32:
-		return KindEventHeader, abi.EventHeaderSize, 0
+		return KindEventHeader, abi.EventHeaderSize, 0, 0
 	case typ == typeSystem64 || typ == typeSystem32:
-		return KindSystem, SystemHeaderSize + abi.SystemItemsSize(m), 4
+		return KindSystem, SystemHeaderSize, abi.SystemItemsSize(m), 4
 	case typ == typeCompact64 || typ == typeCompact32:
-		return KindCompact, compactHeaderSize + abi.SystemItemsSize(m), 4
+		return KindCompact, compactHeaderSize, abi.SystemItemsSize(m), 4
 	case typ == typePerfInfo64 || typ == typePerfInfo32:
-		return KindPerfInfo, perfInfoHeaderSize + abi.SystemItemsSize(m), 4
+		return KindPerfInfo, perfInfoHeaderSize, abi.SystemItemsSize(m), 4
 	case typ == typeFullHeader64 || typ == typeFullHeader32:
-		return KindFullHeader, fullHeaderSize, 0
+		return KindFullHeader, fullHeaderSize, 0, 0
 	case typ == typeInstance64 || typ == typeInstance32:
-		return KindInstance, instanceHeaderSize, 0
+		return KindInstance, instanceHeaderSize, 0, 0
 	case typ == typeError:
-		return KindError, 4, 0
+		return KindError, 4, 0, 0
 	}
-	return KindUnknown, 0, 0
+	return KindUnknown, 0, 0, 0
 }
 
 // decodeRecord reads the record at off in data, which ends at end: frameRecord's framing,
@@ -359,9 +360,9 @@ func CountRecords(data []byte, end int) (int, error) {
 		// sink's whole cost in the demo.
 		if end-off >= 8 {
 			if m := binary.LittleEndian.Uint32(data[off:]); m != endOfData {
-				if kind, fixed, sizeAt := frame(m); kind != KindUnknown {
+				if kind, header, items, sizeAt := frame(m); kind != KindUnknown {
 					size := int(binary.LittleEndian.Uint16(data[off+sizeAt:]))
-					if size >= fixed && off+size <= end {
+					if size >= header+items && off+size <= end {
 						off += abi.Align(size)
 						continue
 					}

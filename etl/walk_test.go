@@ -3,6 +3,7 @@ package etl
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -124,22 +125,24 @@ func BenchmarkCountRecords(b *testing.B) {
 
 // CountRecords' fast path gives frameRecord's answers: on buffers of records of every
 // framing kind, some cut, some with sizes too small or past the end, some with unknown
-// markers or the end-of-data fill, the count and whether it failed are those of a walk by
+// markers or the end-of-data fill, the count and the error are those of a walk by
 // frameRecord alone.
 func TestCountRecordsMatchesFrameRecord(t *testing.T) {
-	byFrame := func(data []byte, end int) (int, bool) {
+	byFrame := func(data []byte, end int) (int, string) {
 		n := 0
 		for off := abi.BufferHeaderSize; off < end; n++ {
 			r, more, err := frameRecord(data, off, end)
-			if err != nil || r.Kind == KindUnknown {
-				return n, false
-			}
-			if !more {
-				return n, true
+			switch {
+			case err != nil:
+				return n, "etl: " + err.Error()
+			case r.Kind == KindUnknown:
+				return n, fmt.Sprintf("etl: unknown record marker %#08x at offset %#x", r.Marker, r.Offset)
+			case !more:
+				return n, ""
 			}
 			off += abi.Align(r.Size)
 		}
-		return n, true
+		return n, ""
 	}
 	var markers []uint32 // every header type byte and then some, the message flags, the fill
 	for typ := range uint32(0x20) {
@@ -165,10 +168,21 @@ func TestCountRecordsMatchesFrameRecord(t *testing.T) {
 			off += abi.Align(size)
 		}
 		end := min(len(buf), abi.BufferHeaderSize+rng.IntN(len(buf)-abi.BufferHeaderSize+1))
-		want, ok := byFrame(buf, end)
+		want, wantErr := byFrame(buf, end)
 		got, err := CountRecords(buf, end)
-		if got != want || (err == nil) != ok {
-			t.Fatalf("buffer %d, end %#x: CountRecords = %d, %v; frameRecord's walk %d, ok %v", i, end, got, err, want, ok)
+		if gotErr := fmt.Sprint(err); got != want || err == nil && wantErr != "" || err != nil && gotErr != wantErr {
+			t.Fatalf("buffer %d, end %#x: CountRecords = %d, %v; frameRecord's walk %d, %q", i, end, got, err, want, wantErr)
 		}
+	}
+}
+
+// A record cut after its marker is an error naming its header kind's own size, whatever
+// items (here a PMC counter) the marker announces after it.
+func TestCutRecordNamesItsHeaderSize(t *testing.T) {
+	buf := make([]byte, abi.BufferHeaderSize+4)
+	binary.LittleEndian.PutUint32(buf[abi.BufferHeaderSize:], abi.SystemTraceMarker64|1<<abi.TraceHeaderPMCShift)
+	_, err := CountRecords(buf, len(buf))
+	if want := fmt.Sprintf("system header needs %#x bytes, 0x4 left", SystemHeaderSize); err == nil || !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Fatalf("CountRecords of a cut system record: %v; want an error saying %q", err, want)
 	}
 }
