@@ -76,27 +76,45 @@ func frameRecord(data []byte, off, end int) (Record, bool, error) {
 	if end-off < 4 {
 		return Record{}, false, fmt.Errorf("offset %#x: %d stray bytes before the end of data", off, end-off)
 	}
-	le := binary.LittleEndian
-	m := le.Uint32(data[off:])
-	r := Record{Offset: off, Marker: m}
-	if m == endOfData {
+	size, ok := frameAt(data, off, end)
+	r := Record{Offset: off, Marker: binary.LittleEndian.Uint32(data[off:]), Size: size}
+	if r.Marker == endOfData {
 		return r, false, nil
 	}
-	var header, items, sizeAt int
-	r.Kind, header, items, sizeAt = frame(m)
-	if r.Kind == KindUnknown {
+	var header, items int
+	r.Kind, header, items, _ = frame(r.Marker)
+	switch {
+	case ok:
+		r.Bytes = data[off : off+size]
+		return r, true, nil
+	case r.Kind == KindUnknown:
 		r.Bytes = data[off:min(end, off+16)]
 		return r, false, nil
-	}
-	if end-off < 8 {
+	case end-off < 8:
 		return r, false, fmt.Errorf("offset %#x: %s header needs %#x bytes, %#x left", off, r.Kind, header, end-off)
 	}
-	r.Size = int(le.Uint16(data[off+sizeAt:]))
-	if fixed := header + items; r.Size < fixed || off+r.Size > end {
-		return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, r.Size, fixed, end)
+	return r, false, fmt.Errorf("offset %#x: %s record of size %#x (header %#x) runs past the end of data %#x", off, r.Kind, size, header+items, end)
+}
+
+// frameAt reads the USHORT size of the record at off in data, which ends at end and
+// holds at least 4 bytes there (0 when fewer than 8 are left to hold it, or the marker
+// is the end-of-data fill or one frame does not know), and reports whether the record is
+// well formed: a kind frame knows, 8 bytes or more left, and a size that covers its
+// header and items and ends by end. The rules of every walk: frameRecord says what a
+// record that fails them is, and CountRecords counts by them alone (returned whole,
+// frameRecord's 240-byte Record made the walk of a full 64 KB buffer of 64-byte events
+// take 28 ns a record, BenchmarkCountRecords: the counting sink's whole cost in the demo).
+func frameAt(data []byte, off, end int) (size int, ok bool) {
+	m := binary.LittleEndian.Uint32(data[off:])
+	if m == endOfData || end-off < 8 {
+		return 0, false
 	}
-	r.Bytes = data[off : off+r.Size]
-	return r, true, nil
+	kind, header, items, sizeAt := frame(m)
+	if kind == KindUnknown {
+		return 0, false
+	}
+	size = int(binary.LittleEndian.Uint16(data[off+sizeAt:]))
+	return size, size >= header+items && off+size <= end
 }
 
 // endOfData is the marker word of the 0xFF fill after a sealed buffer's last record.
@@ -354,19 +372,10 @@ func CountRecords(data []byte, end int) (int, error) {
 	}
 	n := 0
 	for off := abi.BufferHeaderSize; off < end; n++ {
-		// A well-formed record costs a load of its marker and of its size: returned
-		// whole, frameRecord's 240-byte Record made the walk of a full 64 KB buffer of
-		// 64-byte events take 28 ns a record (BenchmarkCountRecords), the counting
-		// sink's whole cost in the demo.
-		if end-off >= 8 {
-			if m := binary.LittleEndian.Uint32(data[off:]); m != endOfData {
-				if kind, header, items, sizeAt := frame(m); kind != KindUnknown {
-					size := int(binary.LittleEndian.Uint16(data[off+sizeAt:]))
-					if size >= header+items && off+size <= end {
-						off += abi.Align(size)
-						continue
-					}
-				}
+		if end-off >= 4 {
+			if size, ok := frameAt(data, off, end); ok {
+				off += abi.Align(size)
+				continue
 			}
 		}
 		// The end, or a record the walk stops at: frameRecord says which, and why.

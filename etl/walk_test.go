@@ -186,3 +186,23 @@ func TestCutRecordNamesItsHeaderSize(t *testing.T) {
 		t.Fatalf("CountRecords of a cut system record: %v; want an error saying %q", err, want)
 	}
 }
+
+// A record whose size runs past the end of data is an error even where the buffer's
+// bytes go on (the walk reads a buffer's filled bytes, not its tail): CountRecords counts
+// the records before it, and RecordsTo refuses it.
+func TestRecordPastEndOfData(t *testing.T) {
+	buf := make([]byte, 0x400)
+	off := abi.BufferHeaderSize
+	h := abi.EventHeader{Size: abi.EventHeaderSize + 8, HeaderType: abi.EventHeaderEvent64}
+	h.Encode(buf[off:])
+	off += abi.Align(abi.EventHeaderSize + 8)
+	h.Size = abi.EventHeaderSize + 0x40
+	h.Encode(buf[off:])
+	end := off + abi.EventHeaderSize + 8 // the second record's last 0x38 bytes are past end
+	if n, err := CountRecords(buf, end); n != 1 || err == nil || !bytes.Contains([]byte(err.Error()), []byte("runs past the end of data")) {
+		t.Fatalf("CountRecords = %d, %v; want 1 and an error naming the record that runs past the end", n, err)
+	}
+	if err := RecordsTo(buf, end, func(Record) error { return nil }); err == nil {
+		t.Fatal("RecordsTo walked a record past the end of data")
+	}
+}
