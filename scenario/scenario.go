@@ -862,16 +862,17 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	if err != nil {
 		return err
 	}
+	grouped := group == "1"
 	var params *emu.EnableParameters
-	if group == "1" {
+	if grouped {
 		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
 	}
 	if code == emu.EnableProvider {
-		if err := m.roomForEntry(k, p.g, params != nil); err != nil {
+		if err := m.roomForEntry(k, p.g, grouped); err != nil {
 			return err
 		}
 	}
-	if e, ok := k.LookupGuidEntry(p.g, params != nil); ok {
+	if e, ok := k.LookupGuidEntry(p.g, grouped); ok {
 		m.walked += int64(e.Registrations()) // each hears its callback (Limits.Walk)
 	}
 	if err := k.EnableTraceEx2(h, p.g, code, uint8(level), anyKw, allKw, params); err != nil {
