@@ -186,7 +186,7 @@ func TestCrossingWriterSettles(t *testing.T) {
 // set.
 func TestFirstUnsetMatchesOneByOne(t *testing.T) {
 	const n = 27
-	b := &Buffer{commit: newFlags(n)}
+	b := &Buffer{bufferFields: bufferFields{commit: newFlags(n)}}
 	oneByOne := func(from, fit uint32) uint32 {
 		for ; from < fit && b.commit[from] != 0; from++ {
 		}
