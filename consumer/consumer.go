@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,9 +33,11 @@ import (
 // Events too), or Close ends it at once (what is queued is dropped).
 // The first source to fail ends the others at once (errgroup's semantics) and its error
 // is Err's. Stop, Shutdown, Close, Wait and Err are valid in any state and from any
-// goroutine but EventCallback's; Shutdown and Wait wait for Events to be read, so the
-// reader must not call them with more queued than Events holds (Stop and Close never
-// wait for it). Stop or Close before Start ends the consumer unstarted. A Consumer no
+// goroutine; from a callback, which the consumer's end waits for, the first three end
+// the consumer without waiting (ERROR_CTX_CLOSE_PENDING, as CloseTrace called from
+// ProcessTrace's callbacks) and Wait refuses (ERROR_POSSIBLE_DEADLOCK). Shutdown and Wait
+// wait for Events to be read, so the reader must not call them with more queued than
+// Events holds (Stop and Close never wait for it). Stop or Close before Start ends the consumer unstarted. A Consumer no
 // constructor made (a zero or nil one) does nothing: From* return it unchanged and every
 // other method returns ERROR_INVALID_HANDLE.
 type Consumer struct {
@@ -45,9 +48,9 @@ type Consumer struct {
 	// every event, one at a time per consumer whichever source it came from, so they need
 	// no lock of their own. An error any of them returns is recorded (Err, LastError) and
 	// the event goes on, as in both golang-etw forks; an event skipped by a callback is
-	// counted in Skipped. They must not call Stop, Shutdown, Close or Abort, which wait
-	// for them to return; cancelling the consumer's context ends it from inside. Setting
-	// them after Start has no effect.
+	// counted in Skipped. They may end the consumer (Stop, Shutdown, Close, Abort, or
+	// cancelling its context): the call returns ERROR_CTX_CLOSE_PENDING at once, and the
+	// consumer ends after the callback returns. Setting them after Start has no effect.
 	//
 	// EventRecordCallback sees the raw record first; false drops the event.
 	EventRecordCallback func(*EventRecord) bool
@@ -106,8 +109,11 @@ type Consumer struct {
 	helperCBs []func(*EventRecordHelper) error
 	cbMu      sync.Mutex     // held while the callback runs: one call at a time
 	wg        sync.WaitGroup // the source goroutines
-	ended     chan struct{}  // closed (by end, once, under mu's state change) after Events
-	stopped   chan struct{}  // closed by Stop (once, under mu): Events takes nothing more
+	// sourceIDs are the goroutine ids of the source goroutines, the only ones that call
+	// the callbacks: each appends its own under mu before it reads anything.
+	sourceIDs []uint64
+	ended     chan struct{} // closed (by end, once, under mu's state change) after Events
+	stopped   chan struct{} // closed by Stop (once, under mu): Events takes nothing more
 }
 
 // state is where a consumer is in its life.
@@ -288,6 +294,10 @@ func (c *Consumer) Start() error {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
+			id := goroutineID()
+			c.mu.Lock()
+			c.sourceIDs = append(c.sourceIDs, id)
+			c.mu.Unlock()
 			c.fail(o.run())
 		}()
 	}
@@ -313,10 +323,14 @@ func (c *Consumer) endLocked() {
 }
 
 // Wait blocks until the consumer has ended (its sources ended by themselves, or Stop,
-// Close or a source's error ended them), then returns Err.
+// Close or a source's error ended them), then returns Err. Called from a callback, which
+// the consumer's end waits for, it returns ERROR_POSSIBLE_DEADLOCK at once.
 func (c *Consumer) Wait() error {
 	if err := c.made(); err != nil {
 		return err
+	}
+	if c.inCallback() {
+		return winerr.New(winerr.ErrPossibleDeadlock, "consumer: Wait called from a callback, which the consumer's end waits for")
 	}
 	<-c.ended
 	return c.Err()
@@ -328,9 +342,13 @@ func (c *Consumer) Wait() error {
 // the events it holds stay readable; an EventCallback of the user's still receives every
 // buffer already queued. Then Events closes and Stop returns Err. A file source ends
 // after the buffer it is reading. Stopping does not stop the sessions. Stop never waits
-// for Events to be read, so a reader may call it, or call it first and read after; it
-// must not be called from EventCallback, which it waits for. Shutdown delivers
-// everything queued to Events instead. Stop before Start ends the consumer unstarted.
+// for Events to be read, so a reader may call it, or call it first and read after.
+// Called from a callback, as CloseTrace may be from ProcessTrace's, it stops the consumer
+// the same way but cannot wait for the callback it is in: it returns
+// ERROR_CTX_CLOSE_PENDING at once (CloseTrace's "the call was successful"), and the
+// consumer ends once the callbacks have had every buffer already queued. Shutdown
+// delivers everything queued to Events instead. Stop before Start ends the consumer
+// unstarted.
 func (c *Consumer) Stop() error {
 	if err := c.made(); err != nil {
 		return err
@@ -350,9 +368,18 @@ func (c *Consumer) Stop() error {
 // which it waits for the reader to take; then Events closes and Shutdown returns Err. If
 // ctx ends first, the consumer is closed (Close) and Shutdown returns ctx's error. Call
 // it from a goroutine other than the reader's, or with a deadline: the reader waiting in
-// it reads nothing.
-func (c *Consumer) Shutdown(ctx context.Context) error {
+// it reads nothing. Called from a callback, it begins the same end and returns
+// ERROR_CTX_CLOSE_PENDING at once, as Stop does; ctx's end still closes the consumer.
+func (c *Consumer) Shutdown(ctx context.Context) error { return c.shutdown(ctx, nil) }
+
+// shutdown is Shutdown; release, if not nil, is called once the consumer no longer
+// needs ctx (StopWithTimeout's cancel): at return, or, called from a callback, when the
+// consumer has ended or ctx's end has closed it.
+func (c *Consumer) shutdown(ctx context.Context, release func()) error {
 	if err := c.made(); err != nil {
+		if release != nil {
+			release()
+		}
 		return err
 	}
 	if ctx == nil {
@@ -371,6 +398,24 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	for _, d := range detaches {
 		d()
 	}
+	if c.inCallback() {
+		// The consumer ends after the callback returns; a goroutine of its own keeps
+		// ctx's promise meanwhile.
+		go func() {
+			select {
+			case <-c.ended:
+			case <-ctx.Done():
+				c.Close()
+			}
+			if release != nil {
+				release()
+			}
+		}()
+		return closePending("Stop or Shutdown")
+	}
+	if release != nil {
+		defer release()
+	}
 	select {
 	case <-c.ended:
 		return c.Err()
@@ -380,11 +425,57 @@ func (c *Consumer) Shutdown(ctx context.Context) error {
 	}
 }
 
+// closePending is what Stop, Shutdown and Close return when called from a callback:
+// ERROR_CTX_CLOSE_PENDING, CloseTrace's code for a close that takes effect after the
+// callbacks in progress return.
+func closePending(call string) error {
+	return winerr.New(winerr.ErrCtxClosePending, "consumer: %s called from a callback: the consumer ends once the callback returns", call)
+}
+
+// inCallback reports whether the calling goroutine is one of the consumer's source
+// goroutines: the only ones that run the callbacks, so a caller there is a callback (or
+// code it called), which the consumer's end waits for.
+func (c *Consumer) inCallback() bool {
+	c.mu.Lock()
+	ids := c.sourceIDs
+	c.mu.Unlock()
+	if len(ids) == 0 {
+		return false
+	}
+	id := goroutineID()
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// goroutineID returns the calling goroutine's id, read from the first line of its stack
+// trace ("goroutine 18 [running]:"). The runtime keeps no other public handle on a
+// goroutine; the consumer reads it once per source goroutine and once per Stop, Shutdown,
+// Close or Wait, never per event.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = b[len("goroutine "):]
+	var id uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			break
+		}
+		id = id*10 + uint64(ch-'0')
+	}
+	return id
+}
+
 // Close ends the consumer at once (http.Server.Close's semantics): the sources detach
 // and stop, events queued and not yet delivered are dropped (those already in Events
 // stay readable), and Close returns Err once every source goroutine has ended and Events
-// is closed; no EventCallback call runs after it returns. Close before Start ends the
-// consumer unstarted; closing twice does nothing more.
+// is closed; no EventCallback call runs after it returns. Called from a callback, it
+// ends the consumer the same way once that callback returns, and returns
+// ERROR_CTX_CLOSE_PENDING at once. Close before Start ends the consumer unstarted;
+// closing twice does nothing more.
 func (c *Consumer) Close() error {
 	if err := c.made(); err != nil {
 		return err
@@ -398,6 +489,9 @@ func (c *Consumer) Close() error {
 	}
 	c.mu.Unlock()
 	c.cancel()
+	if c.inCallback() {
+		return closePending("Close")
+	}
 	<-c.ended
 	return c.Err()
 }
@@ -436,8 +530,7 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 		return c.Abort()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return c.Shutdown(ctx)
+	return c.shutdown(ctx, cancel)
 }
 
 // ProcessEvents reads Events until it closes, calling fn for each event (tekert's

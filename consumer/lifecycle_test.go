@@ -726,3 +726,73 @@ func TestNoticesAreNotCounted(t *testing.T) {
 		s.Stop()
 	}
 }
+
+// TestEndFromCallback: a callback may end its consumer, as a ProcessTrace callback may
+// call CloseTrace. Stop, Shutdown and Close called from EventCallback return
+// ERROR_CTX_CLOSE_PENDING at once instead of waiting for the callback they are in; the
+// consumer then ends, having given the callback every event already queued (Stop,
+// Shutdown) or dropped and counted the rest (Close, Abort). Wait from a callback refuses
+// with ERROR_POSSIBLE_DEADLOCK and the consumer goes on. Every event is delivered or
+// counted, and no call hangs (a hang fails the test after a minute).
+func TestEndFromCallback(t *testing.T) {
+	const n, at = 1000, 10
+	ends := []struct {
+		name  string
+		call  func(*consumer.Consumer) error
+		want  *winerr.Errno
+		whole bool // the callback gets all n events
+	}{
+		{"Stop", (*consumer.Consumer).Stop, winerr.ErrCtxClosePending, true},
+		{"Shutdown", func(c *consumer.Consumer) error { return c.Shutdown(context.Background()) }, winerr.ErrCtxClosePending, true},
+		{"StopWithTimeout", func(c *consumer.Consumer) error { return c.StopWithTimeout(time.Hour) }, winerr.ErrCtxClosePending, true},
+		{"Close", (*consumer.Consumer).Close, winerr.ErrCtxClosePending, false},
+		{"Abort", (*consumer.Consumer).Abort, winerr.ErrCtxClosePending, false},
+		{"Wait", (*consumer.Consumer).Wait, winerr.ErrPossibleDeadlock, true},
+	}
+	for _, end := range ends {
+		t.Run(end.name, func(t *testing.T) {
+			k, p, c := liveConsumer(t, "FromCallback", "FromCallback")
+			check, read := numbered(t)
+			var inside error
+			queued := make(chan struct{}) // closed once all n events are queued for c
+			c.EventCallback = func(e *consumer.Event) error {
+				if *read == 0 {
+					<-queued // the first buffer arrives as it fills: wait for the rest
+				}
+				if check(e); *read == at {
+					inside = end.call(c)
+				}
+				return nil
+			}
+			start(t, c)
+			writeFlush(t, k, p, "FromCallback", 0, n)
+			close(queued)
+			if end.want == winerr.ErrPossibleDeadlock {
+				if err := c.Stop(); err != nil { // from outside: the consumer is still running
+					t.Fatal(err)
+				}
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- c.Wait() }()
+			select {
+			case err := <-waited:
+				if err != nil {
+					t.Errorf("Wait after %s from the callback: %v", end.name, err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatalf("the consumer did not end within a minute of %s from its callback", end.name)
+			}
+			if !errors.Is(inside, end.want) {
+				t.Errorf("%s from the callback returned %v, want %v", end.name, inside, end.want)
+			}
+			got, dropped := *read, c.Dropped.Load()
+			switch {
+			case end.whole && (got != n || dropped != 0):
+				t.Errorf("after %s: the callback got %d events, %d dropped; want all %d, none dropped", end.name, got, dropped, n)
+			case !end.whole && (got != at || uint64(got)+dropped != n):
+				t.Errorf("after %s: the callback got %d events, %d dropped; want %d and the other %d dropped", end.name, got, dropped, at, n-at)
+			}
+			detached(t, k, end.name+" from the callback")
+		})
+	}
+}

@@ -87,6 +87,8 @@ var (
 	ErrWMIAlreadyEnabled   = win32(4206, "ERROR_WMI_ALREADY_ENABLED")
 	ErrFileCorrupt         = win32(1392, "ERROR_FILE_CORRUPT")
 	ErrNotEnoughQuota      = win32(1816, "ERROR_NOT_ENOUGH_QUOTA")
+	ErrPossibleDeadlock    = win32(1131, "ERROR_POSSIBLE_DEADLOCK")
+	ErrCtxClosePending     = win32(7007, "ERROR_CTX_CLOSE_PENDING")
 )
 
 // NTSTATUS values (ntstatus.h) that the trace APIs pass through.
