@@ -33,13 +33,16 @@ import (
 // Events too), or Close ends it at once (what is queued is dropped).
 // The first source to fail ends the others at once (errgroup's semantics) and its error
 // is Err's. Stop, Shutdown, Close, Wait and Err are valid in any state and from any
-// goroutine; from a callback, which the consumer's end waits for, the first three end
-// the consumer without waiting (ERROR_CTX_CLOSE_PENDING, as CloseTrace called from
-// ProcessTrace's callbacks) and Wait refuses (ERROR_POSSIBLE_DEADLOCK). Shutdown and Wait
-// wait for Events to be read, so the reader must not call them with more queued than
-// Events holds (Stop and Close never wait for it). Stop or Close before Start ends the consumer unstarted. A Consumer no
-// constructor made (a zero or nil one) does nothing: From* return it unchanged and every
-// other method returns ERROR_INVALID_HANDLE.
+// goroutine. From a callback, which the consumer's end waits for, Stop, Shutdown,
+// StopWithTimeout, Close and Abort end the consumer without waiting
+// (ERROR_CTX_CLOSE_PENDING, as CloseTrace called from ProcessTrace's callbacks), and Wait
+// and ProcessEvents refuse (ERROR_POSSIBLE_DEADLOCK); a goroutine that a callback waits
+// for is not told apart from any other, so it must not wait for the consumer's end
+// either. Shutdown and Wait wait for Events to be read, so the reader must not call them
+// with more queued than Events holds (Stop and Close never wait for it). Stop or Close
+// before Start ends the consumer unstarted. A Consumer no constructor made (a zero or nil
+// one) does nothing: From* return it unchanged and every other method returns
+// ERROR_INVALID_HANDLE.
 type Consumer struct {
 	// Events receives each event from DefaultEventCallback; it holds 4,096, as
 	// 0xrawsec's does. Closed when the consumer ends; events already in it stay readable.
@@ -48,9 +51,13 @@ type Consumer struct {
 	// every event, one at a time per consumer whichever source it came from, so they need
 	// no lock of their own. An error any of them returns is recorded (Err, LastError) and
 	// the event goes on, as in both golang-etw forks; an event skipped by a callback is
-	// counted in Skipped. They may end the consumer (Stop, Shutdown, Close, Abort, or
-	// cancelling its context): the call returns ERROR_CTX_CLOSE_PENDING at once, and the
-	// consumer ends after the callback returns. Setting them after Start has no effect.
+	// counted in Skipped. They may end the consumer: Stop, Shutdown, StopWithTimeout,
+	// Close and Abort return ERROR_CTX_CLOSE_PENDING at once (CloseTrace's code for a
+	// successful close that takes effect later), which a callback may return in turn
+	// without its being recorded as an error; the consumer then ends as the call says,
+	// after the callback returns (after Stop or Shutdown, once every buffer already queued
+	// is delivered). Cancelling the consumer's context from a callback closes it too.
+	// Setting the callbacks after Start has no effect.
 	//
 	// EventRecordCallback sees the raw record first; false drops the event.
 	EventRecordCallback func(*EventRecord) bool
@@ -112,8 +119,11 @@ type Consumer struct {
 	// sourceIDs are the goroutine ids of the source goroutines, the only ones that call
 	// the callbacks: each appends its own under mu before it reads anything.
 	sourceIDs []uint64
-	ended     chan struct{} // closed (by end, once, under mu's state change) after Events
-	stopped   chan struct{} // closed by Stop (once, under mu): Events takes nothing more
+	// atEnd are called when the consumer ends (endLocked), under mu: what a Stop,
+	// Shutdown or StopWithTimeout called from a callback left to watch its context.
+	atEnd   []func()
+	ended   chan struct{} // closed (by end, once, under mu's state change) after Events
+	stopped chan struct{} // closed by Stop (once, under mu): Events takes nothing more
 }
 
 // state is where a consumer is in its life.
@@ -320,6 +330,10 @@ func (c *Consumer) endLocked() {
 	c.cancel()
 	close(c.Events)
 	close(c.ended)
+	for _, f := range c.atEnd {
+		f()
+	}
+	c.atEnd = nil
 }
 
 // Wait blocks until the consumer has ended (its sources ended by themselves, or Stop,
@@ -399,18 +413,30 @@ func (c *Consumer) shutdown(ctx context.Context, release func()) error {
 		d()
 	}
 	if c.inCallback() {
-		// The consumer ends after the callback returns; a goroutine of its own keeps
-		// ctx's promise meanwhile.
-		go func() {
-			select {
-			case <-c.ended:
-			case <-ctx.Done():
-				c.Close()
-			}
+		// The consumer ends after the callback returns. Meanwhile ctx's end closes it,
+		// through a function the context runs, not a goroutine waiting: a callback may
+		// call this for every event still queued.
+		done := func() {}
+		if ctx.Done() != nil {
+			stop := context.AfterFunc(ctx, func() { c.Close() })
+			done = func() { stop() }
+		}
+		c.mu.Lock()
+		if c.state == stateEnded {
+			c.mu.Unlock()
+			done()
 			if release != nil {
 				release()
 			}
-		}()
+		} else {
+			c.atEnd = append(c.atEnd, func() {
+				done()
+				if release != nil {
+					release()
+				}
+			})
+			c.mu.Unlock()
+		}
 		return closePending("Stop or Shutdown")
 	}
 	if release != nil {
@@ -429,7 +455,7 @@ func (c *Consumer) shutdown(ctx context.Context, release func()) error {
 // ERROR_CTX_CLOSE_PENDING, CloseTrace's code for a close that takes effect after the
 // callbacks in progress return.
 func closePending(call string) error {
-	return winerr.New(winerr.ErrCtxClosePending, "consumer: %s called from a callback: the consumer ends once the callback returns", call)
+	return winerr.New(winerr.ErrCtxClosePending, "consumer: %s called from a callback: the consumer ends after the callback returns", call)
 }
 
 // inCallback reports whether the calling goroutine is one of the consumer's source
@@ -536,13 +562,16 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 // ProcessEvents reads Events until it closes, calling fn for each event (tekert's
 // ProcessEvents): fn is a func(*Event), or a func(*Event) error whose error makes
 // ProcessEvents return it at once (the consumer goes on; Stop or Close it). It blocks, so
-// run it on a goroutine of its own, before or after Start. With an EventCallback other
+// run it on a goroutine of its own, before or after Start; from a callback, where it
+// would wait for itself, it returns ERROR_POSSIBLE_DEADLOCK. With an EventCallback other
 // than DefaultEventCallback, Events receives nothing and ProcessEvents returns when the
-// consumer ends. Any other fn,
-// nil included, is ERROR_INVALID_PARAMETER.
+// consumer ends. Any other fn, nil included, is ERROR_INVALID_PARAMETER.
 func (c *Consumer) ProcessEvents(fn any) error {
 	if err := c.made(); err != nil {
 		return err
+	}
+	if c.inCallback() {
+		return winerr.New(winerr.ErrPossibleDeadlock, "consumer: ProcessEvents called from a callback: Events closes only when the consumer ends, which waits for the callback")
 	}
 	switch f := fn.(type) {
 	case func(*Event):
@@ -669,9 +698,10 @@ func (c *Consumer) gaveUp(e *Event, n *atomic.Uint64) {
 	}
 }
 
-// callbackErr records a callback's error.
+// callbackErr records a callback's error. ERROR_CTX_CLOSE_PENDING is not one: it is
+// what a callback that ended its consumer (Stop, Close) got back, a success.
 func (c *Consumer) callbackErr(err error) {
-	if err != nil {
+	if err != nil && !errors.Is(err, winerr.ErrCtxClosePending) {
 		c.mu.Lock()
 		c.cbErr = err
 		c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -731,9 +732,11 @@ func TestNoticesAreNotCounted(t *testing.T) {
 // call CloseTrace. Stop, Shutdown and Close called from EventCallback return
 // ERROR_CTX_CLOSE_PENDING at once instead of waiting for the callback they are in; the
 // consumer then ends, having given the callback every event already queued (Stop,
-// Shutdown) or dropped and counted the rest (Close, Abort). Wait from a callback refuses
-// with ERROR_POSSIBLE_DEADLOCK and the consumer goes on. Every event is delivered or
-// counted, and no call hangs (a hang fails the test after a minute).
+// Shutdown) or dropped and counted the rest (Close, Abort). Wait and ProcessEvents from
+// a callback refuse with ERROR_POSSIBLE_DEADLOCK and the consumer goes on. A callback
+// that returns the pending code has not failed (Wait returns nil), and one that calls
+// StopWithTimeout for every event left starts no goroutine each time. Every event is
+// delivered or counted, and no call hangs (a hang fails the test after a minute).
 func TestEndFromCallback(t *testing.T) {
 	const n, at = 1000, 10
 	ends := []struct {
@@ -741,26 +744,43 @@ func TestEndFromCallback(t *testing.T) {
 		call  func(*consumer.Consumer) error
 		want  *winerr.Errno
 		whole bool // the callback gets all n events
+		ret   bool // the callback returns the call's error
+		every bool // the callback calls it for every event from the at-th on
 	}{
-		{"Stop", (*consumer.Consumer).Stop, winerr.ErrCtxClosePending, true},
-		{"Shutdown", func(c *consumer.Consumer) error { return c.Shutdown(context.Background()) }, winerr.ErrCtxClosePending, true},
-		{"StopWithTimeout", func(c *consumer.Consumer) error { return c.StopWithTimeout(time.Hour) }, winerr.ErrCtxClosePending, true},
-		{"Close", (*consumer.Consumer).Close, winerr.ErrCtxClosePending, false},
-		{"Abort", (*consumer.Consumer).Abort, winerr.ErrCtxClosePending, false},
-		{"Wait", (*consumer.Consumer).Wait, winerr.ErrPossibleDeadlock, true},
+		{name: "Stop", call: (*consumer.Consumer).Stop, want: winerr.ErrCtxClosePending, whole: true},
+		{name: "Shutdown", call: func(c *consumer.Consumer) error { return c.Shutdown(context.Background()) }, want: winerr.ErrCtxClosePending, whole: true},
+		{name: "StopWithTimeout", call: func(c *consumer.Consumer) error { return c.StopWithTimeout(time.Hour) }, want: winerr.ErrCtxClosePending, whole: true},
+		{name: "StopWithTimeoutEvery", call: func(c *consumer.Consumer) error { return c.StopWithTimeout(time.Hour) }, want: winerr.ErrCtxClosePending, whole: true, every: true},
+		{name: "StopReturned", call: (*consumer.Consumer).Stop, want: winerr.ErrCtxClosePending, whole: true, ret: true},
+		{name: "Close", call: (*consumer.Consumer).Close, want: winerr.ErrCtxClosePending},
+		{name: "Abort", call: (*consumer.Consumer).Abort, want: winerr.ErrCtxClosePending},
+		{name: "Wait", call: (*consumer.Consumer).Wait, want: winerr.ErrPossibleDeadlock, whole: true},
+		{name: "ProcessEvents", call: func(c *consumer.Consumer) error { return c.ProcessEvents(func(*consumer.Event) {}) }, want: winerr.ErrPossibleDeadlock, whole: true},
 	}
 	for _, end := range ends {
 		t.Run(end.name, func(t *testing.T) {
 			k, p, c := liveConsumer(t, "FromCallback", "FromCallback")
 			check, read := numbered(t)
 			var inside error
+			goroutines, most := 0, 0
 			queued := make(chan struct{}) // closed once all n events are queued for c
 			c.EventCallback = func(e *consumer.Event) error {
 				if *read == 0 {
 					<-queued // the first buffer arrives as it fills: wait for the rest
 				}
-				if check(e); *read == at {
-					inside = end.call(c)
+				check(e)
+				if *read == at {
+					goroutines = runtime.NumGoroutine()
+				}
+				if *read == at || end.every && *read > at {
+					err := end.call(c)
+					if *read == at {
+						inside = err
+					}
+					most = max(most, runtime.NumGoroutine())
+					if end.ret {
+						return err
+					}
 				}
 				return nil
 			}
@@ -784,6 +804,9 @@ func TestEndFromCallback(t *testing.T) {
 			}
 			if !errors.Is(inside, end.want) {
 				t.Errorf("%s from the callback returned %v, want %v", end.name, inside, end.want)
+			}
+			if most > goroutines+5 {
+				t.Errorf("%s from the callback: %d goroutines at most, %d before the first call", end.name, most, goroutines)
 			}
 			got, dropped := *read, c.Dropped.Load()
 			switch {
