@@ -21,13 +21,23 @@ type Session interface {
 	Providers() []Provider
 }
 
-// SessionSlice converts a slice of values that implement Session into the []Session
-// FromSessions takes, as 0xrawsec's does (which takes any value and converts by
-// reflection; a slice of a Session type is what its callers pass).
-func SessionSlice[S Session](ss []S) []Session {
-	out := make([]Session, len(ss))
-	for i, s := range ss {
-		out[i] = s
+// SessionSlice converts a slice whose elements implement Session (a []*RealTimeSession,
+// say) into the []Session FromSessions takes, as golang-etw's SessionSlice does, by
+// reflection. Like golang-etw's, it panics when i is not a slice, or when an element does
+// not implement Session: a type error in the caller's program, which golang-etw's own
+// tests check for.
+func SessionSlice(i any) []Session {
+	v := reflect.ValueOf(i)
+	if v.Kind() != reflect.Slice {
+		panic(fmt.Sprintf("consumer: SessionSlice: %T is not a slice of Session values", i))
+	}
+	out := make([]Session, 0, v.Len())
+	for j := range v.Len() {
+		s, ok := v.Index(j).Interface().(Session)
+		if !ok {
+			panic(fmt.Sprintf("consumer: SessionSlice: element %d, %s, does not implement Session", j, v.Index(j).Type()))
+		}
+		out = append(out, s)
 	}
 	return out
 }
