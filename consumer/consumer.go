@@ -51,7 +51,7 @@ type Consumer struct {
 	// every event, one at a time per consumer whichever source it came from, so they need
 	// no lock of their own. An error any of them returns is recorded (Err, LastError) and
 	// the event goes on, as in both golang-etw forks; an event skipped by a callback is
-	// counted in Skipped. They may end the consumer: Stop, Shutdown, StopWithTimeout,
+	// counted in Filtered. They may end the consumer: Stop, Shutdown, StopWithTimeout,
 	// Close and Abort return ERROR_CTX_CLOSE_PENDING at once (CloseTrace's code for a
 	// successful close that takes effect later), which a callback may return in turn
 	// without its being recorded as an error; the consumer then ends as the call says,
@@ -70,7 +70,7 @@ type Consumer struct {
 	EventPreparedCallback     func(*EventRecordHelper) error
 	// EventCallback receives each event: c.DefaultEventCallback, which sends it to
 	// Events, unless the user sets another. Set to nil, nothing is delivered (the events
-	// are counted in Skipped), as in both golang-etw forks, where a consumer that works
+	// are counted in Filtered), as in both golang-etw forks, where a consumer that works
 	// in its record or helper callbacks alone sets it so.
 	EventCallback func(*Event) error
 
@@ -78,8 +78,9 @@ type Consumer struct {
 	// them (EventsLost: refused at the writer, so lost to every consumer). LostBuffers
 	// counts the buffers the sessions dropped for this consumer alone because it had too
 	// many unprocessed; another consumer's losses are not in it, and LostBufferEvents
-	// counts the events those buffers held. Skipped counts the events
-	// a provider's Filter, a record or helper callback, or a full Events dropped, and those
+	// counts the events those buffers held. Skipped counts the Skippable events a full
+	// Events dropped (0xrawsec's Skipped, the only events either fork counts there), and
+	// Filtered those a provider's Filter or a record or helper callback dropped, and those
 	// no EventCallback took (set to nil). Dropped counts the events that reached this
 	// consumer and that it gave up unread because it ended first (Close, Abort, a Shutdown
 	// past its deadline, its context's end, another source's failure, a Start that failed
@@ -95,7 +96,10 @@ type Consumer struct {
 	// addition: golang-etw's RT_LostBuffer notice gives only the buffers).
 	LostBufferEvents atomic.Uint64
 	Skipped          atomic.Uint64
-	Dropped          atomic.Uint64
+	// Filtered is an etwemu addition: golang-etw counts the events its filters and
+	// callbacks drop nowhere (tekert documents them under Skipped, and counts none).
+	Filtered atomic.Uint64
+	Dropped  atomic.Uint64
 
 	k      *emu.Kernel        // nil when kerr says why; immutable
 	kerr   error              // why there is no kernel; immutable
@@ -544,7 +548,9 @@ func (c *Consumer) LastError() error { return c.Err() }
 func (c *Consumer) Abort() error { return c.Close() }
 
 // StopWithTimeout is tekert's: a timeout of 0 is Stop, a negative one is Abort, and any
-// other is Shutdown with that deadline (after which what is still queued is dropped).
+// other is Shutdown with that deadline, after which what is still queued is dropped
+// (counted in Dropped). Past the deadline it returns Err, not the deadline's error: as
+// tekert's, which returns only what closing the traces returned.
 func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 	if err := c.made(); err != nil {
 		return err
@@ -556,7 +562,10 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 		return c.Abort()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	return c.shutdown(ctx, cancel)
+	if err := c.shutdown(ctx, cancel); !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return c.Err()
 }
 
 // ProcessEvents reads Events until it closes, calling fn for each event (tekert's
@@ -674,7 +683,7 @@ func (c *Consumer) emit(e *Event) error {
 		return err
 	}
 	if c.callback == nil {
-		c.gaveUp(e, &c.Skipped) // EventCallback set to nil: the user takes nothing
+		c.gaveUp(e, &c.Filtered) // EventCallback set to nil: the user takes nothing
 		return nil
 	}
 	c.cbMu.Lock()
@@ -710,7 +719,7 @@ func (c *Consumer) callbackErr(err error) {
 
 // prepare runs the record and helper callbacks on one event, one at a time per
 // consumer, and returns the event to deliver, or nil when a callback dropped it (counted
-// in Skipped). Without callbacks it only decodes.
+// in Filtered). Without callbacks it only decodes.
 func (c *Consumer) prepare(dec *decoder, rec *EventRecord) *Event {
 	if c.recordCB == nil && len(c.helperCBs) == 0 {
 		return dec.event(rec)
@@ -718,7 +727,7 @@ func (c *Consumer) prepare(dec *decoder, rec *EventRecord) *Event {
 	c.cbMu.Lock()
 	defer c.cbMu.Unlock()
 	if c.recordCB != nil && !c.recordCB(rec) {
-		c.Skipped.Add(1)
+		c.Filtered.Add(1)
 		return nil
 	}
 	e := dec.event(rec)
@@ -726,7 +735,7 @@ func (c *Consumer) prepare(dec *decoder, rec *EventRecord) *Event {
 	for _, cb := range c.helperCBs {
 		c.callbackErr(cb(h))
 		if h.Flags.Skip {
-			c.Skipped.Add(1)
+			c.Filtered.Add(1)
 			return nil
 		}
 	}
@@ -798,7 +807,7 @@ func (c *Consumer) buffer(b *etl.Buffer, dec *decoder, ss Session) error {
 			return nil
 		}
 		if ids, ok := filters[r.Event.ProviderID.Bytes()]; ok && !ids[r.Event.Descriptor.ID] {
-			c.Skipped.Add(1)
+			c.Filtered.Add(1)
 			return nil
 		}
 		e := c.prepare(dec, dec.record(b, r))

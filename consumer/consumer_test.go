@@ -50,7 +50,7 @@ func TestParseProvider(t *testing.T) {
 // TestLossAndFilter: an event too large for the session's buffers is lost and counted;
 // the consumer announces it as an RT_LostEvent event and counts it in LostEvents. A
 // provider's Filter keeps only its event ids (TraceLogging events all have id 0, so a
-// classic registration writes them here); the others are counted in Skipped.
+// classic registration writes them here); the others are counted in Filtered.
 func TestLossAndFilter(t *testing.T) {
 	k := newKernel(t)
 	s := consumer.NewRealTimeSessionOn(k, "Lossy")
@@ -114,8 +114,8 @@ func TestLossAndFilter(t *testing.T) {
 	// The two writes may run on different processors, whose buffers reach the consumer in
 	// either order: the events are compared as a set.
 	slices.Sort(names)
-	if fmt.Sprint(names) != "[/2 Small/0]" || lost != 1 || c.LostEvents.Load() != 1 || c.Skipped.Load() != 1 {
-		t.Errorf("events %v, %d lost announced, LostEvents %d, Skipped %d; want [/2 Small/0] (sorted), 1, 1, 1", names, lost, c.LostEvents.Load(), c.Skipped.Load())
+	if fmt.Sprint(names) != "[/2 Small/0]" || lost != 1 || c.LostEvents.Load() != 1 || c.Filtered.Load() != 1 {
+		t.Errorf("events %v, %d lost announced, LostEvents %d, Filtered %d; want [/2 Small/0] (sorted), 1, 1, 1", names, lost, c.LostEvents.Load(), c.Filtered.Load())
 	}
 }
 

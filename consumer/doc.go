@@ -48,7 +48,9 @@
 // RealTimeSession.Flush and Event.Release, and its EventPreparedCallback (the same step
 // as PreparedCallback). The Session interface is 0xrawsec's (tekert's adds
 // IsKernelSession, which RealTimeSession has). LostEvents and Skipped are tekert's
-// atomic counters. System follows 0xrawsec's Event (Keywords as Value and Name, GUIDs as
+// atomic counters; Skipped counts what 0xrawsec's does (Skippable events a full Events
+// dropped), and the events filters and callbacks drop, which neither fork counts, are in
+// Filtered. System follows 0xrawsec's Event (Keywords as Value and Name, GUIDs as
 // strings) with tekert's Version. Errors a callback returns are recorded (Err,
 // LastError) and the events go on, as in both forks.
 //
@@ -88,8 +90,9 @@
 // LostEvents and LostBuffers count them. LostEvents counts the events the sessions
 // refused while the consumer was attached (lost to every consumer); LostBuffers counts
 // only the buffers dropped for this consumer because it fell behind, and LostBufferEvents
-// the events in them. With Skipped and Dropped they account for every event a session
-// sent the consumer: delivered + LostEvents + LostBufferEvents + Skipped + Dropped.
+// the events in them. With Skipped, Filtered and Dropped they account for every event a
+// session sent the consumer: delivered + LostEvents + LostBufferEvents + Skipped +
+// Filtered + Dropped.
 // Events still in a session's buffers when the consumer ends were not sent to it: the
 // session keeps them for the next consumer, or counts them in its
 // Stats().RealTimeEventsLost when it drops them with none attached.

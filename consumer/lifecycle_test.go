@@ -166,7 +166,9 @@ func TestStopWaitsForNoReader(t *testing.T) {
 
 // TestNilEventCallback: an EventCallback set to nil delivers nothing, as in golang-etw,
 // where a consumer that works in its helper callbacks sets it so: those run for every
-// event, Events receives none, each is counted in Skipped, and Stop returns.
+// event, Events receives none, each is counted in Filtered (Skipped stays 0, as in
+// 0xrawsec's, which counts only Skippable events a full Events dropped), and Stop
+// returns.
 func TestNilEventCallback(t *testing.T) {
 	k, p, c := liveConsumer(t, "NilCallback", "NilCallback")
 	prepared := 0
@@ -182,8 +184,30 @@ func TestNilEventCallback(t *testing.T) {
 	for range c.Events {
 		got++
 	}
-	if got != 0 || prepared != n || c.Skipped.Load() != n {
-		t.Errorf("Events %d, PreparedCallback ran %d times, Skipped %d; want 0, %d, %d", got, prepared, c.Skipped.Load(), n, n)
+	if got != 0 || prepared != n || c.Filtered.Load() != n || c.Skipped.Load() != 0 {
+		t.Errorf("Events %d, PreparedCallback ran %d times, Filtered %d, Skipped %d; want 0, %d, %d, 0", got, prepared, c.Filtered.Load(), c.Skipped.Load(), n, n)
+	}
+}
+
+// TestSkippableWhenFull: events a helper callback made Skippable wait for no reader:
+// with nobody reading, Events takes what it holds and the rest are counted in Skipped,
+// as 0xrawsec's Skipped counts them, and in nothing else.
+func TestSkippableWhenFull(t *testing.T) {
+	k, p, c := liveConsumer(t, "Skippable", "Skippable")
+	c.PreparedCallback = func(h *consumer.EventRecordHelper) error { h.Skippable(); return nil }
+	start(t, c)
+	const n = 6000 // more than Events holds
+	writeFlush(t, k, p, "Skippable", 0, n)
+	if err := c.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for range c.Events {
+		read++
+	}
+	if read != cap(c.Events) || c.Skipped.Load() != n-uint64(read) || c.Filtered.Load() != 0 || c.Dropped.Load() != 0 {
+		t.Errorf("read %d (Events holds %d), Skipped %d, Filtered %d, Dropped %d; want Events full and the other %d Skipped",
+			read, cap(c.Events), c.Skipped.Load(), c.Filtered.Load(), c.Dropped.Load(), n-cap(c.Events))
 	}
 }
 
@@ -279,10 +303,10 @@ func TestEndBeforeFlushCounted(t *testing.T) {
 				t.Fatal(err)
 			}
 			st := sessions[0].Stats()
-			counted := uint64(read) + c.Dropped.Load() + c.LostEvents.Load() + c.LostBufferEvents.Load() + c.Skipped.Load()
+			counted := uint64(read) + c.Dropped.Load() + c.LostEvents.Load() + c.LostBufferEvents.Load() + c.Skipped.Load() + c.Filtered.Load()
 			if counted+st.RealTimeEventsLost != 150 || st.RealTimeEventsLost < 50 {
-				t.Errorf("read %d, Dropped %d, LostEvents %d, LostBufferEvents %d, Skipped %d, the session's RealTimeEventsLost %d: %d of the 150 written, want all and at least the 50 never sent",
-					read, c.Dropped.Load(), c.LostEvents.Load(), c.LostBufferEvents.Load(), c.Skipped.Load(), st.RealTimeEventsLost, counted+st.RealTimeEventsLost)
+				t.Errorf("read %d, Dropped %d, LostEvents %d, LostBufferEvents %d, Skipped %d, Filtered %d, the session's RealTimeEventsLost %d: %d of the 150 written, want all and at least the 50 never sent",
+					read, c.Dropped.Load(), c.LostEvents.Load(), c.LostBufferEvents.Load(), c.Skipped.Load(), c.Filtered.Load(), st.RealTimeEventsLost, counted+st.RealTimeEventsLost)
 			}
 		})
 	}
@@ -304,6 +328,31 @@ func TestShutdownDeadline(t *testing.T) {
 	if err := c.Wait(); err != nil {
 		t.Errorf("Wait: %v", err)
 	}
+}
+
+// TestStopWithTimeoutPastDeadline: StopWithTimeout, with more events queued than
+// Events holds and nobody reading, cannot deliver them all before its deadline; then it
+// closes the consumer and returns nil, as tekert's returns only what closing the traces
+// returned. Events keeps what it took, and the rest is counted in Dropped.
+func TestStopWithTimeoutPastDeadline(t *testing.T) {
+	k, p, c := liveConsumer(t, "Deadline", "Deadline")
+	start(t, c)
+	const n = 6000 // more than Events holds, and within what the session queues for it
+	writeFlush(t, k, p, "Deadline", 0, n)
+	if err := c.StopWithTimeout(time.Millisecond); err != nil {
+		t.Errorf("StopWithTimeout past its deadline: %v, want nil", err)
+	}
+	read := 0
+	for range c.Events {
+		read++
+	}
+	if err := c.Wait(); err != nil {
+		t.Errorf("Wait: %v", err)
+	}
+	if uint64(read)+c.Dropped.Load()+c.LostEvents.Load() != n || read > cap(c.Events) {
+		t.Errorf("read %d (Events holds %d), %d dropped, %d lost; want the %d written read or dropped", read, cap(c.Events), c.Dropped.Load(), c.LostEvents.Load(), n)
+	}
+	detached(t, k, "StopWithTimeout")
 }
 
 // TestSourcesAreValues: a session added by name and one added as a RealTimeSession keep
@@ -337,8 +386,8 @@ func TestSourcesAreValues(t *testing.T) {
 	if err := c.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if len(ids["A"]) != 1 || ids["A"][0] != 2 || len(ids["B"]) != 2 || c.Skipped.Load() != 1 {
-		t.Errorf("ids by session %v, Skipped %d; want A [2], B [1 2], 1", ids, c.Skipped.Load())
+	if len(ids["A"]) != 1 || ids["A"][0] != 2 || len(ids["B"]) != 2 || c.Filtered.Load() != 1 {
+		t.Errorf("ids by session %v, Filtered %d; want A [2], B [1 2], 1", ids, c.Filtered.Load())
 	}
 }
 
@@ -393,9 +442,9 @@ func TestLostBuffersPerConsumer(t *testing.T) {
 		}
 	}
 	inLost, dropped := stuck.LostBufferEvents.Load(), stuck.Dropped.Load()
-	if inLost == 0 || uint64(held)+inLost+dropped+stuck.Skipped.Load()+stuck.LostEvents.Load() != rounds*each {
-		t.Errorf("stuck: %d held, %d in lost buffers, %d dropped, %d skipped, %d lost: want them to add up to %d",
-			held, inLost, dropped, stuck.Skipped.Load(), stuck.LostEvents.Load(), rounds*each)
+	if inLost == 0 || uint64(held)+inLost+dropped+stuck.Skipped.Load()+stuck.Filtered.Load()+stuck.LostEvents.Load() != rounds*each {
+		t.Errorf("stuck: %d held, %d in lost buffers, %d dropped, %d skipped, %d filtered, %d lost: want them to add up to %d",
+			held, inLost, dropped, stuck.Skipped.Load(), stuck.Filtered.Load(), stuck.LostEvents.Load(), rounds*each)
 	}
 }
 
@@ -686,8 +735,8 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 
 // TestNoticesAreNotCounted: the RT_LostEvent notices the consumer makes are no provider's
 // events, so a notice it does not deliver (EventCallback set to nil, or Stop before
-// Events took it) is counted nowhere: what was read (less notices), Skipped, Dropped and
-// LostEvents add up to the events written.
+// Events took it) is counted nowhere: what was read (less notices), Skipped, Filtered,
+// Dropped and LostEvents add up to the events written.
 func TestNoticesAreNotCounted(t *testing.T) {
 	for _, stop := range []bool{false, true} {
 		k, _ := syncKernel(t)
@@ -721,8 +770,8 @@ func TestNoticesAreNotCounted(t *testing.T) {
 				read++
 			}
 		}
-		if total := uint64(read) + c.Skipped.Load() + c.Dropped.Load() + c.LostEvents.Load(); total != 2 || c.LostEvents.Load() != 1 {
-			t.Errorf("stop %v: read %d, Skipped %d, Dropped %d, LostEvents %d: want 2 in all, 1 of them lost", stop, read, c.Skipped.Load(), c.Dropped.Load(), c.LostEvents.Load())
+		if total := uint64(read) + c.Skipped.Load() + c.Filtered.Load() + c.Dropped.Load() + c.LostEvents.Load(); total != 2 || c.LostEvents.Load() != 1 {
+			t.Errorf("stop %v: read %d, Skipped %d, Filtered %d, Dropped %d, LostEvents %d: want 2 in all, 1 of them lost", stop, read, c.Skipped.Load(), c.Filtered.Load(), c.Dropped.Load(), c.LostEvents.Load())
 		}
 		s.Stop()
 	}

@@ -19,7 +19,7 @@ type Provider struct {
 	// Filter, if not empty, keeps only events with these ids. golang-etw passes it to
 	// the kernel as an event-id filter; the emulator applies it in the consumer, as the
 	// session's providers stand when each buffer is read, and counts the others in
-	// Consumer.Skipped.
+	// Consumer.Filtered.
 	Filter []uint16
 }
 

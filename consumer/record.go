@@ -66,7 +66,7 @@ type EventRecordHelper struct {
 	selected map[string]bool // SelectFields' names; nil: all
 }
 
-// Skip drops the event: it is counted in Consumer.Skipped and not delivered.
+// Skip drops the event: it is counted in Consumer.Filtered and not delivered.
 func (h *EventRecordHelper) Skip() { h.Flags.Skip = true }
 
 // Skippable lets the Events channel drop the event, counted in Consumer.Skipped, rather
