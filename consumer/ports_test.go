@@ -13,6 +13,7 @@ import (
 	"github.com/etwemu/etwemu/consumer"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -125,6 +126,16 @@ func TestForkHelpers(t *testing.T) {
 	a, b := consumer.NewRealTimeSessionOn(k, "A"), consumer.NewRealTimeSessionOn(k, "B")
 	if ss := consumer.SessionSlice([]*consumer.RealTimeSession{a, b}); len(ss) != 2 || ss[0].TraceName() != "A" || ss[1].TraceName() != "B" {
 		t.Errorf("SessionSlice gave %v", ss)
+	}
+	// tekert's StopSession stops a session left running, by name, and no other.
+	if _, err := k.StartTrace("Leftover", &emu.Properties{LogFileMode: logmode.RealTime}); err != nil {
+		t.Fatal(err)
+	}
+	if err := consumer.StopSession("leftover"); err != nil || len(k.Sessions()) != 0 {
+		t.Errorf("StopSession: %v, %d sessions left; want nil, 0", err, len(k.Sessions()))
+	}
+	if err := consumer.StopSession("Leftover"); !errors.Is(err, winerr.ErrWMIInstanceNotFound) {
+		t.Errorf("StopSession of no session: %v, want ERROR_WMI_INSTANCE_NOT_FOUND", err)
 	}
 	// golang-etw's TestSessionSlice, as both forks have it: a []Session converts, and
 	// what is not a slice of Session values panics.

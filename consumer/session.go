@@ -280,3 +280,15 @@ func filtersOf(providers []Provider) map[[16]byte]map[uint16]bool {
 	}
 	return f
 }
+
+// StopSession stops the session named name in the process's default kernel
+// (etw.Kernel), as tekert's StopSession stops one on the system, for a session a previous
+// run left behind: ControlTrace STOP by name. ERROR_WMI_INSTANCE_NOT_FOUND when no
+// session of that name runs.
+func StopSession(name string) error {
+	k, err := etw.Kernel()
+	if err != nil {
+		return err
+	}
+	return k.StopTrace(0, name, &emu.Properties{})
+}
