@@ -141,8 +141,10 @@ const (
 	ExtTypeStackTrace64      = 0x0006 // EVENT_HEADER_EXT_TYPE_STACK_TRACE64
 	ExtTypePEBSIndex         = 0x0007 // EVENT_HEADER_EXT_TYPE_PEBS_INDEX
 	ExtTypePMCCounters       = 0x0008 // EVENT_HEADER_EXT_TYPE_PMC_COUNTERS
+	ExtTypeEventKey          = 0x000A // EVENT_HEADER_EXT_TYPE_EVENT_KEY
 	ExtTypeEventSchemaTL     = 0x000B // EVENT_HEADER_EXT_TYPE_EVENT_SCHEMA_TL
 	ExtTypeProvTraits        = 0x000C // EVENT_HEADER_EXT_TYPE_PROV_TRAITS
+	ExtTypeProcessStartKey   = 0x000D // EVENT_HEADER_EXT_TYPE_PROCESS_START_KEY
 )
 
 // extTypeNames names every EVENT_HEADER_EXT_TYPE_* value evntcons.h has.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -339,5 +340,90 @@ func TestNilSessionMethods(t *testing.T) {
 	}
 	if s.TraceName() != "" || s.IsStarted() || s.IsKernelSession() || s.Providers() != nil {
 		t.Error("a nil session reports a name, a start or providers")
+	}
+}
+
+// TestEnableProperties: tekert's TestEnableProperties, with a provider of the program's
+// own in place of Windows' kernel providers. A Provider's EnableProperties reach the
+// session's enablement, and each event carries the items they ask for: the process start
+// key, the SID (LocalSystem's, S-1-5-18), the event key (a new one each event) and the
+// stack the event was written from (this test among its frames); a provider enabled
+// without them gets none.
+func TestEnableProperties(t *testing.T) {
+	k, _ := syncKernel(t)
+	with := newProvider(t, k, "Etwemu.Test.Properties")
+	without := newProvider(t, k, "Etwemu.Test.NoProperties")
+	s := consumer.NewRealTimeSessionOn(k, "GolangETW")
+	defer s.Stop()
+	prov := consumer.MustParseProvider("Etwemu.Test.Properties")
+	prov.EnableProperties = uint32(consumer.EVENT_ENABLE_PROPERTY_PROCESS_START_KEY | consumer.EVENT_ENABLE_PROPERTY_SID |
+		consumer.EVENT_ENABLE_PROPERTY_EVENT_KEY | consumer.EVENT_ENABLE_PROPERTY_STACK_TRACE)
+	if err := s.EnableProvider(prov); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EnableProvider(consumer.MustParseProvider("Etwemu.Test.NoProperties")); err != nil {
+		t.Fatal(err)
+	}
+	c := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
+	type seen struct {
+		startKey, eventKey uint64
+		sid                string
+		stack              bool
+		items              int
+	}
+	got := map[string][]seen{}
+	c.EventPreparedCallback = func(h *consumer.EventRecordHelper) error {
+		r := h.EventRec
+		var x seen
+		x.startKey, _ = r.ExtProcessStartKey()
+		x.eventKey, _ = r.ExtEventKey()
+		if sid := r.ExtSid(); sid != nil {
+			x.sid = sid.String()
+		}
+		if st, ok := r.ExtStackTrace(); ok {
+			for _, pc := range st.Addresses {
+				if f := runtime.FuncForPC(uintptr(pc) - 1); f != nil && strings.Contains(f.Name(), "TestEnableProperties") {
+					x.stack = true
+				}
+			}
+		}
+		x.items = len(r.ExtendedData)
+		name := h.Provider()
+		got[name] = append(got[name], x)
+		return nil
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := with.WriteEvent("E", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := without.WriteEvent("E", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	w, wo := got["Etwemu.Test.Properties"], got["Etwemu.Test.NoProperties"]
+	if len(w) != 2 || len(wo) != 2 {
+		t.Fatalf("events %v, want 2 of each provider", got)
+	}
+	for i, x := range w {
+		if x.startKey == 0 || x.sid != "S-1-5-18" || x.eventKey == 0 || !x.stack {
+			t.Errorf("event %d of the provider with properties: %+v; want a start key, S-1-5-18, an event key and a stack through this test", i, x)
+		}
+	}
+	if w[0].eventKey == w[1].eventKey || w[0].startKey != w[1].startKey {
+		t.Errorf("event keys %d, %d and start keys %d, %d: want two keys, one process", w[0].eventKey, w[1].eventKey, w[0].startKey, w[1].startKey)
+	}
+	for i, x := range wo {
+		if x.startKey != 0 || x.eventKey != 0 || x.sid != "" || x.stack {
+			t.Errorf("event %d of the provider without properties: %+v, want no items of them", i, x)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 )
 
 // Provider is a provider to enable on a session, as golang-etw describes one.
@@ -21,7 +22,29 @@ type Provider struct {
 	// session's providers stand when each buffer is read, and counts the others in
 	// Consumer.Filtered.
 	Filter []uint16
+	// EnableProperties are the EVENT_ENABLE_PROPERTY_* bits the session enables the
+	// provider with (ENABLE_TRACE_PARAMETERS.EnableProperty, tekert's field): SID, TS_ID,
+	// STACK_TRACE, PROCESS_START_KEY and EVENT_KEY add an extended item to each event,
+	// read with EventRecord's Ext methods.
+	EnableProperties uint32
 }
+
+// The EVENT_ENABLE_PROPERTY_* values (evntrace.h), under the names golang-etw (tekert's)
+// gives them, for Provider.EnableProperties.
+const (
+	EVENT_ENABLE_PROPERTY_SID                       = guidtable.PropertySID
+	EVENT_ENABLE_PROPERTY_TS_ID                     = guidtable.PropertyTSID
+	EVENT_ENABLE_PROPERTY_STACK_TRACE               = guidtable.PropertyStackTrace
+	EVENT_ENABLE_PROPERTY_PSM_KEY                   = guidtable.PropertyPSMKey
+	EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0          = guidtable.PropertyIgnoreKeyword0
+	EVENT_ENABLE_PROPERTY_PROVIDER_GROUP            = guidtable.PropertyProviderGroup
+	EVENT_ENABLE_PROPERTY_ENABLE_KEYWORD_0          = guidtable.PropertyEnableKeyword0
+	EVENT_ENABLE_PROPERTY_PROCESS_START_KEY         = guidtable.PropertyProcessStartKey
+	EVENT_ENABLE_PROPERTY_EVENT_KEY                 = guidtable.PropertyEventKey
+	EVENT_ENABLE_PROPERTY_EXCLUDE_INPRIVATE         = guidtable.PropertyExcludeInPrivate
+	EVENT_ENABLE_PROPERTY_ENABLE_SILOS              = guidtable.PropertyEnableSilos
+	EVENT_ENABLE_PROPERTY_SOURCE_CONTAINER_TRACKING = guidtable.PropertySourceContainerTracking
+)
 
 // ParseProvider reads golang-etw's provider syntax, Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]:
 // Name is a provider name (its GUID derived as TraceLogging and EventSource do) or a

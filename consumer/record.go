@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -41,6 +42,111 @@ func (r *EventRecord) RelatedActivityID() string {
 		}
 	}
 	return nullGUID
+}
+
+// ext returns the data of the event's first extended item of type typ, if it has one.
+func (r *EventRecord) ext(typ uint16) ([]byte, bool) {
+	for _, x := range r.ExtendedData {
+		if x.Type == typ {
+			return x.Data, true
+		}
+	}
+	return nil, false
+}
+
+// SID is a security identifier as an event's EVENT_HEADER_EXT_TYPE_SID item carries it:
+// the binary SID.
+type SID struct{ b []byte }
+
+// String formats the SID as S-1-5-18 (ConvertSidToStringSid), or "" when malformed.
+func (s *SID) String() string {
+	b := s.b
+	if len(b) < 8 || len(b) != 8+4*int(b[1]) {
+		return ""
+	}
+	var auth uint64
+	for _, c := range b[2:8] {
+		auth = auth<<8 | uint64(c)
+	}
+	out := "S-" + strconv.Itoa(int(b[0])) + "-" + strconv.FormatUint(auth, 10)
+	for i := 8; i < len(b); i += 4 {
+		out += "-" + strconv.FormatUint(uint64(binary.LittleEndian.Uint32(b[i:])), 10)
+	}
+	return out
+}
+
+// ExtSid returns the SID of the user that wrote the event, from its SID item
+// (EVENT_ENABLE_PROPERTY_SID), or nil without one (tekert's ExtSid).
+func (r *EventRecord) ExtSid() *SID {
+	if d, ok := r.ext(abi.ExtTypeSID); ok {
+		return &SID{d}
+	}
+	return nil
+}
+
+// ExtTerminalSessionID returns the writer's terminal session, from its TS_ID item
+// (EVENT_ENABLE_PROPERTY_TS_ID), and whether the event has one (tekert's name).
+func (r *EventRecord) ExtTerminalSessionID() (uint32, bool) {
+	if d, ok := r.ext(abi.ExtTypeTSID); ok && len(d) >= 4 {
+		return binary.LittleEndian.Uint32(d), true
+	}
+	return 0, false
+}
+
+// ExtProcessStartKey returns the writing process's start key, from its
+// PROCESS_START_KEY item (EVENT_ENABLE_PROPERTY_PROCESS_START_KEY), and whether the
+// event has one (tekert's name).
+func (r *EventRecord) ExtProcessStartKey() (uint64, bool) { return r.ext64(abi.ExtTypeProcessStartKey) }
+
+// ExtEventKey returns the event's key, the same in every session that asked for it, from
+// its EVENT_KEY item (EVENT_ENABLE_PROPERTY_EVENT_KEY), and whether the event has one
+// (tekert's name).
+func (r *EventRecord) ExtEventKey() (uint64, bool) { return r.ext64(abi.ExtTypeEventKey) }
+
+// ext64 reads an item of type typ whose data is one ULONG64.
+func (r *EventRecord) ext64(typ uint16) (uint64, bool) {
+	if d, ok := r.ext(typ); ok && len(d) >= 8 {
+		return binary.LittleEndian.Uint64(d), true
+	}
+	return 0, false
+}
+
+// EventStackTrace is EVENT_EXTENDED_ITEM_STACK_TRACE64 (or _STACK_TRACE32, its
+// addresses widened): the MatchId and the return addresses, innermost first (tekert's
+// type).
+type EventStackTrace struct {
+	MatchID   uint64
+	Addresses []uint64
+}
+
+// ExtStackTrace returns the stack the event was written from, from its STACK_TRACE64 or
+// STACK_TRACE32 item (EVENT_ENABLE_PROPERTY_STACK_TRACE), and whether the event has one
+// (tekert's name). In the emulator the addresses are the writing goroutine's.
+func (r *EventRecord) ExtStackTrace() (EventStackTrace, bool) {
+	for _, x := range r.ExtendedData {
+		width := 0
+		switch x.Type {
+		case abi.ExtTypeStackTrace64:
+			width = 8
+		case abi.ExtTypeStackTrace32:
+			width = 4
+		default:
+			continue
+		}
+		if len(x.Data) < 8 {
+			continue
+		}
+		st := EventStackTrace{MatchID: binary.LittleEndian.Uint64(x.Data)}
+		for i := 8; i+width <= len(x.Data); i += width {
+			if width == 8 {
+				st.Addresses = append(st.Addresses, binary.LittleEndian.Uint64(x.Data[i:]))
+			} else {
+				st.Addresses = append(st.Addresses, uint64(binary.LittleEndian.Uint32(x.Data[i:])))
+			}
+		}
+		return st, true
+	}
+	return EventStackTrace{}, false
 }
 
 // The errors of EventRecordHelper's property calls, golang-etw's names.

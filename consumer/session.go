@@ -167,7 +167,11 @@ func (s *RealTimeSession) EnableProvider(p Provider) error {
 	if err := s.startLocked(); err != nil {
 		return err
 	}
-	if err := s.k.EnableTraceEx2(s.h, p.GUID, emu.EnableProvider, p.EnableLevel, p.MatchAnyKeyword, p.MatchAllKeyword, nil); err != nil {
+	var params *emu.EnableParameters
+	if p.EnableProperties != 0 {
+		params = &emu.EnableParameters{EnableProperty: p.EnableProperties}
+	}
+	if err := s.k.EnableTraceEx2(s.h, p.GUID, emu.EnableProvider, p.EnableLevel, p.MatchAnyKeyword, p.MatchAllKeyword, params); err != nil {
 		return err
 	}
 	for i := range s.providers {

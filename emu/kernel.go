@@ -70,6 +70,10 @@ type Kernel struct {
 	// Ids from session.MaxLoggers on are private loggers'.
 	loggers [session.LoggerIDs]atomic.Pointer[session.Logger]
 
+	// eventKeys numbers the events that a session asked an EVENT_KEY item for (itemValues).
+	// Atomic; added to by writers.
+	eventKeys atomic.Uint64
+
 	// routing is the current routing epoch: a new one after each change to where
 	// registrations' events go (an enable slot filled, changed or emptied, a registration
 	// closed or moved between provider groups), so that a route a writer cached

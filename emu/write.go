@@ -310,11 +310,15 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		// One session and nothing to count per session, the common case, on a path of its
 		// own: the general loop keeps its state across the call into the session, saving
 		// and restoring about ten registers per event.
-		l, _ := route(ge, bits.TrailingZeros8(enable), d.Level, d.Keyword)
+		l, info := route(ge, bits.TrailingZeros8(enable), d.Level, d.Keyword)
 		if l == nil {
 			return nil
 		}
 		if !l.Secure() {
+			if itemsAsked(&ev, info) {
+				k.setItems(&extra, info.EnableProperty&session.PropItems)
+				ev.Extra = &extra
+			}
 			return writeError(l.Write(proc, &ev))
 		}
 	}
@@ -325,15 +329,20 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	var seen [(session.LoggerIDs + 63) / 64]uint64
 	var errIdx uint8
 	for mask := enable; mask != 0; mask &= mask - 1 {
-		l, id := route(ge, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil || seen[id>>6]&(1<<(id&63)) != 0 {
+		l, info := route(ge, bits.TrailingZeros8(mask), d.Level, d.Keyword)
+		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 {
 			continue
 		}
-		seen[id>>6] |= 1 << (id & 63)
-		errIdx = deliver(l, id, proc, &ev, tooBig, errIdx, tally)
+		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
+		if itemsAsked(&ev, info) {
+			k.setItems(&extra, info.EnableProperty&session.PropItems)
+			ev.Extra = &extra
+		}
+		errIdx = deliver(l, info, proc, &ev, tooBig, errIdx, tally)
 	}
 	if group != 0 {
-		errIdx = writeGroup(r.GroupEntry(), group, proc, &ev, tooBig, errIdx, &seen, tally)
+		ev.Extra = &extra // for the group's sessions' items, which writeGroup readies
+		errIdx = k.writeGroup(r.GroupEntry(), group, proc, &ev, &extra, tooBig, errIdx, &seen, tally)
 	}
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
@@ -355,16 +364,17 @@ func writeError(err error) error {
 }
 
 // route returns the session that enable slot i of entry e sends an event of the given
-// level and keyword to, and its logger id: nil when the slot is off, filters the event
+// level and keyword to, and the slot's enablement, which holds its logger id and
+// EVENT_ENABLE_PROPERTY_* bits: a nil session when the slot is off, filters the event
 // out, or holds no session. The id comes from the logger table, so it is below
 // session.LoggerIDs. Small enough to inline (.ci/run checks it): it runs once per slot.
-func route(e *guidtable.Entry, i int, level uint8, keyword uint64) (*session.Logger, uint16) {
+func route(e *guidtable.Entry, i int, level uint8, keyword uint64) (*session.Logger, *guidtable.EnableInfo) {
 	info := e.Slot(i)
 	if info == nil || !info.Passes(level, keyword) {
-		return nil, 0
+		return nil, nil
 	}
 	l, _ := info.Target.(*session.Logger)
-	return l, info.LoggerID
+	return l, info
 }
 
 // denied marks an error index whose session refused the event for lack of permission:
@@ -372,11 +382,13 @@ func route(e *guidtable.Entry, i int, level uint8, keyword uint64) (*session.Log
 // after it.
 const denied = 0x80
 
-// deliver writes ev into one session and returns the error index of the first failure
-// so far (0: none). Once an earlier session failed, a session without
-// EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts the event lost. A
-// SECURE_MODE session that does not permit the provider counts the event denied.
-func deliver(l *session.Logger, id uint16, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
+// deliver writes ev into one session, l, which enablement info routed it to, and returns
+// the error index of the first failure so far (0: none). Once an earlier session failed,
+// a session without EVENT_TRACE_INDEPENDENT_SESSION_MODE is not published to and counts
+// the event lost. A SECURE_MODE session that does not permit the provider counts the
+// event denied.
+func deliver(l *session.Logger, info *guidtable.EnableInfo, proc int, ev *session.Event, tooBig bool, errIdx uint8, tally *Tally) uint8 {
+	id := info.LoggerID
 	if l.Secure() && !l.Permits(guid.FromBytes(ev.Provider[:])) {
 		if l.Deny() && tally != nil {
 			tally.Denied[id]++
@@ -420,20 +432,40 @@ func outcome(err error) (idx uint8, counted, ok bool) {
 
 // writeGroup routes ev through the provider group's entry (GroupEnableMask), skipping
 // sessions already written through the provider's own entry (seen).
-func writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, tooBig bool, errIdx uint8, seen *[(session.LoggerIDs + 63) / 64]uint64, tally *Tally) uint8 {
+func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, extra *session.EventExtra, tooBig bool, errIdx uint8, seen *[(session.LoggerIDs + 63) / 64]uint64, tally *Tally) uint8 {
 	if g == nil {
 		return errIdx
 	}
 	d := ev.Descriptor
 	for ; mask != 0; mask &= mask - 1 {
-		l, id := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil || seen[id>>6]&(1<<(id&63)) != 0 {
+		l, info := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
+		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 {
 			continue
 		}
-		seen[id>>6] |= 1 << (id & 63)
-		errIdx = deliver(l, id, proc, ev, tooBig, errIdx, tally)
+		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
+		k.setItems(extra, info.EnableProperty&session.PropItems) // ev carries extra
+		errIdx = deliver(l, info, proc, ev, tooBig, errIdx, tally)
 	}
 	return errIdx
+}
+
+// itemsAsked reports whether ev needs readying (setItems) for the session that
+// enablement info routes it to: the session asks for extended items by its
+// EVENT_ENABLE_PROPERTY_* bits, or ev has extras already, whose Props must say this
+// session's. A test in line, once per session an event goes to.
+func itemsAsked(ev *session.Event, info *guidtable.EnableInfo) bool {
+	return ev.Extra != nil || info.EnableProperty&session.PropItems != 0
+}
+
+// setItems readies extra, which the event carries, for a session whose enablement asks
+// for the extended items props (EventExtra.Props, 0 for none): the first session that
+// asks for any has their values made, once for all (itemValues). The caller points the
+// event at extra: stored here, through a pointer, extra would move to the heap.
+func (k *Kernel) setItems(extra *session.EventExtra, props uint32) {
+	if props != 0 && extra.SID == nil {
+		k.itemValues(extra)
+	}
+	extra.Props = props
 }
 
 // writeErrors are the errors a session's Write can return, by index; write keeps an

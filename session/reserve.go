@@ -7,6 +7,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/internal/hw"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/winerr"
@@ -40,6 +41,49 @@ type EventExtra struct {
 	// EVENT_DATA_DESCRIPTOR_TYPE_PROVIDER_METADATA and _EVENT_METADATA), written as a
 	// PROV_TRAITS and an EVENT_SCHEMA_TL extended item when not empty.
 	ProviderMeta, EventMeta []byte
+
+	// Props are the EVENT_ENABLE_PROPERTY_* bits of the enablement through which the
+	// event reaches the session being written: the kernel sets them before each Write,
+	// for the sessions of one event may differ. Those in PropItems each add an extended
+	// item, whose data are the fields below, which the kernel fills once per event.
+	Props uint32
+	// SID is the writer's security identifier, binary (EVENT_HEADER_EXT_TYPE_SID).
+	SID []byte
+	// TSID is the writer's terminal session (EVENT_HEADER_EXT_TYPE_TS_ID).
+	TSID uint32
+	// Stack is an EVENT_EXTENDED_ITEM_STACK_TRACE64: MatchId, then the return addresses
+	// (EVENT_HEADER_EXT_TYPE_STACK_TRACE64).
+	Stack []byte
+	// EventKey is the event's key, the same in every session
+	// (EVENT_HEADER_EXT_TYPE_EVENT_KEY); ProcessStartKey the writing process's
+	// (EVENT_HEADER_EXT_TYPE_PROCESS_START_KEY).
+	EventKey, ProcessStartKey uint64
+}
+
+// PropItems are the EVENT_ENABLE_PROPERTY_* bits that add an extended item to each event
+// the enablement passes: SID, TS_ID, STACK_TRACE, PROCESS_START_KEY and EVENT_KEY.
+const PropItems = guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyStackTrace |
+	guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey
+
+// propItemsSize is the in-buffer size of the extended items x's Props add.
+func (x *EventExtra) propItemsSize() uint32 {
+	n := 0
+	if x.Props&guidtable.PropertySID != 0 {
+		n += abi.ExtItemSize(len(x.SID))
+	}
+	if x.Props&guidtable.PropertyTSID != 0 {
+		n += abi.ExtItemSize(4)
+	}
+	if x.Props&guidtable.PropertyStackTrace != 0 {
+		n += abi.ExtItemSize(len(x.Stack))
+	}
+	if x.Props&guidtable.PropertyEventKey != 0 {
+		n += abi.ExtItemSize(8)
+	}
+	if x.Props&guidtable.PropertyProcessStartKey != 0 {
+		n += abi.ExtItemSize(8)
+	}
+	return uint32(n)
 }
 
 // RelatedItemSize is the in-buffer size of the RELATED_ACTIVITYID extended item.
@@ -73,7 +117,11 @@ var ErrStopped = errors.New("session: logger is not collecting")
 // is left (both counted in EventsLost), and ErrStopped (not counted) once the session
 // stops.
 func (l *Logger) Write(proc int, ev *Event) error {
-	size := ev.Size // ev.Size counts the metadata items but not the counters
+	size := ev.Size // ev.Size counts the metadata items but not the counters, nor Props' items
+	x := ev.Extra
+	if x != nil && x.Props&PropItems != 0 {
+		size += x.propItemsSize()
+	}
 	p := l.pmcData.Load()
 	if p != nil {
 		if !p.Selects(ev.Descriptor.ID) {
@@ -96,7 +144,6 @@ func (l *Logger) Write(proc int, ev *Event) error {
 	rec := b.Record(w, need)
 	h := (*[abi.EventHeaderSize]byte)(rec)
 	PutHeader(h, size, ev.ThreadID, ev.ProcessID, l.stamp(ev), ev.Provider, ev.Descriptor)
-	x := ev.Extra
 	if x != nil && x.Activity != nil {
 		x.Activity.Put(h[abi.OffEventActivityID:])
 	}
@@ -176,47 +223,120 @@ func (b *Buffer) Record(w uint64, need uint32) []byte {
 }
 
 // putItems writes the extended data items of an event with extras x (nil for none) into
-// record rec, after its header: the related activity id; the counters of processor
+// record rec, after its header: the related activity id; the items x.Props asks for
+// (SID, TS_ID, STACK_TRACE64, EVENT_KEY, PROCESS_START_KEY); the counters of processor
 // proc, read now, when the logger's PMC configuration p selects the event
 // (EVENT_HEADER_EXT_TYPE_PMC_COUNTERS; p is nil otherwise); a TraceLogging event's
 // metadata (PROV_TRAITS, then EVENT_SCHEMA_TL, the order of the real files in the
 // parsers' test data). It sets EVENT_HEADER_FLAG_EXTENDED_INFO when it writes any item,
 // and returns the bytes after the items.
 //
-// [UNCERTAIN] Where RELATED_ACTIVITYID and PMC_COUNTERS stand relative to the
-// TraceLogging items: no real file with both was found; they are written first, in type
-// order.
+// [UNCERTAIN] Where RELATED_ACTIVITYID, the enable properties' items and PMC_COUNTERS
+// stand relative to each other and to the TraceLogging items: no real file with several
+// of them was found; they are written first, in type order.
 func (l *Logger) putItems(rec []byte, proc int, x *EventExtra, p *pmc.Support) []byte {
 	var related *guid.GUID
 	var traits, schema []byte
+	var props uint32
 	if x != nil {
-		related, traits, schema = x.Related, x.ProviderMeta, x.EventMeta
+		related, traits, schema, props = x.Related, x.ProviderMeta, x.EventMeta, x.Props&PropItems
+	}
+	var have uint // the items to write (hasRelated, ...)
+	if related != nil {
+		have |= hasRelated
+	}
+	if props != 0 {
+		have |= propItemBits(props)
+	}
+	if p != nil {
+		have |= hasPMC
+	}
+	if len(traits) != 0 {
+		have |= hasTraits
+	}
+	if len(schema) != 0 {
+		have |= hasSchema
 	}
 	body := rec[abi.EventHeaderSize:]
-	tl := len(traits)+len(schema) != 0
-	if related == nil && p == nil && !tl {
+	if have == 0 {
 		return body // an activity id alone lives in the header
 	}
 	rec[abi.OffEventFlags] |= abi.EventFlagExtendedInfo
-	if related != nil {
-		body = putRelatedItem(body, related, p != nil || tl)
+	if have&hasRelated != 0 {
+		body = putRelatedItem(body, related, have >= 2*hasRelated)
 	}
-	if p != nil {
+	if have&hasSID != 0 {
+		body = body[abi.PutExtItem(body, abi.ExtTypeSID, have >= 2*hasSID, x.SID):]
+	}
+	if have&hasTSID != 0 {
+		var v [4]byte
+		binary.LittleEndian.PutUint32(v[:], x.TSID)
+		body = body[abi.PutExtItem(body, abi.ExtTypeTSID, have >= 2*hasTSID, v[:]):]
+	}
+	if have&hasStack != 0 {
+		body = body[abi.PutExtItem(body, abi.ExtTypeStackTrace64, have >= 2*hasStack, x.Stack):]
+	}
+	if have&hasPMC != 0 {
 		var ctr [pmc.MaxPlatformCounters]uint64
 		var data [8 * pmc.MaxPlatformCounters]byte
 		n := p.Read(proc, ctr[:])
 		for i := 0; i < n; i++ {
 			binary.LittleEndian.PutUint64(data[8*i:], ctr[i])
 		}
-		body = body[abi.PutExtItem(body, abi.ExtTypePMCCounters, tl, data[:8*n]):]
+		body = body[abi.PutExtItem(body, abi.ExtTypePMCCounters, have >= 2*hasPMC, data[:8*n]):]
 	}
-	if len(traits) != 0 {
-		body = body[abi.PutExtItem(body, abi.ExtTypeProvTraits, len(schema) != 0, traits):]
+	if have&hasKey != 0 {
+		var v [8]byte
+		binary.LittleEndian.PutUint64(v[:], x.EventKey)
+		body = body[abi.PutExtItem(body, abi.ExtTypeEventKey, have >= 2*hasKey, v[:]):]
 	}
-	if len(schema) != 0 {
+	if have&hasStart != 0 {
+		var v [8]byte
+		binary.LittleEndian.PutUint64(v[:], x.ProcessStartKey)
+		body = body[abi.PutExtItem(body, abi.ExtTypeProcessStartKey, have >= 2*hasStart, v[:]):]
+	}
+	if have&hasTraits != 0 {
+		body = body[abi.PutExtItem(body, abi.ExtTypeProvTraits, have >= 2*hasTraits, traits):]
+	}
+	if have&hasSchema != 0 {
 		body = body[abi.PutExtItem(body, abi.ExtTypeEventSchemaTL, false, schema):]
 	}
 	return body
+}
+
+// The extended items putItems writes, a bit each, in the order it writes them, so that
+// an item is followed by another (its linkage bit) when a higher bit is set.
+const (
+	hasRelated = 1 << iota
+	hasSID
+	hasTSID
+	hasStack
+	hasPMC
+	hasKey
+	hasStart
+	hasTraits
+	hasSchema
+)
+
+// propItemBits maps the EVENT_ENABLE_PROPERTY_* bits props onto putItems' item bits.
+func propItemBits(props uint32) uint {
+	var have uint
+	if props&guidtable.PropertySID != 0 {
+		have |= hasSID
+	}
+	if props&guidtable.PropertyTSID != 0 {
+		have |= hasTSID
+	}
+	if props&guidtable.PropertyStackTrace != 0 {
+		have |= hasStack
+	}
+	if props&guidtable.PropertyEventKey != 0 {
+		have |= hasKey
+	}
+	if props&guidtable.PropertyProcessStartKey != 0 {
+		have |= hasStart
+	}
+	return have
 }
 
 // putRelatedItem writes the RELATED_ACTIVITYID extended item carrying related at the

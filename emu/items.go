@@ -1,0 +1,48 @@
+package emu
+
+import (
+	"encoding/binary"
+	"runtime"
+
+	"github.com/etwemu/etwemu/session"
+)
+
+// The values of the extended items an enablement's EVENT_ENABLE_PROPERTY_* bits ask for
+// (session.PropItems), for the one process the kernel emulates.
+//
+// [emulator choice] The emulated process runs as LocalSystem (S-1-5-18) in terminal
+// session 1, and its PROCESS_START_KEY is Windows' form, the boot number in the high
+// 16 bits (1: the emulator boots once) above a process sequence number, here the
+// emulated process id.
+//
+// [UNCERTAIN] That the SID item holds the bare SID: the documentation of
+// EVENT_HEADER_EXT_TYPE_SID says its data is a SID; no real file with one was at hand.
+var localSystemSID = []byte{1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0} // S-1-5-18, binary
+
+const (
+	emulatedTerminalSession = 1
+	startKeyBoot            = uint64(1) << 48
+)
+
+// maxStackFrames is how many return addresses a STACK_TRACE64 item holds at most.
+const maxStackFrames = 32
+
+// itemValues fills x with the values of every extended item an enable property may ask
+// for an event, once per event: the SID, the terminal session and the process start key
+// of the emulated process, a new EVENT_KEY, and the writing goroutine's stack as
+// STACK_TRACE64 (MatchId 0, then the return addresses of the calls that led here, from
+// the innermost, the emulator's own frames included as Windows' stacks include ntdll's).
+// Each session's properties then pick among them (EventExtra.Props). It allocates the
+// stack's bytes; no event without such a property comes here.
+func (k *Kernel) itemValues(x *session.EventExtra) {
+	x.SID, x.TSID = localSystemSID, emulatedTerminalSession
+	x.ProcessStartKey = startKeyBoot | uint64(k.pid)
+	x.EventKey = k.eventKeys.Add(1)
+	var pcs [maxStackFrames]uintptr
+	n := runtime.Callers(2, pcs[:]) // from the caller of itemValues
+	stack := make([]byte, 8+8*n)    // MatchId 0: the stack is not keyed
+	for i, pc := range pcs[:n] {
+		binary.LittleEndian.PutUint64(stack[8+8*i:], uint64(pc))
+	}
+	x.Stack = stack
+}

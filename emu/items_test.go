@@ -1,0 +1,190 @@
+package emu
+
+import (
+	"bytes"
+	"encoding/binary"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/etwemu/etwemu/abi"
+	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winver"
+)
+
+// extItems returns the extended items of every EVENT_HEADER record a sink received, and
+// their payloads.
+func extItems(t *testing.T, s *session.MemorySink) (items [][]etl.ExtItem, payloads []string) {
+	t.Helper()
+	if err := s.Events(func(_ []byte, r etl.Record) error {
+		items = append(items, r.Ext)
+		payloads = append(payloads, string(r.Payload))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return items, payloads
+}
+
+// TestEnablePropertyItems: a session that enables a provider with
+// EVENT_ENABLE_PROPERTY_SID, _TS_ID, _STACK_TRACE, _PROCESS_START_KEY and _EVENT_KEY gets
+// each event with those extended items, in type order and linked; a session that
+// enables the same provider without them gets the same event without any; one asking
+// for EVENT_KEY alone gets the same key as the first. Every write path takes them:
+// EventWrite, EventWriteTransfer (the related activity id item first) and a provider
+// group's member.
+func TestEnablePropertyItems(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	all, sinkAll := startMem(t, k, "All", 0)
+	none, sinkNone := startMem(t, k, "None", 0)
+	keyed, sinkKey := startMem(t, k, "Key", 0)
+	r, err := k.EventRegister(provA, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	props := uint32(guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyStackTrace |
+		guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey)
+	for _, e := range []struct {
+		h     TraceHandle
+		props uint32
+	}{{all, props}, {none, 0}, {keyed, guidtable.PropertyEventKey}} {
+		if err := k.EnableTraceEx2(e.h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: e.props}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := &EventDescriptor{ID: 1, Level: 4}
+	if err := k.EventWrite(r, d, []byte("plain")); err != nil {
+		t.Fatal(err)
+	}
+	rel := guid.FromName("related")
+	if err := k.EventWriteTransfer(r, d, nil, &rel, []byte("transfer")); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []TraceHandle{all, none, keyed} {
+		if err := k.FlushTrace(h, "", &Properties{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gotAll, payAll := extItems(t, sinkAll)
+	gotNone, payNone := extItems(t, sinkNone)
+	gotKey, _ := extItems(t, sinkKey)
+	if len(gotAll) != 2 || len(gotNone) != 2 || len(gotKey) != 2 || payAll[0] != "plain" || payAll[1] != "transfer" || payNone[1] != "transfer" {
+		t.Fatalf("records: %d, %d, %d (payloads %q, %q); want 2 each", len(gotAll), len(gotNone), len(gotKey), payAll, payNone)
+	}
+	if len(gotNone[0]) != 0 || len(gotNone[1]) != 1 || gotNone[1][0].Type != abi.ExtTypeRelatedActivityID {
+		t.Errorf("the session without properties got items %+v, want none, then the related activity id", gotNone)
+	}
+	for i, items := range gotAll {
+		want := []uint16{abi.ExtTypeSID, abi.ExtTypeTSID, abi.ExtTypeStackTrace64, abi.ExtTypeEventKey, abi.ExtTypeProcessStartKey}
+		if i == 1 {
+			want = append([]uint16{abi.ExtTypeRelatedActivityID}, want...)
+		}
+		var types []uint16
+		byType := map[uint16][]byte{}
+		for _, x := range items {
+			types = append(types, x.Type)
+			byType[x.Type] = x.Data
+		}
+		if !slicesEqual(types, want) {
+			t.Fatalf("event %d: item types %v, want %v", i, types, want)
+		}
+		if !bytes.Equal(byType[abi.ExtTypeSID], localSystemSID) || binary.LittleEndian.Uint32(byType[abi.ExtTypeTSID]) != emulatedTerminalSession ||
+			binary.LittleEndian.Uint64(byType[abi.ExtTypeProcessStartKey]) != startKeyBoot|uint64(k.pid) {
+			t.Errorf("event %d: SID % x, TS_ID % x, PROCESS_START_KEY % x", i, byType[abi.ExtTypeSID], byType[abi.ExtTypeTSID], byType[abi.ExtTypeProcessStartKey])
+		}
+		var keyOnly []byte
+		for _, x := range gotKey[i] {
+			if x.Type == abi.ExtTypeEventKey {
+				keyOnly = x.Data
+			}
+		}
+		if key := binary.LittleEndian.Uint64(byType[abi.ExtTypeEventKey]); key != uint64(i+1) || !bytes.Equal(keyOnly, byType[abi.ExtTypeEventKey]) {
+			t.Errorf("event %d: EVENT_KEY %d, and the key-only session's % x: want %d in both", i, key, keyOnly, i+1)
+		}
+		// The stack: MatchId 0, then return addresses, the test's own among them.
+		stack := byType[abi.ExtTypeStackTrace64]
+		if len(stack) < 16 || len(stack)%8 != 0 || binary.LittleEndian.Uint64(stack) != 0 || !stackHas(stack[8:], "TestEnablePropertyItems") {
+			t.Errorf("event %d: stack of %d bytes does not reach the test", i, len(stack))
+		}
+	}
+	// A provider group's member: the group's enablement asks for the items.
+	group := guid.FromName("items.group")
+	member, err := k.EventRegister(guid.FromName("items.member"), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EventSetInformation(member, EventProviderSetTraits, regentry.BuildTraits("B", regentry.GroupTrait(group))); err != nil {
+		t.Fatal(err)
+	}
+	hg, sinkGroup := startMem(t, k, "Group", 0)
+	if err := k.EnableTraceEx2(hg, group, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: guidtable.PropertyProviderGroup | guidtable.PropertyEventKey}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EventWrite(member, d, []byte("member")); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.FlushTrace(hg, "", &Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, pay := extItems(t, sinkGroup); len(got) != 1 || pay[0] != "member" || len(got[0]) != 1 || got[0][0].Type != abi.ExtTypeEventKey ||
+		binary.LittleEndian.Uint64(got[0][0].Data) != 3 {
+		t.Errorf("the group's session got %+v (%q), want one event with EVENT_KEY 3", got, pay)
+	}
+}
+
+// TestEnablePropertyItemsOneSession: the one session of a provider asking for an item
+// gets it on EventWrite's common path, whose cached route must not skip it, and after a
+// re-enable without the property, no longer does.
+func TestEnablePropertyItemsOneSession(t *testing.T) {
+	k := routingKernel(t) // the time-stamp counter's clock: routes are cached
+	h, sink := startMem(t, k, "One", 0)
+	r, err := k.EventRegister(provA, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &EventDescriptor{ID: 1, Level: 4}
+	for _, props := range []uint32{guidtable.PropertySID, 0} {
+		if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: props}); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the second takes the route the first cached
+			if err := k.EventWrite(r, d, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := k.FlushTrace(h, "", &Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := extItems(t, sink)
+	if len(got) != 4 || len(got[0]) != 1 || len(got[1]) != 1 || got[1][0].Type != abi.ExtTypeSID || len(got[2]) != 0 || len(got[3]) != 0 {
+		t.Errorf("items %+v, want a SID on the first two events and none after", got)
+	}
+}
+
+func slicesEqual(a, b []uint16) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// stackHas reports whether the return addresses in b (8 bytes each) include one in a
+// function whose name contains name.
+func stackHas(b []byte, name string) bool {
+	for i := 0; i+8 <= len(b); i += 8 {
+		if f := runtime.FuncForPC(uintptr(binary.LittleEndian.Uint64(b[i:])) - 1); f != nil && strings.Contains(f.Name(), name) {
+			return true
+		}
+	}
+	return false
+}
