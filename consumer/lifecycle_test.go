@@ -15,6 +15,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -866,5 +867,38 @@ func TestEndFromCallback(t *testing.T) {
 			}
 			detached(t, k, end.name+" from the callback")
 		})
+	}
+}
+
+// TestDisableGroupProvider: a provider group enabled through Provider.EnableProperties
+// (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP) is disabled by DisableProvider, given the
+// Provider as enabled or only its GUID: its member is enabled, then no longer.
+func TestDisableGroupProvider(t *testing.T) {
+	for _, byGUID := range []bool{false, true} {
+		k, _ := syncKernel(t)
+		group := guid.FromName("Etwemu.Test.Group")
+		r, err := k.EventRegister(guid.FromName("Etwemu.Test.Member"), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.EventSetInformation(r, emu.EventProviderSetTraits, regentry.BuildTraits("M", regentry.GroupTrait(group))); err != nil {
+			t.Fatal(err)
+		}
+		s := consumer.NewRealTimeSessionOn(k, "Group")
+		p := consumer.Provider{GUID: group, EnableLevel: 5, EnableProperties: consumer.EVENT_ENABLE_PROPERTY_PROVIDER_GROUP}
+		if err := s.EnableProvider(p); err != nil {
+			t.Fatal(err)
+		}
+		if !k.EventProviderEnabled(r, 4, 0) {
+			t.Fatal("the group's enable did not reach its member")
+		}
+		if byGUID {
+			p = consumer.Provider{GUID: group}
+		}
+		if err := s.DisableProvider(p); err != nil || len(s.Providers()) != 0 || k.EventProviderEnabled(r, 4, 0) {
+			t.Errorf("by GUID %v: DisableProvider %v, %d providers left, member enabled %v; want nil, 0, false",
+				byGUID, err, len(s.Providers()), k.EventProviderEnabled(r, 4, 0))
+		}
+		s.Stop()
 	}
 }

@@ -184,7 +184,9 @@ func (s *RealTimeSession) EnableProvider(p Provider) error {
 	return nil
 }
 
-// DisableProvider disables p on the session.
+// DisableProvider disables p on the session: a provider group if it was enabled as one
+// (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP in the EnableProperties it was enabled with, or
+// else in p's), as EnableTraceEx2 needs that bit to find the group.
 func (s *RealTimeSession) DisableProvider(p Provider) error {
 	if s == nil {
 		return errNilSession
@@ -194,7 +196,17 @@ func (s *RealTimeSession) DisableProvider(p Provider) error {
 	if s.h == 0 {
 		return nil
 	}
-	if err := s.k.EnableTraceEx2(s.h, p.GUID, emu.DisableProvider, 0, 0, 0, nil); err != nil {
+	props := p.EnableProperties
+	for _, q := range s.providers {
+		if q.GUID == p.GUID {
+			props = q.EnableProperties
+		}
+	}
+	var params *emu.EnableParameters
+	if group := props & EVENT_ENABLE_PROPERTY_PROVIDER_GROUP; group != 0 {
+		params = &emu.EnableParameters{EnableProperty: group}
+	}
+	if err := s.k.EnableTraceEx2(s.h, p.GUID, emu.DisableProvider, 0, 0, 0, params); err != nil {
 		return err
 	}
 	for i := range s.providers {
