@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestEnablePropertyItems(t *testing.T) {
 			types = append(types, x.Type)
 			byType[x.Type] = x.Data
 		}
-		if !slicesEqual(types, want) {
+		if !slices.Equal(types, want) {
 			t.Fatalf("event %d: item types %v, want %v", i, types, want)
 		}
 		if !bytes.Equal(byType[abi.ExtTypeSID], localSystemSID) || binary.LittleEndian.Uint32(byType[abi.ExtTypeTSID]) != emulatedTerminalSession ||
@@ -164,18 +165,6 @@ func TestEnablePropertyItemsOneSession(t *testing.T) {
 	if len(got) != 4 || len(got[0]) != 1 || len(got[1]) != 1 || got[1][0].Type != abi.ExtTypeSID || len(got[2]) != 0 || len(got[3]) != 0 {
 		t.Errorf("items %+v, want a SID on the first two events and none after", got)
 	}
-}
-
-func slicesEqual(a, b []uint16) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // stackHas reports whether the return addresses in b (8 bytes each) include one in a
