@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,6 +17,7 @@ import (
 	"github.com/etwemu/etwemu/consumer"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -425,5 +429,74 @@ func TestEnableProperties(t *testing.T) {
 		if x.startKey != 0 || x.eventKey != 0 || x.sid != "" || x.stack {
 			t.Errorf("event %d of the provider without properties: %+v, want no items of them", i, x)
 		}
+	}
+}
+
+// TestProviderFiltering: tekert's TestProviderFiltering, with a provider of the program's
+// own in place of Windows' kernel providers, whose events carry ids 1 to 4. A Provider's
+// Filters reach EnableTraceEx2, and the kernel applies them: event ids kept and dropped,
+// the program's own process id and executable name (another's keep nothing), and an
+// event-id filter combined with a PID filter. A filter the kernel refuses fails
+// EnableProvider with ERROR_INVALID_PARAMETER, where tekert's silently leaves it out.
+func TestProviderFiltering(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := uint32(os.Getpid())
+	for _, c := range []struct {
+		name    string
+		filters []consumer.ProviderFilter
+		want    string
+	}{
+		{"EventID include", []consumer.ProviderFilter{consumer.NewEventIDFilter(true, 1, 2)}, "[1 2]"},
+		{"EventID exclude", []consumer.ProviderFilter{consumer.NewEventIDFilter(false, 1, 2)}, "[3 4]"},
+		{"PID", []consumer.ProviderFilter{consumer.NewPIDFilter(pid)}, "[1 2 3 4]"},
+		{"another PID", []consumer.ProviderFilter{consumer.NewPIDFilter(pid + 1)}, "[]"},
+		{"executable name", []consumer.ProviderFilter{consumer.NewExecutableNameFilter(strings.ToUpper(filepath.Base(exe)))}, "[1 2 3 4]"},
+		{"another executable", []consumer.ProviderFilter{consumer.NewExecutableNameFilter("svchost.exe")}, "[]"},
+		{"EventID and PID", []consumer.ProviderFilter{consumer.NewEventIDFilter(true, 3), consumer.NewPIDFilter(pid)}, "[3]"},
+	} {
+		k, err := emu.New(emu.Config{Processors: 1, Synchronous: true, ProcessID: pid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := k.EventRegister(guid.FromName("Etwemu.Test.Filtering"), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := consumer.NewRealTimeSessionOn(k, "GolangTest")
+		prov := consumer.MustParseProvider("Etwemu.Test.Filtering:5")
+		prov.Filters = c.filters
+		if err := s.EnableProvider(prov); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		cons := consumer.NewConsumerOn(context.Background(), k).FromSessions(s)
+		var ids []uint16
+		cons.EventCallback = func(e *consumer.Event) error { ids = append(ids, e.System.EventID); return nil }
+		if err := cons.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for id := uint16(1); id <= 4; id++ {
+			if err := k.EventWrite(raw, &emu.EventDescriptor{ID: id, Level: 4}, []byte{byte(id)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.Stop()
+		if err := cons.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(ids); got != c.want {
+			t.Errorf("%s: ids %s, want %s", c.name, got, c.want)
+		}
+		k.Close()
+	}
+	k, _ := syncKernel(t)
+	s := consumer.NewRealTimeSessionOn(k, "Refused")
+	defer s.Stop()
+	prov := consumer.MustParseProvider("Etwemu.Test.Filtering:5")
+	prov.Filters = []consumer.ProviderFilter{consumer.NewEventIDFilter(true)}
+	if err := s.EnableProvider(prov); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("an EVENT_ID filter of no id: %v, want ERROR_INVALID_PARAMETER", err)
 	}
 }

@@ -27,6 +27,12 @@ type Provider struct {
 	// STACK_TRACE, PROCESS_START_KEY and EVENT_KEY add an extended item to each event,
 	// read with EventRecord's Ext methods.
 	EnableProperties uint32
+	// Filters are passed to EnableTraceEx2, which applies them to each event before the
+	// session gets it (tekert's field): NewEventIDFilter, NewPIDFilter,
+	// NewExecutableNameFilter. Where tekert's skips a filter it cannot build (no id, more
+	// than 64 ids, no PID or more than 8), EnableProvider returns the kernel's
+	// ERROR_INVALID_PARAMETER.
+	Filters []ProviderFilter
 }
 
 // The EVENT_ENABLE_PROPERTY_* values (evntrace.h), under the names golang-etw (tekert's)

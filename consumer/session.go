@@ -168,8 +168,14 @@ func (s *RealTimeSession) EnableProvider(p Provider) error {
 		return err
 	}
 	var params *emu.EnableParameters
-	if p.EnableProperties != 0 {
+	if p.EnableProperties != 0 || len(p.Filters) != 0 {
 		params = &emu.EnableParameters{EnableProperty: p.EnableProperties}
+		for _, f := range p.Filters {
+			if f == nil {
+				return winerr.New(winerr.ErrInvalidParameter, "consumer: provider %s: a nil filter", p.Name)
+			}
+			params.Filters = append(params.Filters, f.descriptor())
+		}
 	}
 	if err := s.k.EnableTraceEx2(s.h, p.GUID, emu.EnableProvider, p.EnableLevel, p.MatchAnyKeyword, p.MatchAllKeyword, params); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/internal/fault"
 	"github.com/etwemu/etwemu/regentry"
+	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -30,7 +31,21 @@ const (
 type EnableParameters struct {
 	EnableProperty uint32    // EVENT_ENABLE_PROPERTY_* bits
 	SourceID       guid.GUID // passed to enable callbacks
+	// Filters are the EVENT_FILTER_DESCRIPTORs of an enable (EnableFilterDesc): the
+	// PID, EXECUTABLE_NAME and EVENT_ID filters, applied to each event the session would
+	// get (guidtable.Filter says how). An enable replaces the session's filters; an
+	// enable without any clears them.
+	Filters []FilterDescriptor
 }
+
+// FilterDescriptor is EVENT_FILTER_DESCRIPTOR: a filter's type and its data.
+type FilterDescriptor = guidtable.FilterDescriptor
+
+// filtersSince is the first version with the PID, EXECUTABLE_NAME and EVENT_ID filters.
+//
+// [UNCERTAIN] What EnableTraceEx2 returned for them before Windows 8.1, where the
+// documentation introduces them: the emulator refuses them with ERROR_NOT_SUPPORTED.
+const filtersSince = winver.V6_3
 
 // enableSince is the first version whose GUID table (ETW_GUID_ENTRY with enable slots)
 // the emulator models, and so the first that can enable providers.
@@ -47,9 +62,12 @@ const groupsSince = winver.V10_0
 // members are enabled, and a member's callbacks carry the aggregate over the sessions
 // that enable it either way, through its own GUID or its group (guidtable.Combined).
 //
-// Errors: ERROR_NOT_SUPPORTED before 6.0; ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown control code or
-// property bit, or a group enable before 10.0; ERROR_WMI_INSTANCE_NOT_FOUND for a handle
-// of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one provider.
+// Errors: ERROR_NOT_SUPPORTED before 6.0, and for filters before 6.3 or of a type the
+// emulator does not apply; ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown
+// control code or property bit, a group enable before 10.0, or filter descriptors that
+// break EnableTraceEx2's rules (guidtable.ParseFilters); ERROR_WMI_INSTANCE_NOT_FOUND for
+// a handle of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one
+// provider.
 // Disabling a provider the session has not enabled does nothing and succeeds.
 func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventControlCode, level uint8,
 	matchAny, matchAll uint64, params *EnableParameters) error {
@@ -86,9 +104,15 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	}
 	switch code {
 	case regentry.ControlEnable:
+		filter, err := k.filters(ep.Filters)
+		if err != nil {
+			k.mu.Unlock()
+			return err
+		}
 		c, err := k.guids.Enable(provider, typ, guidtable.EnableInfo{
 			Level: level, LoggerID: l.ID(), EnableProperty: ep.EnableProperty,
-			MatchAnyKeyword: matchAny, MatchAllKeyword: matchAll, Target: l,
+			MatchAnyKeyword: matchAny, MatchAllKeyword: matchAll, Target: l, Filter: filter,
+			Special: filter != nil || ep.EnableProperty&session.PropItems != 0,
 		})
 		if err != nil {
 			k.mu.Unlock()
@@ -119,6 +143,26 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	k.mu.Unlock()
 	k.notify.run()
 	return nil
+}
+
+// filters reads an enable's filter descriptors (nil for none): ERROR_NOT_SUPPORTED
+// before filtersSince or for a type the emulator does not apply, ERROR_INVALID_PARAMETER
+// for descriptors that break EnableTraceEx2's rules (guidtable.ParseFilters).
+func (k *Kernel) filters(descs []FilterDescriptor) (*guidtable.Filter, error) {
+	if len(descs) == 0 {
+		return nil, nil
+	}
+	if k.version < filtersSince {
+		return nil, winerr.New(winerr.ErrNotSupported, "event filters need %v", winver.Since(filtersSince))
+	}
+	f, unsupported, err := guidtable.ParseFilters(descs)
+	switch {
+	case unsupported:
+		return nil, winerr.Because(winerr.ErrNotSupported, err.Error())
+	case err != nil:
+		return nil, winerr.Because(winerr.ErrInvalidParameter, err.Error())
+	}
+	return f, nil
 }
 
 func slotOf(e *guidtable.Entry, loggerID uint16) bool {

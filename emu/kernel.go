@@ -2,6 +2,7 @@ package emu
 
 import (
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -56,6 +57,7 @@ type Kernel struct {
 	version     winver.Version // immutable
 	nproc       int            // immutable
 	pid         uint32         // immutable
+	exe         string         // the emulated process's executable file name (EXECUTABLE_NAME filters); immutable
 	manual      *clock.Manual  // immutable
 	tsc         bool           // sessions' clocks may read the TSC (no manual clock); immutable
 	freq        int64          // immutable
@@ -138,6 +140,7 @@ func New(cfg Config) (*Kernel, error) {
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}
+	k.exe = executableName()
 	k.files = newLogFiles(cfg.FileSystem)
 	k.routing.Store(&epoch{})
 	return k, nil
@@ -189,3 +192,16 @@ func (k *Kernel) Close() {
 }
 
 func lowerName(s string) string { return strings.ToLower(s) }
+
+// executableName is the file name of the emulated process's executable: the program's
+// own, as EVENT_FILTER_TYPE_EXECUTABLE_NAME filters name it.
+func executableName() string {
+	exe, err := os.Executable()
+	if err != nil || exe == "" {
+		if len(os.Args) == 0 {
+			return ""
+		}
+		exe = os.Args[0]
+	}
+	return filepath.Base(exe)
+}

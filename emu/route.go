@@ -12,9 +12,9 @@ import (
 // plainRoute is where a registration's plain events go when one session takes them: the
 // session, the enablement its slot holds (level and keywords) and what the header needs
 // of the provider. A nil l means the events take the general path (write): more than one
-// session or a provider group, a SECURE_MODE session, an enablement whose properties add
-// extended items (session.PropItems), a closed registration, or a clock other than the
-// time-stamp counter.
+// session or a provider group, a SECURE_MODE session, an enablement with filters or
+// properties that add extended items (EnableInfo.Special), a closed registration, or a
+// clock other than the time-stamp counter.
 //
 // [emulator choice] Windows finds the sessions of each event from the registration's
 // EnableMask and its GUID entry's EnableInfo slots. The emulator caches what that walk
@@ -51,7 +51,7 @@ func (k *Kernel) reroute(r *Registration, d *EventDescriptor, data [][]byte) err
 	if k.tsc && enable != 0 && enable&(enable-1) == 0 && group == 0 {
 		ge := r.e.GuidEntry()
 		if info := ge.Slot(bits.TrailingZeros8(enable)); info != nil {
-			if l, _ := info.Target.(*session.Logger); l != nil && !l.Secure() && info.EnableProperty&session.PropItems == 0 {
+			if l, _ := info.Target.(*session.Logger); l != nil && !l.Secure() && !info.Special {
 				rt.l, rt.filter, rt.provider, rt.pid = l, info, ge.GUIDBytes(), r.e.ProcessID()
 			}
 		}

@@ -315,8 +315,10 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 			return nil
 		}
 		if !l.Secure() {
-			if itemsAsked(&ev, info) {
-				k.setItems(&extra, info.EnableProperty&session.PropItems)
+			if info.Special || ev.Extra != nil {
+				if !k.ready(&ev, &extra, info) {
+					return nil // its filters drop it
+				}
 				ev.Extra = &extra
 			}
 			return writeError(l.Write(proc, &ev))
@@ -333,11 +335,13 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 {
 			continue
 		}
-		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
-		if itemsAsked(&ev, info) {
-			k.setItems(&extra, info.EnableProperty&session.PropItems)
+		if info.Special || ev.Extra != nil {
+			if !k.ready(&ev, &extra, info) {
+				continue // its filters drop it
+			}
 			ev.Extra = &extra
 		}
+		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
 		errIdx = deliver(l, info, proc, &ev, tooBig, errIdx, tally)
 	}
 	if group != 0 {
@@ -439,33 +443,31 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 	d := ev.Descriptor
 	for ; mask != 0; mask &= mask - 1 {
 		l, info := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 {
+		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 || !k.ready(ev, extra, info) { // ev carries extra
 			continue
 		}
 		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
-		k.setItems(extra, info.EnableProperty&session.PropItems) // ev carries extra
 		errIdx = deliver(l, info, proc, ev, tooBig, errIdx, tally)
 	}
 	return errIdx
 }
 
-// itemsAsked reports whether ev needs readying (setItems) for the session that
-// enablement info routes it to: the session asks for extended items by its
-// EVENT_ENABLE_PROPERTY_* bits, or ev has extras already, whose Props must say this
-// session's. A test in line, once per session an event goes to.
-func itemsAsked(ev *session.Event, info *guidtable.EnableInfo) bool {
-	return ev.Extra != nil || info.EnableProperty&session.PropItems != 0
-}
-
-// setItems readies extra, which the event carries, for a session whose enablement asks
-// for the extended items props (EventExtra.Props, 0 for none): the first session that
-// asks for any has their values made, once for all (itemValues). The caller points the
-// event at extra: stored here, through a pointer, extra would move to the heap.
-func (k *Kernel) setItems(extra *session.EventExtra, props uint32) {
+// ready readies the event ev for the session that enablement info routes it to, when
+// info is Special or ev has extras: it reports false when info's filters drop the event,
+// and otherwise sets in extra the extended items that session asks for
+// (EventExtra.Props; the first session that asks for any has their values made, once for
+// all, by itemValues). The caller points ev at extra: stored here, through a pointer,
+// extra would move to the heap.
+func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidtable.EnableInfo) bool {
+	if info.Filter != nil && !info.Filter.Admits(ev.ProcessID, k.exe, ev.Descriptor.ID) {
+		return false
+	}
+	props := info.EnableProperty & session.PropItems
 	if props != 0 && extra.SID == nil {
 		k.itemValues(extra)
 	}
 	extra.Props = props
+	return true
 }
 
 // writeErrors are the errors a session's Write can return, by index; write keeps an

@@ -29,8 +29,9 @@ const EnableInfoSize = 0x20
 const Slots = 8
 
 // EnableInfo models TRACE_ENABLE_INFO: what one session asked of a provider (or, for the
-// aggregate, what all sessions together ask). It omits the filter data of EnableTraceEx2,
-// which the emulator does not model yet. Values are immutable once published in an Entry.
+// aggregate, what all sessions together ask), with the filters of EnableTraceEx2 that the
+// kernel applies to each event (Filter; the aggregate has none). Values are immutable
+// once published in an Entry.
 type EnableInfo struct {
 	IsEnabled       uint32
 	Level           uint8 // as requested; 0 means every level
@@ -44,6 +45,13 @@ type EnableInfo struct {
 	// does the job of the kernel's rundown protection, since a stale slot names the exact
 	// (stopped) session rather than whichever session reused its LoggerID.
 	Target any
+	// Filter is the enablement's PID, executable-name and event-id filters, nil for none:
+	// ETW_FILTER_HEADER in Windows, beside the slot rather than in it.
+	Filter *Filter
+	// Special is set by the emulated kernel when its write path must look further at this
+	// enablement for each event (Filter, or properties that add extended items), so that
+	// it tests one field for the others. Not in the Windows structure.
+	Special bool
 
 	level uint8  // effective level: Level, or 255 for 0
 	any   uint64 // effective any-keywords: MatchAnyKeyword, or all ones for 0

@@ -1,0 +1,89 @@
+package consumer
+
+import (
+	"encoding/binary"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/guidtable"
+)
+
+// ProviderFilter is one of the filters a Provider's Filters pass to EnableTraceEx2
+// (tekert's interface): EventIDFilter, PIDFilter or ExecutableNameFilter. The kernel
+// applies them to each event before the session gets it.
+type ProviderFilter interface {
+	descriptor() emu.FilterDescriptor
+}
+
+// EventIDFilter keeps (FilterIn) or drops the events of its ids:
+// EVENT_FILTER_TYPE_EVENT_ID, at most 64 ids (tekert's type).
+type EventIDFilter struct {
+	IDs      []uint16
+	FilterIn bool
+}
+
+// NewEventIDFilter returns a filter that keeps (filterIn) or drops the events of ids.
+func NewEventIDFilter(filterIn bool, ids ...uint16) *EventIDFilter {
+	return &EventIDFilter{IDs: ids, FilterIn: filterIn}
+}
+
+func (f *EventIDFilter) descriptor() emu.FilterDescriptor {
+	if f == nil { // no ids: the kernel refuses it
+		return emu.FilterDescriptor{Type: guidtable.FilterTypeEventID}
+	}
+	b := make([]byte, 4+2*len(f.IDs)) // EVENT_FILTER_EVENT_ID
+	if f.FilterIn {
+		b[0] = 1
+	}
+	binary.LittleEndian.PutUint16(b[2:], uint16(len(f.IDs)))
+	for i, id := range f.IDs {
+		binary.LittleEndian.PutUint16(b[4+2*i:], id)
+	}
+	return emu.FilterDescriptor{Type: guidtable.FilterTypeEventID, Data: b}
+}
+
+// PIDFilter keeps the events of the processes PIDs only: EVENT_FILTER_TYPE_PID, at most
+// 8 (tekert's type).
+type PIDFilter struct {
+	PIDs []uint32
+}
+
+// NewPIDFilter returns a filter that keeps the events of the processes pids.
+func NewPIDFilter(pids ...uint32) *PIDFilter { return &PIDFilter{PIDs: pids} }
+
+func (f *PIDFilter) descriptor() emu.FilterDescriptor {
+	if f == nil { // no process: the kernel refuses it
+		return emu.FilterDescriptor{Type: guidtable.FilterTypePID}
+	}
+	b := make([]byte, 4*len(f.PIDs))
+	for i, p := range f.PIDs {
+		binary.LittleEndian.PutUint32(b[4*i:], p)
+	}
+	return emu.FilterDescriptor{Type: guidtable.FilterTypePID, Data: b}
+}
+
+// ExecutableNameFilter keeps the events of processes running one of Names (file names
+// such as "svchost.exe", compared without regard to case): EVENT_FILTER_TYPE_EXECUTABLE_NAME
+// (tekert's type). The emulated process runs the program's own executable.
+type ExecutableNameFilter struct {
+	Names []string
+}
+
+// NewExecutableNameFilter returns a filter that keeps the events of processes running
+// one of names.
+func NewExecutableNameFilter(names ...string) *ExecutableNameFilter {
+	return &ExecutableNameFilter{Names: names}
+}
+
+func (f *ExecutableNameFilter) descriptor() emu.FilterDescriptor {
+	if f == nil { // no name: the kernel refuses it
+		return emu.FilterDescriptor{Type: guidtable.FilterTypeExecutableName}
+	}
+	u := append(utf16.Encode([]rune(strings.Join(f.Names, ";"))), 0)
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		binary.LittleEndian.PutUint16(b[2*i:], c)
+	}
+	return emu.FilterDescriptor{Type: guidtable.FilterTypeExecutableName, Data: b}
+}
