@@ -20,6 +20,11 @@ const (
 	MaxFilters        = 13 // MAX_EVENT_FILTERS_COUNT in the current SDK (8 in older headers)
 	MaxFilterPIDs     = 8  // MAX_EVENT_FILTER_PID_COUNT
 	MaxFilterEventIDs = 64 // MAX_EVENT_FILTER_EVENT_ID_COUNT
+	// MaxFilterDataSize bounds an EXECUTABLE_NAME filter's data (MAX_EVENT_FILTER_DATA_SIZE).
+	// [UNCERTAIN] The EVENT_FILTER_DESCRIPTOR documentation caps "many" types' data at
+	// it without listing them; the emulator applies it to executable names, which have no
+	// other bound.
+	MaxFilterDataSize = 1024
 )
 
 // FilterDescriptor is EVENT_FILTER_DESCRIPTOR: a filter's type and its data (Ptr and Size).
@@ -37,7 +42,10 @@ type FilterDescriptor struct {
 // filters, when it enables the provider in each process, so that a process outside them
 // is never enabled. The emulator runs one process and applies them as each event is
 // written: the same events reach the session, but EventEnabled in a process outside
-// them still answers for the session.
+// them still answers for the session. A session that enables a provider both directly
+// and through its provider group gets an event that either enablement passes, filters
+// included, as for level and keywords.
+// [UNCERTAIN] Windows' rule for that case is not documented.
 type Filter struct {
 	PIDs        []uint32 // nil: any process
 	Executables []string // lower-cased file names; nil: any executable
@@ -55,7 +63,7 @@ func (f *Filter) Admits(pid uint32, exe string, id uint16) bool {
 	if f.PIDs != nil && !slices.Contains(f.PIDs, pid) {
 		return false
 	}
-	if f.Executables != nil && !slices.Contains(f.Executables, strings.ToLower(exe)) {
+	if f.Executables != nil && !slices.ContainsFunc(f.Executables, func(n string) bool { return strings.EqualFold(n, exe) }) {
 		return false
 	}
 	if f.eventIDs {
@@ -122,10 +130,11 @@ func ParseFilters(descs []FilterDescriptor) (f *Filter, unsupported bool, err er
 }
 
 // executableNames reads EVENT_FILTER_TYPE_EXECUTABLE_NAME's data: UTF-16LE file names
-// separated by ';', ending at the first NUL; compared without regard to case.
+// separated by ';', ending at the first NUL, at most MaxFilterDataSize bytes; compared
+// without regard to case.
 func executableNames(b []byte) ([]string, error) {
-	if len(b) == 0 || len(b)%2 != 0 {
-		return nil, fmt.Errorf("EVENT_FILTER_TYPE_EXECUTABLE_NAME of %d bytes: want UTF-16 names", len(b))
+	if len(b) == 0 || len(b)%2 != 0 || len(b) > MaxFilterDataSize {
+		return nil, fmt.Errorf("EVENT_FILTER_TYPE_EXECUTABLE_NAME of %d bytes: want UTF-16 names in at most %d bytes", len(b), MaxFilterDataSize)
 	}
 	u := make([]uint16, 0, len(b)/2)
 	for i := 0; i < len(b); i += 2 {
@@ -134,6 +143,14 @@ func executableNames(b []byte) ([]string, error) {
 			break
 		}
 		u = append(u, c)
+	}
+	for i := 0; i < len(u); i++ { // every surrogate in a pair
+		switch {
+		case u[i] >= 0xD800 && u[i] < 0xDC00 && i+1 < len(u) && u[i+1] >= 0xDC00 && u[i+1] < 0xE000:
+			i++
+		case u[i] >= 0xD800 && u[i] < 0xE000:
+			return nil, fmt.Errorf("EVENT_FILTER_TYPE_EXECUTABLE_NAME: an unpaired UTF-16 surrogate at character %d", i)
+		}
 	}
 	var names []string
 	for _, n := range strings.Split(string(utf16.Decode(u)), ";") {

@@ -105,3 +105,24 @@ func TestParseFiltersRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestParseFiltersBounds: an executable name list over MAX_EVENT_FILTER_DATA_SIZE and
+// one with an unpaired surrogate are refused; a surrogate pair is a name like another.
+// Admits compares names without allocating.
+func TestParseFiltersBounds(t *testing.T) {
+	big := exeData(strings.Repeat("a", MaxFilterDataSize) + ".exe")
+	if _, _, err := ParseFilters([]FilterDescriptor{{FilterTypeExecutableName, big}}); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Errorf("%d bytes of names: %v, want a refusal", len(big), err)
+	}
+	lone := []byte{0x00, 0xD8, 'a', 0, 0, 0}
+	if _, _, err := ParseFilters([]FilterDescriptor{{FilterTypeExecutableName, lone}}); err == nil || !strings.Contains(err.Error(), "surrogate") {
+		t.Errorf("an unpaired surrogate: %v, want a refusal", err)
+	}
+	f, _, err := ParseFilters([]FilterDescriptor{{FilterTypeExecutableName, exeData("\U0001F600.exe;MyService.exe")}})
+	if err != nil || !f.Admits(1, "\U0001F600.EXE", 1) {
+		t.Fatalf("a name with a surrogate pair: %v", err)
+	}
+	if n := testing.AllocsPerRun(100, func() { f.Admits(1, "MyService.exe", 1) }); n != 0 || !f.Admits(1, "MyService.exe", 1) {
+		t.Errorf("Admits of a name with capitals: %v allocations, want 0 and admitted", n)
+	}
+}
