@@ -1,10 +1,6 @@
 package consumer
 
 import (
-	"encoding/binary"
-	"strings"
-	"unicode/utf16"
-
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guidtable"
 )
@@ -30,17 +26,9 @@ func NewEventIDFilter(filterIn bool, ids ...uint16) *EventIDFilter {
 
 func (f *EventIDFilter) descriptor() emu.FilterDescriptor {
 	if f == nil { // no ids: the kernel refuses it
-		return emu.FilterDescriptor{Type: guidtable.FilterTypeEventID}
+		return guidtable.EventIDFilter(false)
 	}
-	b := make([]byte, 4+2*len(f.IDs)) // EVENT_FILTER_EVENT_ID
-	if f.FilterIn {
-		b[0] = 1
-	}
-	binary.LittleEndian.PutUint16(b[2:], uint16(len(f.IDs)))
-	for i, id := range f.IDs {
-		binary.LittleEndian.PutUint16(b[4+2*i:], id)
-	}
-	return emu.FilterDescriptor{Type: guidtable.FilterTypeEventID, Data: b}
+	return guidtable.EventIDFilter(f.FilterIn, f.IDs...)
 }
 
 // PIDFilter keeps the events of the processes PIDs only: EVENT_FILTER_TYPE_PID, at most
@@ -54,13 +42,9 @@ func NewPIDFilter(pids ...uint32) *PIDFilter { return &PIDFilter{PIDs: pids} }
 
 func (f *PIDFilter) descriptor() emu.FilterDescriptor {
 	if f == nil { // no process: the kernel refuses it
-		return emu.FilterDescriptor{Type: guidtable.FilterTypePID}
+		return guidtable.PIDFilter()
 	}
-	b := make([]byte, 4*len(f.PIDs))
-	for i, p := range f.PIDs {
-		binary.LittleEndian.PutUint32(b[4*i:], p)
-	}
-	return emu.FilterDescriptor{Type: guidtable.FilterTypePID, Data: b}
+	return guidtable.PIDFilter(f.PIDs...)
 }
 
 // ExecutableNameFilter keeps the events of processes running one of Names (file names
@@ -78,12 +62,7 @@ func NewExecutableNameFilter(names ...string) *ExecutableNameFilter {
 
 func (f *ExecutableNameFilter) descriptor() emu.FilterDescriptor {
 	if f == nil { // no name: the kernel refuses it
-		return emu.FilterDescriptor{Type: guidtable.FilterTypeExecutableName}
+		return guidtable.ExecutableNameFilter()
 	}
-	u := append(utf16.Encode([]rune(strings.Join(f.Names, ";"))), 0)
-	b := make([]byte, 2*len(u))
-	for i, c := range u {
-		binary.LittleEndian.PutUint16(b[2*i:], c)
-	}
-	return emu.FilterDescriptor{Type: guidtable.FilterTypeExecutableName, Data: b}
+	return guidtable.ExecutableNameFilter(f.Names...)
 }

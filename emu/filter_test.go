@@ -1,11 +1,9 @@
 package emu
 
 import (
-	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
@@ -13,34 +11,11 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-func filterEventIDs(in bool, ids ...uint16) FilterDescriptor {
-	b := make([]byte, 4+2*len(ids))
-	if in {
-		b[0] = 1
-	}
-	binary.LittleEndian.PutUint16(b[2:], uint16(len(ids)))
-	for i, id := range ids {
-		binary.LittleEndian.PutUint16(b[4+2*i:], id)
-	}
-	return FilterDescriptor{Type: guidtable.FilterTypeEventID, Data: b}
-}
-
-func filterPIDs(pids ...uint32) FilterDescriptor {
-	b := make([]byte, 4*len(pids))
-	for i, p := range pids {
-		binary.LittleEndian.PutUint32(b[4*i:], p)
-	}
-	return FilterDescriptor{Type: guidtable.FilterTypePID, Data: b}
-}
-
-func filterExecutable(name string) FilterDescriptor {
-	u := append(utf16.Encode([]rune(name)), 0)
-	b := make([]byte, 2*len(u))
-	for i, c := range u {
-		binary.LittleEndian.PutUint16(b[2*i:], c)
-	}
-	return FilterDescriptor{Type: guidtable.FilterTypeExecutableName, Data: b}
-}
+var (
+	filterEventIDs   = guidtable.EventIDFilter
+	filterPIDs       = guidtable.PIDFilter
+	filterExecutable = func(name string) FilterDescriptor { return guidtable.ExecutableNameFilter(name) }
+)
 
 // TestEnableFilters: each session gets the events its enablement's filters admit, and
 // the others get theirs: an EVENT_ID filter in and out, a PID filter of the emulated

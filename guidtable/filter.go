@@ -163,3 +163,40 @@ func executableNames(b []byte) ([]string, error) {
 	}
 	return names, nil
 }
+
+// EventIDFilter returns the EVENT_FILTER_TYPE_EVENT_ID descriptor that keeps (in) or
+// drops the events of ids: EVENT_FILTER_EVENT_ID, {BOOLEAN FilterIn; UCHAR Reserved;
+// USHORT Count; USHORT Events[Count]}.
+func EventIDFilter(in bool, ids ...uint16) FilterDescriptor {
+	b := make([]byte, 4+2*len(ids))
+	if in {
+		b[0] = 1
+	}
+	binary.LittleEndian.PutUint16(b[2:], uint16(len(ids)))
+	for i, id := range ids {
+		binary.LittleEndian.PutUint16(b[4+2*i:], id)
+	}
+	return FilterDescriptor{Type: FilterTypeEventID, Data: b}
+}
+
+// PIDFilter returns the EVENT_FILTER_TYPE_PID descriptor that keeps the events of the
+// processes pids: their ULONGs.
+func PIDFilter(pids ...uint32) FilterDescriptor {
+	b := make([]byte, 4*len(pids))
+	for i, p := range pids {
+		binary.LittleEndian.PutUint32(b[4*i:], p)
+	}
+	return FilterDescriptor{Type: FilterTypePID, Data: b}
+}
+
+// ExecutableNameFilter returns the EVENT_FILTER_TYPE_EXECUTABLE_NAME descriptor that
+// keeps the events of processes running one of names: the names joined by ';', in
+// UTF-16LE, with a terminating NUL.
+func ExecutableNameFilter(names ...string) FilterDescriptor {
+	u := append(utf16.Encode([]rune(strings.Join(names, ";"))), 0)
+	b := make([]byte, 2*len(u))
+	for i, c := range u {
+		binary.LittleEndian.PutUint16(b[2*i:], c)
+	}
+	return FilterDescriptor{Type: FilterTypeExecutableName, Data: b}
+}

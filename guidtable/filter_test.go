@@ -1,40 +1,15 @@
 package guidtable
 
 import (
-	"encoding/binary"
 	"strings"
 	"testing"
-	"unicode/utf16"
 )
 
-func pidData(pids ...uint32) []byte {
-	b := make([]byte, 4*len(pids))
-	for i, p := range pids {
-		binary.LittleEndian.PutUint32(b[4*i:], p)
-	}
-	return b
-}
+func pidData(pids ...uint32) []byte { return PIDFilter(pids...).Data }
 
-func eventIDData(in bool, ids ...uint16) []byte {
-	b := make([]byte, 4+2*len(ids))
-	if in {
-		b[0] = 1
-	}
-	binary.LittleEndian.PutUint16(b[2:], uint16(len(ids)))
-	for i, id := range ids {
-		binary.LittleEndian.PutUint16(b[4+2*i:], id)
-	}
-	return b
-}
+func eventIDData(in bool, ids ...uint16) []byte { return EventIDFilter(in, ids...).Data }
 
-func exeData(s string) []byte {
-	u := append(utf16.Encode([]rune(s)), 0)
-	b := make([]byte, 2*len(u))
-	for i, c := range u {
-		binary.LittleEndian.PutUint16(b[2*i:], c)
-	}
-	return b
-}
+func exeData(s string) []byte { return ExecutableNameFilter(s).Data }
 
 // TestFilterAdmits: each filter type keeps what it names and drops the rest; an event
 // passes only every filter set; a nil filter passes everything.
