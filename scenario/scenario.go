@@ -487,8 +487,8 @@ func init() {
 		"update":     {"update NAME [max=N] [flush=S]", "ControlTrace(UPDATE) with MaximumBuffers and FlushTimer as given (0 where not)", 1, 1, "max flush", false, cmdUpdate},
 		"register":   {"register R [guid=GUID]", "EventRegister: register a provider under the name R (its GUID is the EventSource hash of R unless given; write and unregister name R)", 1, 1, "guid", false, cmdRegister},
 		"unregister": {"unregister R", "EventUnregister: close registration R (a second time, or a name never registered, goes to EventUnregister all the same)", 1, 1, "", false, cmdUnregister},
-		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group",
-			2, 2, "level any all group", false, cmdEnable},
+		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1] [keep=ID,...] [drop=ID,...] [props=NAME,...]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group; keep= and drop= pass an EVENT_ID filter that keeps or drops the events of those ids (both at once give the kernel two filters of one type, which it refuses); props= sets EVENT_ENABLE_PROPERTY_* bits by name (sid, tsid, stack, start, key: extended items each event gets; ignore-keyword-0)",
+			2, 2, "level any all group keep drop props", false, cmdEnable},
 		"disable": {"disable NAME P [group=1]", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "group", false, cmdDisable},
 		"capture": {"capture NAME P [group=1]", "EnableTraceEx2(CAPTURE_STATE): ask P's enable callback for its state", 2, 2, "group", false, cmdCapture},
 		"traits":  {"traits R [group=P]", "EventSetInformation(EventProviderSetTraits): give registration R traits, joining provider group P if named", 1, 1, "group", false, cmdTraits},
@@ -868,6 +868,11 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 		params = &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
 	}
 	if code == emu.EnableProvider {
+		if params, err = enableExtras(a, params); err != nil {
+			return err
+		}
+	}
+	if code == emu.EnableProvider {
 		if err := m.roomForEntry(k, p.g, grouped); err != nil {
 			return err
 		}
@@ -885,6 +890,55 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 	}
 	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.name, a.pos[0], h.LoggerID(), mask)
 	return nil
+}
+
+// enableProps names the EVENT_ENABLE_PROPERTY_* bits enable's props= takes.
+var enableProps = map[string]uint32{
+	"sid": guidtable.PropertySID, "tsid": guidtable.PropertyTSID, "stack": guidtable.PropertyStackTrace,
+	"start": guidtable.PropertyProcessStartKey, "key": guidtable.PropertyEventKey, "ignore-keyword-0": guidtable.PropertyIgnoreKeyword0,
+}
+
+// enableExtras adds to params (nil for none yet) enable's EVENT_ID filters (keep=, drop=)
+// and its properties (props=), and returns it.
+func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, error) {
+	var filters []emu.FilterDescriptor
+	for _, f := range []struct {
+		key string
+		in  bool
+	}{{"keep", true}, {"drop", false}} {
+		v, ok := a.opts[f.key]
+		if !ok {
+			continue
+		}
+		var ids []uint16
+		for _, s := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(s, 0, 16)
+			if err != nil {
+				return nil, fmt.Errorf("%s=%s: event ids from 0 to 65535, separated by commas", f.key, v)
+			}
+			ids = append(ids, uint16(n))
+		}
+		filters = append(filters, guidtable.EventIDFilter(f.in, ids...))
+	}
+	var props uint32
+	if v, ok := a.opts["props"]; ok {
+		for _, s := range strings.Split(v, ",") {
+			p, ok := enableProps[s]
+			if !ok {
+				return nil, fmt.Errorf("props=%s: %q is not one of sid, tsid, stack, start, key, ignore-keyword-0", v, s)
+			}
+			props |= p
+		}
+	}
+	if filters == nil && props == 0 {
+		return params, nil
+	}
+	if params == nil {
+		params = &emu.EnableParameters{}
+	}
+	params.EnableProperty |= props
+	params.Filters = filters
+	return params, nil
 }
 
 func cmdWrite(m *Machine, a args) error {

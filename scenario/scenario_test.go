@@ -246,3 +246,40 @@ func TestOptionChoicesAndByteOrderMark(t *testing.T) {
 		t.Errorf("a scenario with a byte order mark: %v", err)
 	}
 }
+
+// TestEnableFiltersAndProps: enable's keep= and drop= pass an EVENT_ID filter that the
+// kernel applies to each event, props= sets EnableProperty bits by name, and what the
+// options cannot say is refused with the names they take.
+func TestEnableFiltersAndProps(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	for _, l := range []string{"register a", "start s mode=REAL_TIME", "start t mode=REAL_TIME",
+		"enable s a keep=2,3", "enable t a drop=0x2 props=sid,key"} {
+		if err := m.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{"write a 3 id=1", "logger 3: 3 written"},
+		{"write a 2 id=2", "logger 2: 2 written"},
+		{"start u mode=REAL_TIME", "started u"},
+		{"enable u a props=ignore-keyword-0", "enabled a on u"},
+		{"write a 1 id=7", "logger 3: 1 written"}, // keyword 0: u ignores it
+	} {
+		out.Reset()
+		if err := m.Exec(c.line); err != nil || !strings.Contains(out.String(), c.want) || strings.Count(out.String(), "written") > 1 {
+			t.Errorf("%s: %v, %q; want only %q", c.line, err, out.String(), c.want)
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{"enable s a keep=1 drop=2", "ERROR_INVALID_PARAMETER"},
+		{"enable s a keep=70000", "event ids from 0 to 65535"},
+		{"enable s a props=sid,colour", `"colour" is not one of`},
+		{"disable s a keep=1", "keep"},
+	} {
+		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", c.line, err, c.want)
+		}
+	}
+}
