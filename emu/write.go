@@ -315,7 +315,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 			return nil
 		}
 		if !l.Secure() {
-			if info.Special || ev.Extra != nil {
+			if info.Special {
 				if !k.ready(&ev, &extra, info) {
 					return nil // its filters drop it
 				}
@@ -335,7 +335,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 {
 			continue
 		}
-		if info.Special || ev.Extra != nil {
+		if info.Special || extra.Props != 0 {
 			if !k.ready(&ev, &extra, info) {
 				continue // its filters drop it
 			}
@@ -443,7 +443,7 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 	d := ev.Descriptor
 	for ; mask != 0; mask &= mask - 1 {
 		l, info := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 || !k.ready(ev, extra, info) { // ev carries extra
+		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 || (info.Special || extra.Props != 0) && !k.ready(ev, extra, info) { // ev carries extra
 			continue
 		}
 		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
@@ -453,7 +453,8 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 }
 
 // ready readies the event ev for the session that enablement info routes it to, when
-// info is Special or ev has extras: it reports false when info's filters drop the event,
+// info is Special or a session before it asked for extended items (extra.Props, which
+// this session's must replace): it reports false when info's filters drop the event,
 // and otherwise sets in extra the extended items that session asks for
 // (EventExtra.Props; the first session that asks for any has their values made, once for
 // all, by itemValues). The caller points ev at extra: stored here, through a pointer,

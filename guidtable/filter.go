@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 )
 
@@ -145,12 +146,13 @@ func executableNames(b []byte) ([]string, error) {
 		u = append(u, c)
 	}
 	for i := 0; i < len(u); i++ { // every surrogate in a pair
-		switch {
-		case u[i] >= 0xD800 && u[i] < 0xDC00 && i+1 < len(u) && u[i+1] >= 0xDC00 && u[i+1] < 0xE000:
-			i++
-		case u[i] >= 0xD800 && u[i] < 0xE000:
+		if !utf16.IsSurrogate(rune(u[i])) {
+			continue
+		}
+		if i+1 == len(u) || utf16.DecodeRune(rune(u[i]), rune(u[i+1])) == unicode.ReplacementChar {
 			return nil, fmt.Errorf("EVENT_FILTER_TYPE_EXECUTABLE_NAME: an unpaired UTF-16 surrogate at character %d", i)
 		}
+		i++
 	}
 	var names []string
 	for _, n := range strings.Split(string(utf16.Decode(u)), ";") {

@@ -65,22 +65,23 @@ type EventExtra struct {
 const PropItems = guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyStackTrace |
 	guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey
 
-// propItemsSize is the in-buffer size of the extended items x's Props add.
+// propItemsSize is the in-buffer size of the extended items x's Props add, as putItems
+// writes them.
 func (x *EventExtra) propItemsSize() uint32 {
-	n := 0
-	if x.Props&guidtable.PropertySID != 0 {
+	have, n := propItemBits(x.Props), 0
+	if have&hasSID != 0 {
 		n += abi.ExtItemSize(len(x.SID))
 	}
-	if x.Props&guidtable.PropertyTSID != 0 {
+	if have&hasTSID != 0 {
 		n += abi.ExtItemSize(4)
 	}
-	if x.Props&guidtable.PropertyStackTrace != 0 {
+	if have&hasStack != 0 {
 		n += abi.ExtItemSize(len(x.Stack))
 	}
-	if x.Props&guidtable.PropertyEventKey != 0 {
+	if have&hasKey != 0 {
 		n += abi.ExtItemSize(8)
 	}
-	if x.Props&guidtable.PropertyProcessStartKey != 0 {
+	if have&hasStart != 0 {
 		n += abi.ExtItemSize(8)
 	}
 	return uint32(n)
@@ -318,23 +319,23 @@ const (
 	hasSchema
 )
 
+// propItems pairs each EVENT_ENABLE_PROPERTY_* bit that adds an extended item with
+// putItems' bit for that item: the one table of which property writes which item.
+var propItems = [...]struct {
+	prop uint32
+	item uint
+}{
+	{guidtable.PropertySID, hasSID}, {guidtable.PropertyTSID, hasTSID}, {guidtable.PropertyStackTrace, hasStack},
+	{guidtable.PropertyEventKey, hasKey}, {guidtable.PropertyProcessStartKey, hasStart},
+}
+
 // propItemBits maps the EVENT_ENABLE_PROPERTY_* bits props onto putItems' item bits.
 func propItemBits(props uint32) uint {
 	var have uint
-	if props&guidtable.PropertySID != 0 {
-		have |= hasSID
-	}
-	if props&guidtable.PropertyTSID != 0 {
-		have |= hasTSID
-	}
-	if props&guidtable.PropertyStackTrace != 0 {
-		have |= hasStack
-	}
-	if props&guidtable.PropertyEventKey != 0 {
-		have |= hasKey
-	}
-	if props&guidtable.PropertyProcessStartKey != 0 {
-		have |= hasStart
+	for _, p := range propItems {
+		if props&p.prop != 0 {
+			have |= p.item
+		}
 	}
 	return have
 }

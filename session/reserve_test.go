@@ -108,3 +108,19 @@ func TestPutRelatedItemMatchesPutExtItem(t *testing.T) {
 		}
 	}
 }
+
+// TestPropItemsTable: PropItems, the constant the kernel tests, names exactly the
+// properties of propItems, the table putItems writes by, each with an item of its own.
+func TestPropItemsTable(t *testing.T) {
+	var props uint32
+	var items uint
+	for _, p := range propItems {
+		if props&p.prop != 0 || items&p.item != 0 {
+			t.Errorf("property %#x or item %#x twice in propItems", p.prop, p.item)
+		}
+		props, items = props|p.prop, items|p.item
+	}
+	if props != PropItems {
+		t.Errorf("propItems names properties %#x, PropItems %#x", props, PropItems)
+	}
+}
