@@ -194,8 +194,10 @@ func (k *Kernel) Close() {
 func lowerName(s string) string { return strings.ToLower(s) }
 
 // executableName is the file name of the emulated process's executable: the program's
-// own, as EVENT_FILTER_TYPE_EXECUTABLE_NAME filters name it.
-func executableName() string {
+// own, as EVENT_FILTER_TYPE_EXECUTABLE_NAME filters name it. It is read once a process:
+// os.Executable is a system call (readlink), and a fuzz run or a test that makes a
+// kernel per input would pay it for each (about a twelfth of a FuzzConcurrent run).
+var executableName = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil || exe == "" {
 		if len(os.Args) == 0 {
@@ -204,4 +206,4 @@ func executableName() string {
 		exe = os.Args[0]
 	}
 	return filepath.Base(exe)
-}
+})
