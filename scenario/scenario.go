@@ -487,8 +487,8 @@ func init() {
 		"update":     {"update NAME [max=N] [flush=S]", "ControlTrace(UPDATE) with MaximumBuffers and FlushTimer as given (0 where not)", 1, 1, "max flush", false, cmdUpdate},
 		"register":   {"register R [guid=GUID]", "EventRegister: register a provider under the name R (its GUID is the EventSource hash of R unless given; write and unregister name R)", 1, 1, "guid", false, cmdRegister},
 		"unregister": {"unregister R", "EventUnregister: close registration R (a second time, or a name never registered, goes to EventUnregister all the same)", 1, 1, "", false, cmdUnregister},
-		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1] [keep=ID,...] [drop=ID,...] [props=NAME,...]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group; keep= and drop= pass an EVENT_ID filter that keeps or drops the events of those ids (both at once give the kernel two filters of one type, which it refuses); props= sets EVENT_ENABLE_PROPERTY_* bits by name (sid, tsid, stack, start, key: extended items each event gets; ignore-keyword-0)",
-			2, 2, "level any all group keep drop props", false, cmdEnable},
+		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1] [keep=ID,...] [drop=ID,...] [pid=PID,...] [props=NAME,...]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group; keep= and drop= pass an EVENT_ID filter that keeps or drops the events of those ids (both at once give the kernel two filters of one type, which it refuses); pid= passes a PID filter that keeps the events of those processes (a scenario's providers run in process 1000); props= sets EVENT_ENABLE_PROPERTY_* bits by name (sid, tsid, stack, start, key: extended items each event gets; ignore-keyword-0)",
+			2, 2, "level any all group keep drop pid props", false, cmdEnable},
 		"disable": {"disable NAME P [group=1]", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "group", false, cmdDisable},
 		"capture": {"capture NAME P [group=1]", "EnableTraceEx2(CAPTURE_STATE): ask P's enable callback for its state", 2, 2, "group", false, cmdCapture},
 		"traits":  {"traits R [group=P]", "EventSetInformation(EventProviderSetTraits): give registration R traits, joining provider group P if named", 1, 1, "group", false, cmdTraits},
@@ -898,8 +898,8 @@ var enableProps = map[string]uint32{
 	"start": guidtable.PropertyProcessStartKey, "key": guidtable.PropertyEventKey, "ignore-keyword-0": guidtable.PropertyIgnoreKeyword0,
 }
 
-// enableExtras adds to params (nil for none yet) enable's EVENT_ID filters (keep=, drop=)
-// and its properties (props=), and returns it.
+// enableExtras adds to params (nil for none yet) enable's EVENT_ID filters (keep=, drop=),
+// its PID filter (pid=) and its properties (props=), and returns it.
 func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, error) {
 	var filters []emu.FilterDescriptor
 	for _, f := range []struct {
@@ -919,6 +919,17 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 			ids = append(ids, uint16(n))
 		}
 		filters = append(filters, guidtable.EventIDFilter(f.in, ids...))
+	}
+	if v, ok := a.opts["pid"]; ok {
+		var pids []uint32
+		for _, s := range strings.Split(v, ",") {
+			n, err := strconv.ParseUint(s, 0, 32)
+			if err != nil {
+				return nil, fmt.Errorf("pid=%s: process ids from 0 to 4294967295, separated by commas", v)
+			}
+			pids = append(pids, uint32(n))
+		}
+		filters = append(filters, guidtable.PIDFilter(pids...))
 	}
 	var props uint32
 	if v, ok := a.opts["props"]; ok {

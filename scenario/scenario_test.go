@@ -247,8 +247,8 @@ func TestOptionChoicesAndByteOrderMark(t *testing.T) {
 	}
 }
 
-// TestEnableFiltersAndProps: enable's keep= and drop= pass an EVENT_ID filter that the
-// kernel applies to each event, props= sets EnableProperty bits by name, and what the
+// TestEnableFiltersAndProps: enable's keep= and drop= pass an EVENT_ID filter and pid= a
+// PID filter that the kernel applies to each event, props= sets EnableProperty bits by name, and what the
 // options cannot say is refused with the names they take.
 func TestEnableFiltersAndProps(t *testing.T) {
 	var out bytes.Buffer
@@ -266,6 +266,12 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		{"start u mode=REAL_TIME", "started u"},
 		{"enable u a props=ignore-keyword-0", "enabled a on u"},
 		{"write a 1 id=7", "logger 3: 1 written"}, // keyword 0: u ignores it
+		{"disable s a", "disabled a on s"},
+		{"disable u a", "disabled a on u"},
+		{"enable t a pid=7,1000 keep=4", "enabled a on t"},
+		{"write a 1 id=4", "logger 3: 1 written"},
+		{"enable t a pid=7", "enabled a on t"},
+		{"write a 1 id=4", "no session took it"},
 	} {
 		out.Reset()
 		if err := m.Exec(c.line); err != nil || !strings.Contains(out.String(), c.want) || strings.Count(out.String(), "written") > 1 {
@@ -275,6 +281,8 @@ func TestEnableFiltersAndProps(t *testing.T) {
 	for _, c := range []struct{ line, want string }{
 		{"enable s a keep=1 drop=2", "ERROR_INVALID_PARAMETER"},
 		{"enable s a keep=70000", "event ids from 0 to 65535"},
+		{"enable s a pid=-1", "process ids from 0"},
+		{"enable s a pid=1,2,3,4,5,6,7,8,9", "ERROR_INVALID_PARAMETER"},
 		{"enable s a props=sid,colour", `"colour" is not one of`},
 		{"disable s a keep=1", "keep"},
 	} {
