@@ -175,11 +175,14 @@ type EnableSlot struct {
 	EnableProperty  uint32
 	MatchAnyKeyword uint64
 	MatchAllKeyword uint64
+	// Filter is a copy of the enable's filters (ETW_FILTER_HEADER's PID, EXECUTABLE_NAME
+	// and EVENT_ID filters); nil for none.
+	Filter *guidtable.Filter
 }
 
 func enableSlot(i *guidtable.EnableInfo) EnableSlot {
 	return EnableSlot{IsEnabled: i.IsEnabled != 0, Level: i.Level, LoggerID: i.LoggerID, EnableProperty: i.EnableProperty,
-		MatchAnyKeyword: i.MatchAnyKeyword, MatchAllKeyword: i.MatchAllKeyword}
+		MatchAnyKeyword: i.MatchAnyKeyword, MatchAllKeyword: i.MatchAllKeyword, Filter: i.Filter.Clone()}
 }
 
 // GUID is the provider's (or group's) GUID.

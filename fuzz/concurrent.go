@@ -390,7 +390,7 @@ func (s *checkSink) WriteBuffer(buf []byte) error {
 				return fmt.Errorf("a record of process %d", e.ProcessID)
 			case !slices.Contains(providers, e.ProviderID):
 				return fmt.Errorf("a record of provider %v, which no worker registers", e.ProviderID)
-			case e.Descriptor.ID != 1 || !slices.Contains(levels, e.Descriptor.Level) || !slices.Contains(keywords, e.Descriptor.Keyword):
+			case !slices.Contains(eventIDs, e.Descriptor.ID) || !slices.Contains(levels, e.Descriptor.Level) || !slices.Contains(keywords, e.Descriptor.Keyword):
 				return fmt.Errorf("a record with id %d level %d keyword %#x, which no write names", e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword)
 			case e.ThreadID < threadBase || int(e.ThreadID-threadBase) >= 8:
 				return fmt.Errorf("a record of thread %d, which no write names", e.ThreadID)
@@ -433,16 +433,18 @@ func (s *checkSink) err() error {
 }
 
 // routes reads the enable slots of r's provider and group entries and says which
-// logger ids an event of the level and keyword should reach, by the model's reading of
-// the filter (mSlot.passes), not the emulator's.
-func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.LoggerIDs]bool) {
+// logger ids an event of the level, keyword and id should reach, by the model's reading
+// of the level and keyword test (mSlot.passes) and of the slot's filters (admits), not
+// the emulator's.
+func routes(k *emu.Kernel, r *mine, level uint8, kw uint64, id uint16) (want [session.LoggerIDs]bool) {
 	look := func(g guid.GUID, group bool) {
 		e, ok := k.LookupGuidEntry(g, group)
 		if !ok {
 			return
 		}
 		for i := 0; i < guidtable.Slots; i++ {
-			if s, used := e.Slot(i); used && (&mSlot{level: s.Level, any: s.MatchAnyKeyword, all: s.MatchAllKeyword}).passes(level, kw) {
+			if s, used := e.Slot(i); used && (&mSlot{level: s.Level, any: s.MatchAnyKeyword, all: s.MatchAllKeyword}).passes(level, kw) &&
+				admits(s.Filter, processID, id) {
 				want[s.LoggerID] = true
 			}
 		}
@@ -452,6 +454,22 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64) (want [session.Logge
 		look(*r.group, true)
 	}
 	return want
+}
+
+// admits reads the filters an enable slot holds (the emulator's parse of the enable's
+// descriptors, nil for none) and says whether an event of id written by process pid
+// passes them: its process among the PID filter's, and its id among an EVENT_ID filter's
+// kept ids, or not among its dropped ones. The runs pass no EXECUTABLE_NAME filter.
+func admits(f *guidtable.Filter, pid uint32, id uint16) bool {
+	switch {
+	case f == nil:
+		return true
+	case f.PIDs != nil && !slices.Contains(f.PIDs, pid):
+		return false
+	case len(f.EventIDs) > 0:
+		return slices.Contains(f.EventIDs, id) == f.EventIDsIn
+	}
+	return true
 }
 
 // worker runs its share of a program, operations w, w+Workers, w+2*Workers and so on of
@@ -525,7 +543,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 				return k.EnableTraceEx2(h, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
 			})
 		case OpWrite:
-			d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any} // 1: a hook id OpPMC selects
+			d := &emu.EventDescriptor{ID: o.ID, Level: o.Level, Keyword: o.Any} // 1 and 3 are hook ids OpPMC selects
 			m := pick(o.Reg)
 			data := payload(o.Payload)
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
@@ -534,7 +552,7 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 				quiet := f.inFlight.Load() == 0 // read after the epoch: see flight
 				var want [session.LoggerIDs]bool
 				if m != nil && !m.closed && quiet {
-					want = routes(k, m, o.Level, o.Any)
+					want = routes(k, m, o.Level, o.Any, o.ID)
 				}
 				if len(data) >= 8 {
 					binary.LittleEndian.PutUint64(data[len(data)-8:], f.serial.Add(1))

@@ -342,8 +342,14 @@ func (h *harness) step(o Op) error {
 			werr = winerr.ErrInvalidParameter
 		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound
+		case o.Kind == OpEnable && o.Filter != 0 && !m.facts.filters:
+			werr = winerr.ErrNotSupported
 		default:
-			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(o.enableCode()), o.Level, o.Any, o.All)
+			var filter *filterChoice
+			if o.Kind == OpEnable && o.Filter != 0 {
+				filter = &filterChoices[o.Filter]
+			}
+			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(o.enableCode()), o.Level, o.Any, o.All, filter)
 		}
 		return h.sameErr(o, err, werr)
 

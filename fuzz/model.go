@@ -39,6 +39,10 @@ type facts struct {
 	// groups: provider groups (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP, the group trait),
 	// Windows 10.
 	groups bool
+	// filters: EnableTraceEx2's PID and EVENT_ID filters (EVENT_FILTER_DESCRIPTOR,
+	// Microsoft Learn: Windows 8.1). [emulator choice] Before, an enable that passes one
+	// is refused with ERROR_NOT_SUPPORTED.
+	filters bool
 	// pmcCounters: how many counters a session's PMC list may name; 0 before 6.2, where
 	// TraceSetInformation's and NtSetSystemInformation's PMC classes are unknown. Four to
 	// 1607, then the platform's (pmcCounters).
@@ -54,8 +58,9 @@ var factTable = winver.Steps[facts]{
 	{Since: winver.V5_0, Value: facts{private: 1, privateInProc: 3, privateNeedsInProc: true}},
 	{Since: winver.V6_0, Value: facts{eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true}},
 	{Since: winver.V6_2, Value: facts{eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V10_0, Value: facts{eventRegister: true, groups: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V1703, Value: facts{eventRegister: true, groups: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8}},
+	{Since: winver.V6_3, Value: facts{eventRegister: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V10_0, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
+	{Since: winver.V1703, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8}},
 }
 
 type mCall struct {
@@ -79,6 +84,27 @@ type mSlot struct {
 	logger   uint16
 	level    uint8
 	any, all uint64
+	filter   *filterChoice // the enable's filters; nil for none
+}
+
+// admits is the slot's filters' test of an event of id written by process pid: each
+// filter the enable passed must keep it. The run's providers are all in processID.
+func (sl *mSlot) admits(pid uint32, id uint16) bool {
+	f := sl.filter
+	if f == nil {
+		return true
+	}
+	if f.keep != nil && !slices.Contains(f.keep, id) || f.drop != nil && slices.Contains(f.drop, id) {
+		return false
+	}
+	if f.pid != nil {
+		in := false
+		for _, p := range f.pid {
+			in = in || p.id(false) == pid
+		}
+		return in
+	}
+	return true
 }
 
 type mEntry struct {
@@ -555,7 +581,7 @@ func (m *model) disable(e *mEntry, id uint16) {
 }
 
 // enable predicts EnableTraceEx2 for the three control codes.
-func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level uint8, any, all uint64) error {
+func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level uint8, any, all uint64, filter *filterChoice) error {
 	switch code {
 	case 1:
 		e := m.entry(g, group, true)
@@ -571,7 +597,7 @@ func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level 
 				return winerr.ErrNoSystemResources // a ninth session
 			}
 		}
-		e.slots[i] = &mSlot{logger: s.id, level: level, any: any, all: all}
+		e.slots[i] = &mSlot{logger: s.id, level: level, any: any, all: all, filter: filter}
 		notify(e, 1)
 	case 0:
 		if e := m.entry(g, group, false); e != nil {
@@ -687,7 +713,9 @@ func (os outcomes) index(id uint16) int {
 }
 
 // write predicts EventWriteEx: the sessions of the provider's slots in slot order, then
-// those of its group's slots not yet written; without INDEPENDENT_SESSION_MODE a
+// those of its group's slots not yet written, each slot passing the event by level,
+// keyword and its enable's filters (a session whose provider slot's filters drop the
+// event may get it through the group's slot); without INDEPENDENT_SESSION_MODE a
 // session after a failure loses the event.
 //
 // ev is the record the write makes, less its size; extra is the bytes of the extended
@@ -741,7 +769,7 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 			continue
 		}
 		for _, sl := range e.slots {
-			if sl != nil && sl.passes(level, kw) && !out.reached(sl.logger) {
+			if sl != nil && sl.passes(level, kw) && sl.admits(ev.pid, ev.hook) && !out.reached(sl.logger) {
 				deliver(m.byID[sl.logger])
 			}
 		}

@@ -111,11 +111,77 @@ var (
 	pmcSources = []uint32{19, 2, 10, 11, 6, 8, 9, 12, 13}
 	pmcHooks   = []uint32{0x0001, 0x0524, 0x0301, 0x0003, 0x0F2E}
 	levels     = []uint8{0, 1, 2, 3, 4, 5, 255}
-	keywords   = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
+	// Event ids an OpWrite's event has: 1 most often (a hook id OpPMC's event lists
+	// name), and two more that EVENT_ID filters and the hook lists tell apart (0x0003 is
+	// also a hook).
+	eventIDs = []uint16{1, 2, 3}
+	keywords = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
 	// Payload sizes: small, around a 4 KB buffer's room, past an 8 KB buffer, the largest
 	// event and one byte more.
 	payloads = []int{0, 1, 16, 100, 4096 - 0x48 - 0x50, 4096 - 0x48 - 0x50 + 1, 9000, 0xFFFF - 0x50, 0xFFFF - 0x50 + 1}
 )
+
+// filterChoice is one set of EVENT_FILTER_DESCRIPTORs an OpEnable passes: EVENT_ID
+// filters that keep (keep) or drop (drop) ids, and a PID filter whose ids are the run's
+// own process (self) or another's (other), or both. A nil list is no filter of that type.
+type filterChoice struct {
+	keep, drop []uint16
+	pid        []pidChoice
+}
+
+// pidChoice is a PID filter's entry: the run's process or another.
+type pidChoice uint8
+
+const (
+	pidSelf  pidChoice = iota // the process the run's providers register in
+	pidOther                  // a process no provider of the run is in
+)
+
+// options writes f as the scenario language's enable options: keep=, drop= and pid=,
+// where the run's own process is the scenario's.
+func (f filterChoice) options() string {
+	var b strings.Builder
+	list := func(key string, n int, item func(i int) uint32) {
+		for i := range n {
+			if i == 0 {
+				fmt.Fprintf(&b, " %s=%d", key, item(i))
+			} else {
+				fmt.Fprintf(&b, ",%d", item(i))
+			}
+		}
+	}
+	list("keep", len(f.keep), func(i int) uint32 { return uint32(f.keep[i]) })
+	list("drop", len(f.drop), func(i int) uint32 { return uint32(f.drop[i]) })
+	list("pid", len(f.pid), func(i int) uint32 { return f.pid[i].id(true) })
+	return b.String()
+}
+
+// id is the process id p names: in the run, or (scenario) in the run written as a
+// scenario, whose providers are in the scenario's process.
+func (p pidChoice) id(scenario bool) uint32 {
+	switch {
+	case p == pidOther:
+		return otherPID
+	case scenario:
+		return scenarioPID
+	}
+	return processID
+}
+
+// filterChoices are the filter sets an OpEnable picks from: none most often, then EVENT_ID
+// filters that keep or drop the ids writes use, PID filters that keep the run's events or
+// none, and two filters at once, which an event must both pass. Filters come with 8.1
+// (6.3); an enable before that which passes one is refused.
+var filterChoices = []filterChoice{
+	{},
+	{keep: []uint16{1}},
+	{drop: []uint16{1}},
+	{keep: []uint16{2, 3}},
+	{pid: []pidChoice{pidSelf}},
+	{pid: []pidChoice{pidOther}},
+	{drop: []uint16{2}, pid: []pidChoice{pidOther, pidSelf}},
+	{keep: []uint16{1, 3}, pid: []pidChoice{pidOther}},
+}
 
 // holdInterleave is the OpHold Count that arms a session's switch hook: the next write
 // that switches one of its buffers (a later OpWrite; a non-BUFFERING session) writes the
@@ -214,7 +280,9 @@ type Op struct {
 	Reg      int // which registration (index into the run's registrations, wrapped)
 	Level    uint8
 	Any, All uint64
-	Group    bool // enable/disable a provider group; traits: join Provider as a group
+	Group    bool   // enable/disable a provider group; traits: join Provider as a group
+	Filter   int    // enable: index into filterChoices
+	ID       uint16 // write: the event's id (EVENT_DESCRIPTOR.Id), from eventIDs
 	// TL: register a TraceLogging provider of package etw (go-winio's pkg/etw shape) for
 	// Provider, whose writes are its WriteEvent: the provider's own filter, then the
 	// kernel's EventWriteDescriptors with its traits, the event's schema and its fields.
@@ -304,6 +372,7 @@ func (o Op) line(reg string) string {
 		line := fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
 		if o.Kind == OpEnable {
 			line += fmt.Sprintf(" level=%d any=%#x all=%#x", o.Level, o.Any, o.All)
+			line += filterChoices[o.Filter].options()
 		}
 		if o.Group && o.Kind != OpCapture {
 			line += " group=1"
@@ -312,7 +381,7 @@ func (o Op) line(reg string) string {
 	case OpWrite:
 		// The scenario language writes with EventWriteEx: an EventWrite or
 		// EventWriteTransfer is written as that, on the processor the operation names.
-		return fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x", reg, o.Payload, o.Processor, o.Level, o.Any)
+		return fmt.Sprintf("write %s 1 size=%d proc=%d level=%d keyword=%#x id=%d", reg, o.Payload, o.Processor, o.Level, o.Any, o.ID)
 	case OpHold:
 		// Not in the scenario language: replayed there, the logger is never held and no
 		// write is interleaved.
@@ -369,13 +438,52 @@ func (o Op) enableCode() regentry.ControlCode {
 }
 
 // enableParams is what an enable, disable or capture operation passes as
-// ENABLE_TRACE_PARAMETERS: the provider-group property for a group, else nothing.
+// ENABLE_TRACE_PARAMETERS: the provider-group property for a group, and an enable's
+// filters (filterDescs); nil for neither.
 func (o Op) enableParams() *emu.EnableParameters {
-	if !o.Group {
+	var descs []emu.FilterDescriptor
+	if o.Kind == OpEnable {
+		descs = filterDescs[o.Filter]
+	}
+	if !o.Group && descs == nil {
 		return nil
 	}
-	return &emu.EnableParameters{EnableProperty: guidtable.PropertyProviderGroup}
+	p := &emu.EnableParameters{Filters: descs}
+	if o.Group {
+		p.EnableProperty = guidtable.PropertyProviderGroup
+	}
+	return p
 }
+
+// The process ids a PID filter names: the run's own (processID) or another's. In a run
+// written as a scenario the run's own is the scenario's process (scenario.ProcessID,
+// whose value scenarioPID repeats: package fuzz does not import package scenario).
+const (
+	otherPID    = 7
+	scenarioPID = 1000
+)
+
+// filterDescs are filterChoices as the EVENT_FILTER_DESCRIPTORs EnableTraceEx2 takes,
+// built once (guidtable's encoders; the model reads filterChoices, not these).
+var filterDescs = func() [][]emu.FilterDescriptor {
+	out := make([][]emu.FilterDescriptor, len(filterChoices))
+	for i, f := range filterChoices {
+		if f.keep != nil {
+			out[i] = append(out[i], guidtable.EventIDFilter(true, f.keep...))
+		}
+		if f.drop != nil {
+			out[i] = append(out[i], guidtable.EventIDFilter(false, f.drop...))
+		}
+		if f.pid != nil {
+			var pids []uint32
+			for _, p := range f.pid {
+				pids = append(pids, p.id(false))
+			}
+			out[i] = append(out[i], guidtable.PIDFilter(pids...))
+		}
+	}
+	return out
+}()
 
 // traitsBlob is the provider traits a traits operation sets: a name, and the group
 // trait when it joins a group.
@@ -478,7 +586,10 @@ func Decode(data []byte) Program {
 		case OpEnable:
 			o.Session = r.pick(len(sessionNames))
 			o.Provider = r.pick(len(providers))
-			o.Group = r.byte()&1 != 0
+			// Bit 0 the group, bits 1 to 3 the filters (a committed seed's 0 or 1 is no
+			// filter), bits 4 to 7 unused.
+			c := r.byte()
+			o.Group, o.Filter = c&1 != 0, int(c>>1&7)%len(filterChoices)
 			o.Level = levels[r.pick(len(levels))]
 			o.Any = keywords[r.pick(len(keywords))]
 			o.All = keywords[r.pick(len(keywords))]
@@ -495,7 +606,10 @@ func Decode(data []byte) Program {
 			o.Any = keywords[r.pick(len(keywords))]
 			o.Payload = payloads[r.pick(len(payloads))]
 			o.Processor = r.pick(8)
-			o.API = API(r.pick(int(numAPIs)))
+			// The API, and the event's id from what is left: a committed seed's byte,
+			// below numAPIs, writes id 1.
+			c := int(r.byte())
+			o.API, o.ID = API(c%int(numAPIs)), eventIDs[c/int(numAPIs)%len(eventIDs)]
 		case OpTraits:
 			o.Reg = int(r.byte())
 			c := r.pick(len(providers) + 1)
@@ -573,6 +687,7 @@ func Encode(p Program) ([]byte, error) {
 		case OpUnregister:
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256))
 		case OpEnable:
+			group |= idx(o.Filter, o.Filter >= 0 && o.Filter < len(filterChoices)) << 1
 			out = append(out, sess, prov, group, level,
 				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
 				find(len(keywords), func(i int) bool { return keywords[i] == o.All }))
@@ -584,7 +699,8 @@ func Encode(p Program) ([]byte, error) {
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256), level,
 				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
 				find(len(payloads), func(i int) bool { return payloads[i] == o.Payload }),
-				idx(o.Processor, o.Processor >= 0 && o.Processor < 8), idx(int(o.API), o.API < numAPIs))
+				idx(o.Processor, o.Processor >= 0 && o.Processor < 8),
+				idx(int(o.API)+int(numAPIs)*int(find(len(eventIDs), func(i int) bool { return eventIDs[i] == o.ID })), o.API < numAPIs))
 		case OpTraits:
 			c := len(providers)
 			if o.Group {

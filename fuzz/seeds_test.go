@@ -39,7 +39,7 @@ func seeds() []seed {
 		return Op{Kind: OpEnable, Session: s, Provider: p, Level: level, Any: any, All: all}
 	}
 	write := func(r int, level uint8, kw uint64, payload, cpu int) Op {
-		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu}
+		return Op{Kind: OpWrite, Reg: r, Level: level, Any: kw, Payload: payload, Processor: cpu, ID: 1}
 	}
 	plain := func(o Op) Op { o.API = APIPlain; return o }
 	q := func(s int) Op { return Op{Kind: OpQuery, Session: s} }
@@ -194,10 +194,46 @@ func seeds() []seed {
 			Op{Kind: OpStart, Session: 1, BufferKB: 4, MinBufs: 9, MaxBufs: 16, Mode: logmode.PrivateLogger, StartProp: startLogFile},
 			reg(0), enable(1, 0, 255, 0, 0), Op{Kind: OpEnable, Session: 1, Provider: 0, Group: true, Level: 255},
 			Op{Kind: OpTraits, Reg: 0, Group: true, Provider: 0}, write(0, 255, 0, 100, 0)),
+		// Filters (EnableTraceEx2's EVENT_ID and PID filters): each choice on its own
+		// and two at once, through EventWrite's cached route, EventWriteEx and
+		// EventWriteTransfer, on events of every id; an event the provider's enablement
+		// filters out reaching the session through its group's; and filters before 8.1.
+		enc("filters", winver.V2004, 1, filterOps()...),
+		enc("filters-before-8.1", winver.V6_2, 1,
+			start(0, 4, 2, 10, 0), reg(0), Op{Kind: OpEnable, Session: 0, Provider: 0, Level: 5, Filter: 1}, write(0, 4, 0, 16, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,
 			start(1, 4, 2, 10, 0x10000000), reg(2), enable(1, 2, 4, 0, 0), write(0, 4, 0, 0, 0),
 			write(0, 2, 2, 4096-0x48-0x50, 1), Op{Kind: OpQuery, Session: 1}),
 	}
+}
+
+// filterOps is the filters seed: sessions s0 and s1, registration r0 of fuzz-a in group
+// fuzz-group-1, and writes of ids 2, 3 and 1 with each API after each enable. One
+// processor: EventWrite needs no pin there, so the seed writes through it on machines
+// without RDPID or RDTSCP too.
+func filterOps() []Op {
+	start := func(s int) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: 4, MinBufs: 2, MaxBufs: 10, Mode: logmode.RealTime}
+	}
+	enable := func(s, filter int) Op { return Op{Kind: OpEnable, Session: s, Provider: 0, Level: 5, Filter: filter} }
+	writes := func() (ops []Op) {
+		for _, id := range []uint16{2, 3, 1} { // EventWrite caches its route on id 2, then uses it
+			for api := range numAPIs {
+				ops = append(ops, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: id, API: api})
+			}
+		}
+		return ops
+	}
+	ops := []Op{start(0), start(1), {Kind: OpRegister}, {Kind: OpTraits, Group: true, Provider: 3}}
+	// s0 alone drops id 1 (EventWrite's route holds one session), then takes it through
+	// the group's enablement, which has no filter.
+	ops = append(append(ops, enable(0, 2)), writes()...)
+	ops = append(append(ops, Op{Kind: OpEnable, Session: 0, Provider: 3, Group: true, Level: 5}), writes()...)
+	for f := 3; f < len(filterChoices); f++ {
+		ops = append(append(ops, enable(1, f)), writes()...)
+	}
+	return append(ops, Op{Kind: OpDisable, Session: 0, Provider: 0}, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: 1, API: APIPlain},
+		Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
 }
 
 // nineSessions enables one provider from more sessions than a GUID entry has slots:
@@ -208,5 +244,5 @@ func nineSessions() []Op {
 		ops = append(ops, Op{Kind: OpStart, Session: s, BufferKB: 4, Mode: logmode.RealTime},
 			Op{Kind: OpEnable, Session: s, Provider: 0, Level: uint8(s%5 + 1)})
 	}
-	return append(ops, Op{Kind: OpRegister}, Op{Kind: OpWrite, Level: 1, Payload: 16})
+	return append(ops, Op{Kind: OpRegister}, Op{Kind: OpWrite, Level: 1, Payload: 16, ID: 1})
 }

@@ -109,7 +109,7 @@ func (h *harness) writeTL(o Op) error {
 	h.cov.TraceLogging++
 	h.tally = emu.Tally{}
 	h.tallyOf(&h.tally, want, nil)
-	if err := h.compareTally("WriteEvent", proc, &h.tally, want); err != nil {
+	if err := h.compareTally("WriteEvent", proc, 0, &h.tally, want); err != nil {
 		return err
 	}
 	return h.compareOverwritten()

@@ -64,12 +64,12 @@ func (h *harness) write(o Op) error {
 		return h.writeTL(o)
 	}
 	r, mr := h.reg(o.Reg)
-	d := &emu.EventDescriptor{ID: 1, Level: o.Level, Keyword: o.Any}
+	d := &emu.EventDescriptor{ID: o.ID, Level: o.Level, Keyword: o.Any}
 	h.writes++
 	h.serial++
 	serial := h.serial // the writes run inside this one's buffer switches take the next ones
 	data := h.payload(o.Payload)
-	ev := rec{hook: 1, level: o.Level, keyword: o.Any, pid: processID, tail: serial}
+	ev := rec{hook: o.ID, level: o.Level, keyword: o.Any, pid: processID, tail: serial}
 	if mr != nil {
 		ev.provider = mr.provider.g
 	}
@@ -183,7 +183,7 @@ func (h *harness) write(o Op) error {
 	if !useTally {
 		h.tallyOf(tally, want, fired)
 	}
-	if err := h.compareTally(apiNames[api], proc, tally, want); err != nil {
+	if err := h.compareTally(apiNames[api], proc, o.ID, tally, want); err != nil {
 		return err
 	}
 	// The writes in the middle of switches, once the write itself agrees: a write that
@@ -214,8 +214,9 @@ func (h *harness) tallyOf(tally *emu.Tally, want outcomes, fired []*firing) {
 }
 
 // compareTally holds what a write did in each session to the model's prediction, counts
-// it in the coverage and tells the Checker the events each session accepted.
-func (h *harness) compareTally(api string, proc int, tally *emu.Tally, want outcomes) error {
+// it in the coverage (with the event's id, for the sessions whose PMC configuration
+// selects it) and tells the Checker the events each session accepted.
+func (h *harness) compareTally(api string, proc int, event uint16, tally *emu.Tally, want outcomes) error {
 	k, m := h.k, h.m
 	rest := &h.rest
 	*rest = *tally // the tally less the sessions the model predicts: nothing may be left
@@ -227,7 +228,7 @@ func (h *harness) compareTally(api string, proc int, tally *emu.Tally, want outc
 		h.cov.Denied += w.denied
 		h.cov.Delivered += w.delivered
 		h.cov.Lost += w.lost
-		if ms := m.byID[id]; ms != nil && ms.pmcExtra(1, false) > 0 {
+		if ms := m.byID[id]; ms != nil && ms.pmcExtra(uint32(event), false) > 0 {
 			h.cov.Counted += w.delivered
 		}
 		if w.delivered != 0 {
@@ -308,7 +309,7 @@ func (h *harness) nestedWrite(f *firing, r *emu.Registration, d *emu.EventDescri
 	if n >= 8 {
 		binary.LittleEndian.PutUint64(data[n-8:], h.serial)
 	}
-	ev := rec{hook: 1, level: outer.level, keyword: outer.keyword, pid: processID, tail: h.serial, tid: uint32(200 + p), provider: outer.provider}
+	ev := rec{hook: d.ID, level: outer.level, keyword: outer.keyword, pid: processID, tail: h.serial, tid: uint32(200 + p), provider: outer.provider}
 	f.proc, f.ev = p, ev
 	f.err = h.k.EventWriteEx(r, d, &emu.WriteOptions{Processor: p, ThreadID: ev.tid, Tally: &f.tally}, data)
 }
@@ -336,7 +337,7 @@ func (h *harness) compareFired(fired []*firing, model []*mSession, want []outcom
 		if err := sameErr("interleaved write", f.err, werr[i]); err != nil {
 			return err
 		}
-		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, &f.tally, want[i]); err != nil {
+		if err := h.compareTally(fmt.Sprintf("interleaved write %d in session %s's switch", i, f.session.name), f.proc, f.ev.hook, &f.tally, want[i]); err != nil {
 			return err
 		}
 	}

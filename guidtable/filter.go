@@ -74,6 +74,16 @@ func (f *Filter) Admits(pid uint32, exe string, id uint16) bool {
 	return true
 }
 
+// Clone returns a copy of f that shares no memory with it (nil for nil).
+func (f *Filter) Clone() *Filter {
+	if f == nil {
+		return nil
+	}
+	c := *f
+	c.PIDs, c.Executables, c.EventIDs = slices.Clone(f.PIDs), slices.Clone(f.Executables), slices.Clone(f.EventIDs)
+	return &c
+}
+
 // ParseFilters reads EnableTraceEx2's filter descriptors into a Filter (nil for none).
 // Errors, as the reason for ERROR_INVALID_PARAMETER: more than MaxFilters descriptors, a
 // type given twice, or data that does not fit its type (no PID, or more than

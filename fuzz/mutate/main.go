@@ -79,6 +79,15 @@ var bugs = []bug{
 		"errIdx != 0 && errIdx&denied == 0 && !l.Independent()", "errIdx != 0 && errIdx&denied == 0"},
 	{"etl: a full SEQUENTIAL file refuses the buffer that fits exactly", "etl/writer.go",
 		"if w.limit == 0 || w.pos+n <= w.limit {", "if w.limit == 0 || w.pos+n < w.limit {"},
+	{"guidtable: an EVENT_ID filter keeps the ids it should drop", "guidtable/filter.go",
+		"return found == f.EventIDsIn", "return found"},
+	{"guidtable: a PID filter reads only its first process id", "guidtable/filter.go",
+		"if f.PIDs != nil && !slices.Contains(f.PIDs, pid) {", "if f.PIDs != nil && f.PIDs[0] != pid {"},
+	{"emu: EventWrite's cached route skips the enable's filters", "emu/route.go",
+		"!l.Secure() && !info.Special {", "!l.Secure() {"},
+	{"emu: an event one enablement's filters drop is lost to the session's other enablement", "emu/write.go",
+		"\t\tif info.Special || extra.Props != 0 {\n\t\t\tif !k.ready(&ev, &extra, info) {",
+		"\t\tseen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)\n\t\tif info.Special || extra.Props != 0 {\n\t\t\tif !k.ready(&ev, &extra, info) {"},
 }
 
 // target is one fuzz target and its budget.
