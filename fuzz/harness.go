@@ -349,7 +349,11 @@ func (h *harness) step(o Op) error {
 			if o.Kind == OpEnable && o.Filter != 0 {
 				filter = &filterChoices[o.Filter]
 			}
-			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(o.enableCode()), o.Level, o.Any, o.All, filter)
+			var props uint32
+			if o.Kind == OpEnable {
+				props = o.Props
+			}
+			werr = m.enable(ms, providers[o.Provider], o.Group, uint32(o.enableCode()), o.Level, o.Any, o.All, filter, props)
 		}
 		return h.sameErr(o, err, werr)
 

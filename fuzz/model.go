@@ -85,6 +85,19 @@ type mSlot struct {
 	level    uint8
 	any, all uint64
 	filter   *filterChoice // the enable's filters; nil for none
+	props    uint32        // the enable's itemProps bits: extended items each event gets
+}
+
+// itemsSize is the size, in a record, of the extended items an enablement's props add
+// (the model's own reading, tlItem, of the items' layout).
+func itemsSize(props uint32) int {
+	n := 0
+	for _, it := range itemProps {
+		if props&it.prop != 0 {
+			n += tlItem(it.size)
+		}
+	}
+	return n
 }
 
 // admits is the slot's filters' test of an event of id written by process pid: each
@@ -581,7 +594,7 @@ func (m *model) disable(e *mEntry, id uint16) {
 }
 
 // enable predicts EnableTraceEx2 for the three control codes.
-func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level uint8, any, all uint64, filter *filterChoice) error {
+func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level uint8, any, all uint64, filter *filterChoice, props uint32) error {
 	switch code {
 	case 1:
 		e := m.entry(g, group, true)
@@ -597,7 +610,7 @@ func (m *model) enable(s *mSession, g guid.GUID, group bool, code uint32, level 
 				return winerr.ErrNoSystemResources // a ninth session
 			}
 		}
-		e.slots[i] = &mSlot{logger: s.id, level: level, any: any, all: all, filter: filter}
+		e.slots[i] = &mSlot{logger: s.id, level: level, any: any, all: all, filter: filter, props: props}
 		notify(e, 1)
 	case 0:
 		if e := m.entry(g, group, false); e != nil {
@@ -734,8 +747,14 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 	need := uint32(size+7) &^ 7
 	var failed error
 	anyDenied := false
-	deliver := func(s *mSession) {
+	// deliver writes the event to session s, with the extended items that the enablement
+	// through which it reaches s asks for (props).
+	deliver := func(s *mSession, props uint32) {
 		var o outcome
+		// The record in s: its items and its PMC counters; tooBig is the event without
+		// either, as the kernel tests it before it looks at any session.
+		extra := itemsSize(props) + s.pmcExtra(uint32(ev.hook), false)
+		size, need := size+extra, need+uint32(extra)
 		switch {
 		case s.secure:
 			o.denied++
@@ -744,16 +763,17 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 		case tooBig || (failed != nil && !s.independent):
 			o.lost++
 			s.lost++
-		case need+uint32(s.pmcExtra(uint32(ev.hook), false)) > s.bufSize-headerSize || size+s.pmcExtra(uint32(ev.hook), false) > maxEvent:
+		case need > s.bufSize-headerSize || size > maxEvent:
 			o.lost++
 			s.lost++
 			if failed == nil {
 				failed = winerr.ErrMoreData
 			}
 		default:
-			if s.reserve(proc, need+uint32(s.pmcExtra(uint32(ev.hook), false))) {
+			if s.reserve(proc, need) {
 				o.delivered++
-				ev.size = uint16(size + s.pmcExtra(uint32(ev.hook), false))
+				ev := ev
+				ev.size, ev.items = uint16(size), props
 				s.accept(proc, ev)
 			} else {
 				o.lost++
@@ -770,7 +790,7 @@ func (m *model) write(r *mReg, level uint8, kw uint64, payload, extra, proc int,
 		}
 		for _, sl := range e.slots {
 			if sl != nil && sl.passes(level, kw) && sl.admits(ev.pid, ev.hook) && !out.reached(sl.logger) {
-				deliver(m.byID[sl.logger])
+				deliver(m.byID[sl.logger], sl.props)
 			}
 		}
 	}

@@ -282,6 +282,7 @@ type Op struct {
 	Any, All uint64
 	Group    bool   // enable/disable a provider group; traits: join Provider as a group
 	Filter   int    // enable: index into filterChoices
+	Props    uint32 // enable: EVENT_ENABLE_PROPERTY_* bits from itemProps
 	ID       uint16 // write: the event's id (EVENT_DESCRIPTOR.Id), from eventIDs
 	// TL: register a TraceLogging provider of package etw (go-winio's pkg/etw shape) for
 	// Provider, whose writes are its WriteEvent: the provider's own filter, then the
@@ -372,7 +373,7 @@ func (o Op) line(reg string) string {
 		line := fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
 		if o.Kind == OpEnable {
 			line += fmt.Sprintf(" level=%d any=%#x all=%#x", o.Level, o.Any, o.All)
-			line += filterChoices[o.Filter].options()
+			line += filterChoices[o.Filter].options() + propsOption(o.Props)
 		}
 		if o.Group && o.Kind != OpCapture {
 			line += " group=1"
@@ -442,17 +443,49 @@ func (o Op) enableCode() regentry.ControlCode {
 // filters (filterDescs); nil for neither.
 func (o Op) enableParams() *emu.EnableParameters {
 	var descs []emu.FilterDescriptor
+	var props uint32
 	if o.Kind == OpEnable {
-		descs = filterDescs[o.Filter]
+		descs, props = filterDescs[o.Filter], o.Props
 	}
-	if !o.Group && descs == nil {
+	if !o.Group && descs == nil && props == 0 {
 		return nil
 	}
-	p := &emu.EnableParameters{Filters: descs}
+	p := &emu.EnableParameters{Filters: descs, EnableProperty: props}
 	if o.Group {
-		p.EnableProperty = guidtable.PropertyProviderGroup
+		p.EnableProperty |= guidtable.PropertyProviderGroup
 	}
 	return p
+}
+
+// itemProps are the EVENT_ENABLE_PROPERTY_* bits an OpEnable may pass that add an
+// extended item to each event the enablement passes, with the item's
+// EVENT_HEADER_EXT_TYPE, its data's size and the name the scenario language's props=
+// gives the bit. STACK_TRACE is left out: its item's size depends on the writing
+// goroutine's stack, which the model cannot predict, and sizes decide when buffers fill.
+var itemProps = []struct {
+	prop uint32
+	typ  uint16
+	size int
+	name string
+}{
+	{guidtable.PropertySID, 0x0002, 12, "sid"}, // the emulated process's SID, S-1-5-18
+	{guidtable.PropertyTSID, 0x0003, 4, "tsid"},
+	{guidtable.PropertyEventKey, 0x000A, 8, "key"},
+	{guidtable.PropertyProcessStartKey, 0x000D, 8, "start"},
+}
+
+// propsOption writes props as the scenario language's props= option ("" for none).
+func propsOption(props uint32) string {
+	var names []string
+	for _, it := range itemProps {
+		if props&it.prop != 0 {
+			names = append(names, it.name)
+		}
+	}
+	if names == nil {
+		return ""
+	}
+	return " props=" + strings.Join(names, ",")
 }
 
 // The process ids a PID filter names: the run's own (processID) or another's. In a run
@@ -586,10 +619,15 @@ func Decode(data []byte) Program {
 		case OpEnable:
 			o.Session = r.pick(len(sessionNames))
 			o.Provider = r.pick(len(providers))
-			// Bit 0 the group, bits 1 to 3 the filters (a committed seed's 0 or 1 is no
-			// filter), bits 4 to 7 unused.
+			// Bit 0 the group, bits 1 to 3 the filters, bits 4 to 7 the properties that
+			// add extended items, one bit each (a committed seed's 0 or 1 is neither).
 			c := r.byte()
 			o.Group, o.Filter = c&1 != 0, int(c>>1&7)%len(filterChoices)
+			for i, it := range itemProps {
+				if c>>(4+i)&1 != 0 {
+					o.Props |= it.prop
+				}
+			}
 			o.Level = levels[r.pick(len(levels))]
 			o.Any = keywords[r.pick(len(keywords))]
 			o.All = keywords[r.pick(len(keywords))]
@@ -688,6 +726,14 @@ func Encode(p Program) ([]byte, error) {
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256))
 		case OpEnable:
 			group |= idx(o.Filter, o.Filter >= 0 && o.Filter < len(filterChoices)) << 1
+			props := o.Props
+			for i, it := range itemProps {
+				if props&it.prop != 0 {
+					group |= 1 << (4 + i)
+					props &^= it.prop
+				}
+			}
+			idx(0, props == 0) // a property the choices do not have
 			out = append(out, sess, prov, group, level,
 				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
 				find(len(keywords), func(i int) bool { return keywords[i] == o.All }))

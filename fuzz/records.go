@@ -1,12 +1,14 @@
 package fuzz
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/session"
 )
 
@@ -25,14 +27,57 @@ type rec struct {
 	size     uint16
 	tail     uint64
 	hasTail  bool // the model's prediction: the payload ends the record with the serial
+	// items are the itemProps bits whose extended items the record carries, each with
+	// the value the emulated process has (badItem: one with another value).
+	items uint32
+}
+
+// badItem marks, in rec.items, an enable property's item whose data is not the value
+// the emulated process has: S-1-5-18, terminal session 1, start key 1<<48 | processID
+// (emu's [emulator choice] values), or an EVENT_KEY that is not 8 bytes.
+const badItem = 1 << 31
+
+// localSystem is S-1-5-18 as a binary SID.
+var localSystem = []byte{1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0}
+
+// itemsOf reads the enable properties' items among a record's extended items into
+// rec.items bits.
+func itemsOf(ext []etl.ExtItem) uint32 {
+	var bits uint32
+	for _, x := range ext {
+		for _, it := range itemProps {
+			if x.Type != it.typ {
+				continue
+			}
+			bits |= it.prop
+			ok := len(x.Data) == it.size
+			switch {
+			case !ok:
+			case it.prop == guidtable.PropertySID:
+				ok = bytes.Equal(x.Data, localSystem)
+			case it.prop == guidtable.PropertyTSID:
+				ok = binary.LittleEndian.Uint32(x.Data) == 1
+			case it.prop == guidtable.PropertyProcessStartKey:
+				ok = binary.LittleEndian.Uint64(x.Data) == 1<<48|processID
+			}
+			if !ok {
+				bits |= badItem
+			}
+		}
+	}
+	return bits
 }
 
 func (r rec) String() string {
 	if r.system {
 		return fmt.Sprintf("{system hook %#04x pid %d tid %d size %d tail %#x}", r.hook, r.pid, r.tid, r.size, r.tail)
 	}
-	return fmt.Sprintf("{provider %v id %d level %d keyword %#x pid %d tid %d activity %v size %d tail %#x}",
-		r.provider, r.hook, r.level, r.keyword, r.pid, r.tid, r.activity, r.size, r.tail)
+	items := propsOption(r.items &^ badItem) // " props=..." or nothing
+	if r.items&badItem != 0 {
+		items += " (an item with a wrong value)"
+	}
+	return fmt.Sprintf("{provider %v id %d level %d keyword %#x pid %d tid %d activity %v size %d tail %#x%s}",
+		r.provider, r.hook, r.level, r.keyword, r.pid, r.tid, r.activity, r.size, r.tail, items)
 }
 
 // matches compares a record the sink received (r) with the model's (w).
@@ -73,6 +118,7 @@ func (s *recSink) WriteBuffer(buf []byte) error {
 			e := r.Event
 			x.provider, x.hook, x.level, x.keyword = e.ProviderID, e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword
 			x.pid, x.tid, x.activity = e.ProcessID, e.ThreadID, e.ActivityID
+			x.items = itemsOf(r.Ext)
 		} else {
 			x.system = true
 			x.hook, x.tid, x.pid = r.HookID, r.ThreadID, r.ProcessID

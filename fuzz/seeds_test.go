@@ -199,6 +199,11 @@ func seeds() []seed {
 		// EventWriteTransfer, on events of every id; an event the provider's enablement
 		// filters out reaching the session through its group's; and filters before 8.1.
 		enc("filters", winver.V2004, 1, filterOps()...),
+		// Enable properties that add extended items: a different set in each of two
+		// sessions, then none in the second (its records must not take the first's),
+		// and items through a group's enablement when the provider's filters drop the
+		// event.
+		enc("enable-properties", winver.V2004, 1, propertyOps()...),
 		enc("filters-before-8.1", winver.V6_2, 1,
 			start(0, 4, 2, 10, 0), reg(0), Op{Kind: OpEnable, Session: 0, Provider: 0, Level: 5, Filter: 1}, write(0, 4, 0, 16, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,
@@ -234,6 +239,35 @@ func filterOps() []Op {
 	}
 	return append(ops, Op{Kind: OpDisable, Session: 0, Provider: 0}, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: 1, API: APIPlain},
 		Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
+}
+
+// propertyOps is the enable-properties seed: sessions s0 and s1, registration r0 of
+// fuzz-a in group fuzz-group-1, writes of ids 1 and 2 with each API after each enable.
+func propertyOps() []Op {
+	start := func(s int) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: 4, MinBufs: 2, MaxBufs: 10, Mode: logmode.RealTime}
+	}
+	enable := func(s int, props uint32) Op {
+		return Op{Kind: OpEnable, Session: s, Provider: 0, Level: 5, Props: props}
+	}
+	writes := func() (ops []Op) {
+		for _, id := range []uint16{2, 1} {
+			for api := range numAPIs {
+				ops = append(ops, Op{Kind: OpWrite, Level: 4, Payload: 100, ID: id, API: api})
+			}
+		}
+		return ops
+	}
+	sid, tsid, key, startKey := itemProps[0].prop, itemProps[1].prop, itemProps[2].prop, itemProps[3].prop
+	ops := []Op{start(0), start(1), {Kind: OpRegister}, {Kind: OpTraits, Group: true, Provider: 3}}
+	ops = append(append(ops, enable(0, sid|key)), writes()...)
+	ops = append(append(ops, enable(1, tsid|startKey)), writes()...)
+	ops = append(append(ops, enable(1, 0)), writes()...)
+	// s1's provider enablement drops id 1, which reaches it through the group's, with
+	// every item.
+	dropOne := Op{Kind: OpEnable, Session: 1, Provider: 0, Level: 5, Filter: 2, Props: sid}
+	ops = append(append(ops, dropOne, Op{Kind: OpEnable, Session: 1, Provider: 3, Group: true, Level: 5, Props: sid | tsid | key | startKey}), writes()...)
+	return append(ops, Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
 }
 
 // nineSessions enables one provider from more sessions than a GUID entry has slots:

@@ -88,6 +88,12 @@ var bugs = []bug{
 	{"emu: an event one enablement's filters drop is lost to the session's other enablement", "emu/write.go",
 		"\t\tif info.Special || extra.Props != 0 {\n\t\t\tif !k.ready(&ev, &extra, info) {",
 		"\t\tseen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)\n\t\tif info.Special || extra.Props != 0 {\n\t\t\tif !k.ready(&ev, &extra, info) {"},
+	{"session: an EVENT_KEY item left out of the record's size", "session/reserve.go",
+		"\tif have&hasKey != 0 {\n\t\tn += abi.ExtItemSize(8)\n\t}\n", ""},
+	{"emu: a session's records take the extended items of the session before it", "emu/write.go",
+		"extra.Props = props", "extra.Props |= props"},
+	{"emu: the process start key without its boot number", "emu/items.go",
+		"x.ProcessStartKey = startKeyBoot | uint64(k.pid)", "x.ProcessStartKey = uint64(k.pid)"},
 }
 
 // target is one fuzz target and its budget.
