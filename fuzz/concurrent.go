@@ -38,8 +38,9 @@ const Workers = 3
 // Nothing can be predicted about the interleaving, so the checks are the ones that hold
 // for every interleaving: every error is a Windows error; every event that no control
 // call overlapped went to exactly the sessions whose enable slots (the provider's and
-// its group's, read before the write) pass its level and keyword by the harness's own
-// reading of the filter; afterwards the invariant checker finds nothing; and for every
+// its group's, read before the write) pass its level, keyword and id by the harness's
+// own reading of the level and keyword test and of the slot's filters (as the emulator
+// parsed them: a wrong parse is FuzzInterplay's to find); afterwards the invariant checker finds nothing; and for every
 // session, the events its sink received and its EventsLost equal what writers were
 // told was delivered and lost. A run that does not finish within Deadline fails with the
 // operation each worker is stuck in. The coverage counts the events delivered and lost.
@@ -50,7 +51,7 @@ func RunConcurrent(data []byte) (Coverage, error) {
 }
 
 func runConcurrent(p Program, cov *Coverage) error {
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: 4242, FileSystem: &etl.MemFS{},
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, FileSystem: &etl.MemFS{},
 		Clock: clock.NewManualSource(1000, 1), PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return err
@@ -357,7 +358,7 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 
 // checkSink is a concurrent run's sink: it counts as session.Counter does and checks
 // every record against what the workers write: the process id, a provider of the run,
-// event id 1 at one of the levels and keywords the ops choose, a thread id the writes
+// one of the event ids, levels and keywords the ops choose, a thread id the writes
 // give, a payload of one of the sizes the ops choose, zeros before its serial, and no
 // serial twice; a system record, one of the PMC hooks. It does not hold a record to the
 // stream of its buffer: a writer that loaded its stream's buffer, was preempted while
@@ -434,8 +435,9 @@ func (s *checkSink) err() error {
 
 // routes reads the enable slots of r's provider and group entries and says which
 // logger ids an event of the level, keyword and id should reach, by the model's reading
-// of the level and keyword test (mSlot.passes) and of the slot's filters (admits), not
-// the emulator's.
+// of the level and keyword test (mSlot.passes) and the harness's own test of the slot's
+// filters (admits). The filters are the emulator's parse of the enable's descriptors:
+// a wrong parse passes here, and FuzzInterplay, whose model reads the choices, finds it.
 func routes(k *emu.Kernel, r *mine, level uint8, kw uint64, id uint16) (want [session.LoggerIDs]bool) {
 	look := func(g guid.GUID, group bool) {
 		e, ok := k.LookupGuidEntry(g, group)

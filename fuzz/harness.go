@@ -509,6 +509,25 @@ func (h *harness) compare(full, entries bool) error {
 	return nil
 }
 
+// sameFilter reports whether the filters a slot holds, as the emulator parsed them, are
+// the choice the model gave the enable (nil: none): its process ids in order, and its
+// event ids, sorted, kept or dropped.
+func sameFilter(f *guidtable.Filter, c *filterChoice) bool {
+	if f == nil || c == nil {
+		return f == nil && c == nil
+	}
+	var pids []uint32
+	for _, p := range c.pid {
+		pids = append(pids, p.id(false))
+	}
+	ids := c.keep
+	if ids == nil {
+		ids = c.drop
+	}
+	return slices.Equal(f.PIDs, pids) && slices.Equal(f.EventIDs, slices.Sorted(slices.Values(ids))) &&
+		f.EventIDsIn == (c.keep != nil) && f.Executables == nil
+}
+
 func compareEntry(e emu.GuidEntry, found bool, me *mEntry) error {
 	switch {
 	case !found && me == nil:
@@ -531,6 +550,10 @@ func compareEntry(e emu.GuidEntry, found bool, me *mEntry) error {
 		case s.LoggerID != ms.logger || s.Level != ms.level || s.MatchAnyKeyword != ms.any || s.MatchAllKeyword != ms.all:
 			return fmt.Errorf("slot %d = logger %d level %d any %#x all %#x, model expects %+v",
 				i, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword, *ms)
+		case s.EnableProperty&itemPropBits != ms.props:
+			return fmt.Errorf("slot %d has EnableProperty %#x, model expects the item properties %#x", i, s.EnableProperty, ms.props)
+		case !sameFilter(s.Filter, ms.filter):
+			return fmt.Errorf("slot %d has filters %+v, model expects %+v", i, s.Filter, ms.filter)
 		}
 	}
 	return nil

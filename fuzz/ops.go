@@ -138,8 +138,8 @@ const (
 )
 
 // options writes f as the scenario language's enable options: keep=, drop= and pid=,
-// where the run's own process is the scenario's.
-func (f filterChoice) options() string {
+// where the run's own process is the scenario's if scenario is set.
+func (f filterChoice) options(scenario bool) string {
 	var b strings.Builder
 	list := func(key string, n int, item func(i int) uint32) {
 		for i := range n {
@@ -152,7 +152,7 @@ func (f filterChoice) options() string {
 	}
 	list("keep", len(f.keep), func(i int) uint32 { return uint32(f.keep[i]) })
 	list("drop", len(f.drop), func(i int) uint32 { return uint32(f.drop[i]) })
-	list("pid", len(f.pid), func(i int) uint32 { return f.pid[i].id(true) })
+	list("pid", len(f.pid), func(i int) uint32 { return f.pid[i].id(scenario) })
 	return b.String()
 }
 
@@ -331,18 +331,19 @@ const (
 
 // String writes the operation as a scenario line (see Program.Scenario), naming the
 // registration it uses by its raw index, "r<Reg>", which the run wraps round the
-// registrations that exist.
+// registrations that exist, and the run's own process id as it is in the run.
 func (o Op) String() string {
 	reg := fmt.Sprintf("r%d", o.Reg)
 	if o.Kind == OpRegister {
 		reg = "(next)"
 	}
-	return o.line(reg)
+	return o.line(reg, false)
 }
 
 // line writes the operation in the scenario language, with reg as the name of the
-// registration it registers or uses.
-func (o Op) line(reg string) string {
+// registration it registers or uses; for a scenario (Program.Scenario), with the run's
+// own process as the scenario's.
+func (o Op) line(reg string, scenario bool) string {
 	name := sessionNames[o.Session]
 	switch o.Kind {
 	case OpStart:
@@ -373,7 +374,7 @@ func (o Op) line(reg string) string {
 		line := fmt.Sprintf("%v %s %s", o.Kind, name, providerNames[o.Provider])
 		if o.Kind == OpEnable {
 			line += fmt.Sprintf(" level=%d any=%#x all=%#x", o.Level, o.Any, o.All)
-			line += filterChoices[o.Filter].options() + propsOption(o.Props)
+			line += filterChoices[o.Filter].options(scenario) + propsOption(o.Props)
 		}
 		if o.Group && o.Kind != OpCapture {
 			line += " group=1"
@@ -473,6 +474,49 @@ var itemProps = []struct {
 	{guidtable.PropertyEventKey, 0x000A, 8, "key"},
 	{guidtable.PropertyProcessStartKey, 0x000D, 8, "start"},
 }
+
+// extras is what an enable passes besides its level and keywords: one of filterChoices
+// and itemProps bits.
+type extras struct {
+	filter int
+	props  uint32
+}
+
+// enableExtras are the extras an OpEnable picks from (bits 1 to 7 of its group byte,
+// wrapping round): nothing in about two enables of three, so that most enablements
+// leave EventWrite's cached route in use and enable before 8.1, where filters are
+// refused; then each filter set with no properties, one, two and all four; then every
+// set of properties alone.
+var enableExtras = func() []extras {
+	out := make([]extras, 64)
+	some := []uint32{0, itemProps[0].prop, itemProps[1].prop | itemProps[2].prop, itemPropBits}
+	for f := 1; f < len(filterChoices); f++ {
+		for _, p := range some {
+			out = append(out, extras{f, p})
+		}
+	}
+	for set := 1; set < 1<<len(itemProps); set++ {
+		var p uint32
+		for i, it := range itemProps {
+			if set>>i&1 != 0 {
+				p |= it.prop
+			}
+		}
+		out = append(out, extras{0, p})
+	}
+	if len(out) > 128 {
+		panic("enableExtras: more choices than seven bits pick")
+	}
+	return out
+}()
+
+// itemPropBits are all the itemProps bits.
+var itemPropBits = func() (all uint32) {
+	for _, it := range itemProps {
+		all |= it.prop
+	}
+	return all
+}()
 
 // propsOption writes props as the scenario language's props= option ("" for none).
 func propsOption(props uint32) string {
@@ -619,15 +663,11 @@ func Decode(data []byte) Program {
 		case OpEnable:
 			o.Session = r.pick(len(sessionNames))
 			o.Provider = r.pick(len(providers))
-			// Bit 0 the group, bits 1 to 3 the filters, bits 4 to 7 the properties that
-			// add extended items, one bit each (a committed seed's 0 or 1 is neither).
+			// Bit 0 the group, bits 1 to 7 the filters and properties (enableExtras;
+			// a committed seed's 0 or 1 is neither).
 			c := r.byte()
-			o.Group, o.Filter = c&1 != 0, int(c>>1&7)%len(filterChoices)
-			for i, it := range itemProps {
-				if c>>(4+i)&1 != 0 {
-					o.Props |= it.prop
-				}
-			}
+			x := enableExtras[int(c>>1)%len(enableExtras)]
+			o.Group, o.Filter, o.Props = c&1 != 0, x.filter, x.props
 			o.Level = levels[r.pick(len(levels))]
 			o.Any = keywords[r.pick(len(keywords))]
 			o.All = keywords[r.pick(len(keywords))]
@@ -725,15 +765,7 @@ func Encode(p Program) ([]byte, error) {
 		case OpUnregister:
 			out = append(out, idx(o.Reg, o.Reg >= 0 && o.Reg < 256))
 		case OpEnable:
-			group |= idx(o.Filter, o.Filter >= 0 && o.Filter < len(filterChoices)) << 1
-			props := o.Props
-			for i, it := range itemProps {
-				if props&it.prop != 0 {
-					group |= 1 << (4 + i)
-					props &^= it.prop
-				}
-			}
-			idx(0, props == 0) // a property the choices do not have
+			group |= find(len(enableExtras), func(i int) bool { return enableExtras[i] == extras{o.Filter, o.Props} }) << 1
 			out = append(out, sess, prov, group, level,
 				find(len(keywords), func(i int) bool { return keywords[i] == o.Any }),
 				find(len(keywords), func(i int) bool { return keywords[i] == o.All }))
@@ -813,7 +845,7 @@ func (p Program) Scenario(results []error) string {
 		case regs > 0:
 			reg = fmt.Sprintf("r%d", o.Reg%regs)
 		}
-		line := o.line(reg)
+		line := o.line(reg, true)
 		if err := results[i]; err != nil {
 			line = "expect " + scenarioCode(err) + " " + line
 		}
