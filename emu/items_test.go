@@ -12,6 +12,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winver"
@@ -176,4 +177,46 @@ func stackHas(b []byte, name string) bool {
 		}
 	}
 	return false
+}
+
+// An event whose session asks for items other than a stack allocates nothing: the stack,
+// its walk and its bytes, is taken only for a session that asks for one, which then
+// allocates it. A synchronous kernel, so that no logger goroutine allocates beside the
+// writes AllocsPerRun counts.
+func TestItemsWithoutStackDoNotAllocate(t *testing.T) {
+	k, err := New(Config{Version: winver.V2004, Processors: 1, Synchronous: true, FileSystem: &etl.MemFS{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h, err := k.StartTrace("Items", &Properties{BufferSize: 64, MinimumBuffers: 4, MaximumBuffers: 4,
+		LogFileMode: logmode.RealTime, Sink: session.Discard{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := k.EventRegister(provA, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, data := &EventDescriptor{ID: 1, Level: 4}, make([]byte, 16)
+	write := func() {
+		if err := k.EventWrite(r, d, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		props  uint32
+		allocs bool
+	}{
+		{guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey, false},
+		{guidtable.PropertySID | guidtable.PropertyStackTrace, true},
+	} {
+		if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: c.props}); err != nil {
+			t.Fatal(err)
+		}
+		write() // the route, and the first buffer
+		if n := testing.AllocsPerRun(200, write); (n != 0) != c.allocs {
+			t.Errorf("EnableProperty %#x: %v allocations an event, want them %v", c.props, n, map[bool]string{false: "none", true: "for the stack"}[c.allocs])
+		}
+	}
 }

@@ -457,7 +457,8 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 // this session's must replace): it reports false when info's filters drop the event,
 // and otherwise sets in extra the extended items that session asks for
 // (EventExtra.Props; the first session that asks for any has their values made, once for
-// all, by itemValues). The caller points ev at extra: stored here, through a pointer,
+// all, by itemValues, and the first that asks for a stack has it taken, by stackItem).
+// The caller points ev at extra: stored here, through a pointer,
 // extra would move to the heap.
 func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidtable.EnableInfo) bool {
 	if info.Filter != nil && !info.Filter.Admits(ev.ProcessID, k.exe, ev.Descriptor.ID) {
@@ -466,6 +467,9 @@ func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidt
 	props := info.EnableProperty & session.PropItems
 	if props != 0 && extra.SID == nil {
 		k.itemValues(extra)
+	}
+	if props&guidtable.PropertyStackTrace != 0 && extra.Stack == nil {
+		k.stackItem(extra)
 	}
 	extra.Props = props
 	return true
