@@ -156,13 +156,15 @@ type harness struct {
 	calls   [][]mCall           // callbacks each registration received, parallel to m.regs
 	check   *emu.Checker
 	cov     *Coverage
-	pin     *pinner       // EventWrite's processor
-	writes  int           // OpWrite operations so far
-	proc    int           // the processor the last OpWrite wrote on
-	serial  uint64        // events written so far: the last eight bytes of each payload (payload)
-	pay     []byte        // the payloads' bytes (payload)
-	payN    int           // the length of the last payload
-	tally   emu.Tally     // the last write's (OpWrite, OpSysWrite, TraceLogging), reused: 1.7 KB, on the heap each write it was a fifth of the write's time
+	pin     *pinner             // EventWrite's processor
+	writes  int                 // OpWrite operations so far
+	proc    int                 // the processor the last OpWrite wrote on
+	serial  uint64              // events written so far: the last eight bytes of each payload (payload)
+	pay     []byte              // the payloads' bytes (payload)
+	payN    int                 // the length of the last payload
+	tally   emu.Tally           // the last write's (OpWrite, OpSysWrite, TraceLogging), reused: 1.7 KB, on the heap each write it was a fifth of the write's time
+	desc    emu.EventDescriptor // the last OpWrite's descriptor and EventWriteEx options, reused, as tally
+	opts    emu.WriteOptions
 	rest    emu.Tally     // compareTally's
 	st      session.Stats // a session's counters, read after each write (ReadStats)
 	// before and after are the sessions' counters around the last write (stats).

@@ -64,7 +64,8 @@ func (h *harness) write(o Op) error {
 		return h.writeTL(o)
 	}
 	r, mr := h.reg(o.Reg)
-	d := &emu.EventDescriptor{ID: o.ID, Level: o.Level, Keyword: o.Any}
+	d := &h.desc
+	*d = emu.EventDescriptor{ID: o.ID, Level: o.Level, Keyword: o.Any}
 	h.writes++
 	h.serial++
 	serial := h.serial // the writes run inside this one's buffer switches take the next ones
@@ -96,25 +97,15 @@ func (h *harness) write(o Op) error {
 		err = k.EventWriteTransfer(r, d, &act, related, data)
 	}
 	// Interleaves: each armed session's switch hook writes the event again, on the same
-	// processor, in the middle of the switch (firings, below).
-	var fired []*firing
+	// processor, in the middle of the switch (switches; nil when no session is armed, so
+	// that a write without one allocates none of their state).
+	var sw *switches
 	for _, ms := range m.sessions {
 		if ms.armed {
-			ms := ms
-			k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(func() {
-				p := proc
-				if api != APIEx {
-					p = 0
-					if m.nproc > 1 {
-						p = k.CurrentProcessor()
-					}
-				}
-				// Listed before it runs, as the model lists it: a hook that fires inside
-				// this write (another armed session's switch) comes after it.
-				f := &firing{session: ms}
-				fired = append(fired, f)
-				h.nestedWrite(f, r, d, o.Payload, p, ev) // appends to fired
-			})
+			if sw == nil {
+				sw = &switches{h: h, r: r, mr: mr, o: o, ev: ev, api: api, proc: proc}
+			}
+			sw.arm(ms)
 		}
 	}
 	if api != APIEx && h.m.nproc > 1 {
@@ -133,9 +124,13 @@ func (h *harness) write(o Op) error {
 		// one-session path where it applies; its outcome per session is then read from
 		// the sessions' counters, as for EventWrite.
 		ev.tid = uint32(200 + proc)
-		opts := &emu.WriteOptions{Processor: proc, ThreadID: ev.tid}
+		opts := &h.opts
+		*opts = emu.WriteOptions{Processor: proc, ThreadID: ev.tid}
 		if useTally = h.writes%2 == 1; useTally {
 			opts.Tally = tally
+		}
+		if sw != nil {
+			sw.api, sw.proc = api, proc
 		}
 		err = k.EventWriteEx(r, d, opts, data)
 	case APITransfer:
@@ -147,25 +142,8 @@ func (h *harness) write(o Op) error {
 	h.results = append(h.results, err)
 	h.proc = proc
 	// The model's writes in the middle of a switch: the emulator's, in the order they ran.
-	var modelFired []*mSession
-	var nestedWant []outcomes
-	var nestedErr []error
-	for _, ms := range m.sessions {
-		if ms.armed {
-			k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(nil)
-			ms := ms
-			ms.onSwitch = func() {
-				// Listed before it runs, as the emulator's: a write nested in this one
-				// comes after it.
-				i := len(modelFired)
-				modelFired = append(modelFired, ms)
-				nestedWant, nestedErr = append(nestedWant, nil), append(nestedErr, nil)
-				if i < len(fired) && fired[i].session == ms {
-					w, e := m.write(mr, o.Level, o.Any, o.Payload, 0, fired[i].proc, fired[i].ev) // appends to them
-					nestedWant[i], nestedErr[i] = w, e
-				}
-			}
-		}
+	if sw != nil {
+		sw.model()
 	}
 	retired := 0
 	for _, ms := range m.sessions {
@@ -180,6 +158,10 @@ func (h *harness) write(o Op) error {
 	if e := h.sameErr(o, err, werr); e != nil {
 		return e
 	}
+	var fired []*firing
+	if sw != nil {
+		fired = sw.fired
+	}
 	if !useTally {
 		h.tallyOf(tally, want, fired)
 	}
@@ -188,10 +170,73 @@ func (h *harness) write(o Op) error {
 	}
 	// The writes in the middle of switches, once the write itself agrees: a write that
 	// went where the model says it does not shows as that, not as a switch.
-	if err := h.compareFired(fired, modelFired, nestedWant, nestedErr); err != nil {
-		return err
+	if sw != nil {
+		if err := h.compareFired(sw.fired, sw.modelFired, sw.nestedWant, sw.nestedErr); err != nil {
+			return err
+		}
 	}
 	return h.compareOverwritten()
+}
+
+// switches is one write's interleaving: what the switch hooks of its armed sessions
+// share, on the emulator's side (fired) and the model's.
+type switches struct {
+	h   *harness
+	r   *emu.Registration
+	mr  *mReg
+	o   Op
+	ev  rec // the interrupted write's record
+	api API // the call the write makes when a hook fires, and on which processor
+	// (EventWriteEx's; the others' hooks read the processor they run on)
+	proc int
+
+	fired      []*firing // the emulator's writes in switches, in the order they ran
+	modelFired []*mSession
+	nestedWant []outcomes
+	nestedErr  []error
+}
+
+// arm sets session ms's switch hook: the next switch of one of its buffers writes the
+// event again, with EventWriteEx on the same processor.
+func (sw *switches) arm(ms *mSession) {
+	h, k := sw.h, sw.h.k
+	k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(func() {
+		p := sw.proc
+		if sw.api != APIEx {
+			p = 0
+			if h.m.nproc > 1 {
+				p = k.CurrentProcessor()
+			}
+		}
+		// Listed before it runs, as the model lists it: a hook that fires inside
+		// this write (another armed session's switch) comes after it.
+		f := &firing{session: ms}
+		sw.fired = append(sw.fired, f)
+		h.nestedWrite(f, sw.r, &h.desc, sw.o.Payload, p, sw.ev) // appends to fired
+	})
+}
+
+// model disarms the emulator's hooks and sets the model's: each armed session's next
+// switch in the model writes the event the emulator's hook wrote there, if it did.
+func (sw *switches) model() {
+	h, m := sw.h, sw.h.m
+	for _, ms := range m.sessions {
+		if !ms.armed {
+			continue
+		}
+		h.k.Session(emu.TraceHandle(ms.handle)).SetSwitchHook(nil)
+		ms.onSwitch = func() {
+			// Listed before it runs, as the emulator's: a write nested in this one
+			// comes after it.
+			i := len(sw.modelFired)
+			sw.modelFired = append(sw.modelFired, ms)
+			sw.nestedWant, sw.nestedErr = append(sw.nestedWant, nil), append(sw.nestedErr, nil)
+			if i < len(sw.fired) && sw.fired[i].session == ms {
+				w, e := m.write(sw.mr, sw.o.Level, sw.o.Any, sw.o.Payload, 0, sw.fired[i].proc, sw.fired[i].ev) // appends to them
+				sw.nestedWant[i], sw.nestedErr[i] = w, e
+			}
+		}
+	}
 }
 
 // tallyOf writes to tally what a write did, read from the sessions' counters: their
