@@ -111,9 +111,9 @@ var (
 	pmcSources = []uint32{19, 2, 10, 11, 6, 8, 9, 12, 13}
 	pmcHooks   = []uint32{0x0001, 0x0524, 0x0301, 0x0003, 0x0F2E}
 	levels     = []uint8{0, 1, 2, 3, 4, 5, 255}
-	// Event ids an OpWrite's event has: 1 most often (a hook id OpPMC's event lists
-	// name), and two more that EVENT_ID filters and the hook lists tell apart (0x0003 is
-	// also a hook).
+	// Event ids an OpWrite's event has, about a third of writes each: 1 (a hook id
+	// OpPMC's event lists name, and every seed Encode writes), and two more that EVENT_ID
+	// filters and the hook lists tell apart (0x0003 is also a hook).
 	eventIDs = []uint16{1, 2, 3}
 	keywords = []uint64{0, 1, 2, 3, 0x8000000000000000, ^uint64(0)}
 	// Payload sizes: small, around a 4 KB buffer's room, past an 8 KB buffer, the largest
@@ -483,7 +483,7 @@ type extras struct {
 }
 
 // enableExtras are the extras an OpEnable picks from, by bits 1 to 7 of its group byte:
-// nothing at 0 (a committed seed's byte), then each filter set with no properties, one,
+// nothing at 0 (the byte of every seed Encode writes), then each filter set with no properties, one,
 // two and all four, twice over; every set of properties alone; and nothing for the rest.
 // So nearly half the enables pass nothing, and leave EventWrite's cached route in use and
 // enable before 8.1, where filters are refused; nearly half pass filters, often enough
@@ -667,7 +667,8 @@ func Decode(data []byte) Program {
 			o.Session = r.pick(len(sessionNames))
 			o.Provider = r.pick(len(providers))
 			// Bit 0 the group, bits 1 to 7 the filters and properties (enableExtras;
-			// a committed seed's 0 or 1 is neither).
+			// the 0 or 1 of every seed Encode writes is neither; one seed the fuzzer found,
+			// 4c09f5499c84c6dc, has other bytes there, which now pick some).
 			c := r.byte()
 			x := enableExtras[c>>1]
 			o.Group, o.Filter, o.Props = c&1 != 0, x.filter, x.props
@@ -687,7 +688,7 @@ func Decode(data []byte) Program {
 			o.Any = keywords[r.pick(len(keywords))]
 			o.Payload = payloads[r.pick(len(payloads))]
 			o.Processor = r.pick(8)
-			// The API, and the event's id from what is left: a committed seed's byte,
+			// The API, and the event's id from what is left: the byte of a seed Encode writes,
 			// below numAPIs, writes id 1.
 			c := int(r.byte())
 			o.API, o.ID = API(c%int(numAPIs)), eventIDs[c/int(numAPIs)%len(eventIDs)]
