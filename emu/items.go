@@ -30,9 +30,9 @@ const maxStackFrames = 32
 // itemValues fills x with the values of the extended items an enable property may ask
 // for an event, once per event: the SID, the terminal session and the process start key
 // of the emulated process, and a new EVENT_KEY. Each session's properties then pick among
-// them (EventExtra.Props). The stack, dearer than the rest together (a third of a fuzz
-// run's time went to it when every item was made for every such event), waits for a
-// session that asks for it (stackItem).
+// them (EventExtra.Props). The stack, dearer than the rest together (a seventh of a
+// FuzzInterplay worker's time went to it when every item was made for every such
+// event), waits for a session that asks for it (stackItem).
 func (k *Kernel) itemValues(x *session.EventExtra) {
 	x.SID, x.TSID = localSystemSID, emulatedTerminalSession
 	x.ProcessStartKey = startKeyBoot | uint64(k.pid)

@@ -458,8 +458,8 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 // and otherwise sets in extra the extended items that session asks for
 // (EventExtra.Props; the first session that asks for any has their values made, once for
 // all, by itemValues, and the first that asks for a stack has it taken, by stackItem).
-// The caller points ev at extra: stored here, through a pointer,
-// extra would move to the heap.
+// The caller points ev at extra: stored here, through a pointer, extra would move to
+// the heap.
 func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidtable.EnableInfo) bool {
 	if info.Filter != nil && !info.Filter.Admits(ev.ProcessID, k.exe, ev.Descriptor.ID) {
 		return false

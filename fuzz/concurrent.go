@@ -40,9 +40,9 @@ const Workers = 3
 // call overlapped went to exactly the sessions whose enable slots (the provider's and
 // its group's, read before the write) pass its level, keyword and id by the harness's
 // own reading of the level and keyword test and of the slot's filters (as the emulator
-// parsed them: a wrong parse is FuzzInterplay's to find); afterwards the invariant checker finds nothing; and for every
-// session, the events its sink received and its EventsLost equal what writers were
-// told was delivered and lost. A run that does not finish within Deadline fails with the
+// parsed them: a wrong parse is FuzzInterplay's to find); afterwards the invariant
+// checker finds nothing; and for every session, the events its sink received and its
+// EventsLost equal what writers were told was delivered and lost. A run that does not finish within Deadline fails with the
 // operation each worker is stuck in. The coverage counts the events delivered and lost.
 func RunConcurrent(data []byte) (Coverage, error) {
 	var cov Coverage

@@ -168,8 +168,8 @@ func (p pidChoice) id(scenario bool) uint32 {
 	return processID
 }
 
-// filterChoices are the filter sets an OpEnable picks from: none most often, then EVENT_ID
-// filters that keep or drop the ids writes use, PID filters that keep the run's events or
+// filterChoices are the filter sets an OpEnable picks from (through enableExtras): none,
+// then EVENT_ID filters that keep or drop the ids writes use, PID filters that keep the run's events or
 // none, and two filters at once, which an event must both pass. Filters come with 8.1
 // (6.3); an enable before that which passes one is refused.
 var filterChoices = []filterChoice{
@@ -441,7 +441,7 @@ func (o Op) enableCode() regentry.ControlCode {
 
 // enableParams is what an enable, disable or capture operation passes as
 // ENABLE_TRACE_PARAMETERS: the provider-group property for a group, and an enable's
-// filters (filterDescs); nil for neither.
+// filters (filterDescs) and item properties; nil for none of them.
 func (o Op) enableParams() *emu.EnableParameters {
 	var descs []emu.FilterDescriptor
 	var props uint32
@@ -483,11 +483,11 @@ type extras struct {
 }
 
 // enableExtras are the extras an OpEnable picks from, by bits 1 to 7 of its group byte:
-// nothing at 0 (the byte of every seed Encode writes), then each filter set with no properties, one,
-// two and all four, twice over; every set of properties alone; and nothing for the rest.
-// So nearly half the enables pass nothing, and leave EventWrite's cached route in use and
-// enable before 8.1, where filters are refused; nearly half pass filters, often enough
-// that a fuzzing run explores what they drop.
+// nothing at 0 (the byte of every seed Encode writes), then each filter set with no
+// properties, one, two and all four, twice over; every set of properties alone; and
+// nothing for the rest. So nearly half the enables pass nothing, and leave EventWrite's
+// cached route in use and enable before 8.1, where filters are refused; nearly half pass
+// filters, often enough that a fuzzing run explores what they drop.
 var enableExtras = func() []extras {
 	out := make([]extras, 1, 128)
 	some := []uint32{0, itemProps[0].prop, itemProps[1].prop | itemProps[2].prop, itemPropBits}
