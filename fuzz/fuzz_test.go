@@ -101,7 +101,8 @@ func TestSeedProperties(t *testing.T) {
 
 // A deliberately broken emulator is caught: with the fault hook keeping EnableMask bits
 // after a disable, random programs (fixed seed) expose it within a few hundred inputs,
-// and the report names the mask. The same holds for dropped enable callbacks.
+// and the report names the mask, and its scenario the step that failed. The same holds
+// for dropped enable callbacks.
 func TestModelCatchesInjectedFaults(t *testing.T) {
 	for _, tc := range []struct {
 		f    fault.Fault
@@ -123,6 +124,9 @@ func TestModelCatchesInjectedFaults(t *testing.T) {
 				}
 				if !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("input %d: the fault was reported as\n%v\nwhich does not mention %s", i, err, tc.want)
+				}
+				if !strings.Contains(err.Error(), "\n# The harness failed at the last line above, step ") {
+					t.Fatalf("input %d: the report's scenario does not say where the run failed:\n%v", i, err)
 				}
 				t.Logf("caught after %d random inputs in %v: %v", i+1, time.Since(start), strings.SplitN(err.Error(), "\n", 2)[0])
 				return

@@ -119,8 +119,11 @@ func runProgram(p Program) (Coverage, []error, error) {
 			err = h.compare(full, full || enabling)
 		}
 		if err != nil {
-			return cov, h.results, fmt.Errorf("step %d (%v): %w\nprogram:\n%v\nas a scenario (etwemu run FILE replays it up to the step that failed):\n%s",
-				i, op, err, p, p.Scenario(h.results))
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			return cov, h.results, fmt.Errorf("step %d (%v): %w\nprogram:\n%v\nas a scenario (etwemu run FILE replays it up to the step that failed):\n%s"+
+				"# The harness failed at the last line above, step %d: %s\n"+
+				"# The replay gives the emulator's answers; the failure is where they differ from the model's.\n",
+				i, op, err, p, p.Scenario(h.results), i, first)
 		}
 	}
 	for _, c := range h.calls {

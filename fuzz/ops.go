@@ -829,31 +829,53 @@ func (o Op) setPMC(k *emu.Kernel, th emu.TraceHandle) error {
 // operation that failed is written "expect CODE ...", so the file replays the run and
 // stops where the emulator first answers otherwise. Registrations are named r0, r1, ...
 // in the order they succeeded; providers by their names, whose EventSource hash is
-// their GUID.
+// their GUID. What the language cannot say is a comment, with the emulator's answer: a
+// logger held back, a write inside a buffer switch, a registration through package etw
+// and the writes, unregistrations and traits through it; a closing comment says so.
 func (p Program) Scenario(results []error) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# a fuzz program (%d operations) as a scenario\n", len(p.Ops))
+	n := min(len(p.Ops), len(results))
+	if n < len(p.Ops) {
+		fmt.Fprintf(&b, "# the first %d of a fuzz program's %d operations, as a scenario\n", n, len(p.Ops))
+	} else {
+		fmt.Fprintf(&b, "# a fuzz program (%d operations) as a scenario\n", n)
+	}
 	fmt.Fprintf(&b, "kernel version=%s processors=%d pmccounters=%d\n", p.Version, p.Processors, pmcCounters)
-	regs := 0 // registrations that succeeded so far: r0, r1, ...
-	for i, o := range p.Ops {
-		if i >= len(results) {
-			break
-		}
-		reg := "none" // no registration yet: the kernel gets a NULL handle
+	var tl []bool     // the registrations that succeeded, r0, r1, ...: through package etw?
+	comments := false // some operations are comments
+	for i, o := range p.Ops[:n] {
+		reg, viaTL := "none", false // no registration yet: the kernel gets a NULL handle
 		switch {
 		case o.Kind == OpRegister:
-			reg = fmt.Sprintf("r%d", regs)
+			reg = fmt.Sprintf("r%d", len(tl))
 			if results[i] == nil {
-				regs++
+				tl = append(tl, o.TL)
 			}
-		case regs > 0:
-			reg = fmt.Sprintf("r%d", o.Reg%regs)
+		case len(tl) > 0:
+			j := o.Reg % len(tl)
+			reg, viaTL = fmt.Sprintf("r%d", j), tl[j] && (o.Kind == OpWrite || o.Kind == OpUnregister || o.Kind == OpTraits)
+		}
+		if viaTL && o.Kind == OpWrite {
+			o.ID = 0 // package etw's events have id 0 (writeTL)
 		}
 		line := o.line(reg, true)
-		if err := results[i]; err != nil {
+		if viaTL { // a TraceLogging registration, itself a comment: not in the scenario language
+			line = "# " + line + " (" + reg + " is package etw's provider)"
+		}
+		if strings.HasPrefix(line, "#") {
+			comments = true
+			if err := results[i]; err != nil {
+				line += " -- the emulator answered " + scenarioCode(err)
+			}
+		} else if err := results[i]; err != nil {
 			line = "expect " + scenarioCode(err) + " " + line
 		}
 		b.WriteString(line + "\n")
+	}
+	if comments {
+		b.WriteString("# The lines above that are comments are operations the scenario language cannot say\n" +
+			"# (a logger held back, a write inside a buffer switch, package etw's providers):\n" +
+			"# replayed without them, what depended on them is not reproduced.\n")
 	}
 	return b.String()
 }

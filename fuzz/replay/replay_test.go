@@ -3,7 +3,10 @@ package replay_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -62,4 +65,52 @@ func randomInput(rng *rand.Rand, max int) []byte {
 		data[j] = byte(rng.Uint32())
 	}
 	return data
+}
+
+// Every committed FuzzInterplay seed prints as a scenario that replays, TraceLogging
+// providers and all: their registrations and the operations through them are comments
+// there, as are the operations of a held logger or an interleaved write, whose
+// programs are left out here (the refusals they cause cannot be replayed without them).
+func TestSeedsAsScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "fuzz", "FuzzInterplay", "*"))
+	if err != nil || len(files) < 30 {
+		t.Fatalf("%d seeds (%v)", len(files), err)
+	}
+	replayed, viaTL := 0, 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, ok := strings.CutPrefix(string(b), "go test fuzz v1\n[]byte(")
+		if !ok {
+			t.Fatalf("%s: not a fuzz corpus file", f)
+		}
+		q, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(body), ")"))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		p := fuzz.Decode([]byte(q))
+		if slices.ContainsFunc(p.Ops, func(o fuzz.Op) bool { return o.Kind == fuzz.OpHold }) {
+			continue
+		}
+		text, err := fuzz.Scenario(p)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var out bytes.Buffer
+		m := scenario.New(&out)
+		err = m.Run(strings.NewReader(text))
+		m.Close()
+		if err != nil {
+			t.Errorf("%s: the scenario does not replay: %v\n%s", filepath.Base(f), err, text)
+		}
+		replayed++
+		if strings.Contains(text, "is package etw's provider)") {
+			viaTL++
+		}
+	}
+	if replayed < 25 || viaTL == 0 {
+		t.Fatalf("%d seeds replayed, %d with writes through package etw's provider: the test reaches too little", replayed, viaTL)
+	}
 }
