@@ -413,6 +413,9 @@ func parseArgs(words []string, c command) (args, error) {
 			if !strings.Contains(" "+c.opts+" ", " "+k+" ") {
 				return a, fmt.Errorf("unknown option %q", k)
 			}
+			if old, dup := a.opts[k]; dup {
+				return a, fmt.Errorf("option %s given twice (%s=%s and %s=%s): give it once", k, k, old, k, v)
+			}
 			a.opts[k] = v
 			continue
 		}

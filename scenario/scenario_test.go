@@ -20,6 +20,8 @@ func TestRunErrors(t *testing.T) {
 		{"start s file=a.etl\nstart s file=b.etl\n", "line 2: start: ERROR_ALREADY_EXISTS"},
 		{"bogus\n", `line 1: unknown command "bogus"`},
 		{"start s color=red\n", `unknown option "color"`},
+		{"start s mode=REAL_TIME\nenable s App pid=1000 pid=7\n", "line 2: enable: option pid given twice (pid=1000 and pid=7)"},
+		{"start s buffer=4 BUFFER=8\n", "option buffer given twice"},
 		{"start\n", "0 arguments"},
 		{"expect ERROR_ALREADY_EXISTS start s file=a.etl\n", "expected ERROR_ALREADY_EXISTS, but start succeeded"},
 		{"start s file=a.etl\nexpect ERROR_BUSY start s file=a.etl\n", "expected ERROR_BUSY, got ERROR_ALREADY_EXISTS"},
