@@ -887,12 +887,26 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 		return m.unstarted(a.pos[0], h, err)
 	}
 	verb := map[emu.EventControlCode]string{emu.EnableProvider: "enabled", emu.DisableProvider: "disabled", emu.CaptureState: "asked for the state of"}[code]
-	mask := "not registered"
-	if p.reg != nil && !p.closed {
-		mask = fmt.Sprintf("EnableMask now 0x%02X", p.reg.EnableMask())
-	}
-	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.name, a.pos[0], h.LoggerID(), mask)
+	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.name, a.pos[0], h.LoggerID(), m.masks(p))
 	return nil
+}
+
+// masks says the EnableMask of p's registration, or of the registrations of p's GUID
+// under other names (register R guid=...), or that nothing registers it.
+func (m *Machine) masks(p *provider) string {
+	if p.reg != nil && !p.closed {
+		return fmt.Sprintf("EnableMask now 0x%02X", p.reg.EnableMask())
+	}
+	var regs []string
+	for _, q := range m.order {
+		if q.g == p.g && q.reg != nil && !q.closed {
+			regs = append(regs, fmt.Sprintf("%s's EnableMask now 0x%02X", q.name, q.reg.EnableMask()))
+		}
+	}
+	if regs == nil {
+		return "not registered"
+	}
+	return strings.Join(regs, ", ")
 }
 
 // enableProps names the EVENT_ENABLE_PROPERTY_* bits enable's props= takes.

@@ -293,3 +293,26 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		}
 	}
 }
+
+// An enable by a provider's name reports the EnableMask of every registration of that
+// name's GUID, under whatever names they were registered (register R guid=...), and
+// "not registered" only when none is.
+func TestEnableReportsRegistrationsOfTheGUID(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	g := guid.FromName("App")
+	for _, c := range []struct{ line, want string }{
+		{"start s mode=REAL_TIME", "started s"},
+		{"enable s App", "enabled App on s (LoggerId 2): not registered"},
+		{"register r0 guid=" + g.String(), "registered r0"},
+		{"register r1 guid=" + g.String(), "registered r1"},
+		{"unregister r1", "unregistered r1"},
+		{"enable s App level=4", "enabled App on s (LoggerId 2): r0's EnableMask now 0x01\n"},
+	} {
+		out.Reset()
+		if err := m.Exec(c.line); err != nil || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%s: %v, %q; want %q", c.line, err, out.String(), c.want)
+		}
+	}
+}
