@@ -124,8 +124,12 @@ func main() {
 		os.Exit(2)
 	}
 	if *list {
+		w := 0
 		for _, b := range bugs {
-			fmt.Printf("%-70s %s\n", b.name, b.file)
+			w = max(w, len(b.name))
+		}
+		for _, b := range bugs {
+			fmt.Printf("%-*s  %s\n", w, b.name, b.file)
 		}
 		return
 	}
