@@ -37,7 +37,8 @@ type rec struct {
 // (emu's [emulator choice] values), or an EVENT_KEY that is not 8 bytes.
 const badItem = 1 << 31
 
-// localSystem is S-1-5-18 as a binary SID.
+// localSystem is S-1-5-18 as a binary SID: the harness's own copy of the value, not
+// emu's, so that a wrong SID there is seen.
 var localSystem = []byte{1, 1, 0, 0, 0, 0, 0, 5, 18, 0, 0, 0}
 
 // itemsOf reads the enable properties' items among a record's extended items into
