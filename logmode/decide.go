@@ -1,6 +1,7 @@
 package logmode
 
 import (
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -197,7 +198,7 @@ func Decide(q Request) Decision {
 	// m holds. active holds for no other; walking only these is most of Decide's saving,
 	// as a mode holds a few of the thirty-odd flags.
 	var buf [64]*Rule // more grows on the heap
-	of := applicable(ofVersion[v], m, buf[:0])
+	of := applicable(v, m, buf[:0])
 	active := func(r *Rule) bool {
 		return r.Loggers&d.Kind != 0 &&
 			(r.Flag == 0 || m&r.Flag != 0) && m&r.Unless == 0 && (r.Without == NoProp || !q.has(r.Without))
@@ -250,7 +251,7 @@ func Decide(q Request) Decision {
 	}
 	if d.Implied != 0 {
 		m |= d.Implied
-		of = applicable(ofVersion[v], m, buf[:0])
+		of = applicable(v, m, buf[:0])
 	}
 	for _, r := range of {
 		if !active(r) {
@@ -275,12 +276,46 @@ func Decide(q Request) Decision {
 	return d
 }
 
-// applicable appends to out the rules of of that are on every session or of a flag m
-// holds, in their order, and returns it.
-func applicable(of []*Rule, m Mode, out []*Rule) []*Rule {
-	for _, r := range of {
-		if r.Flag == 0 || m&r.Flag != 0 {
-			out = append(out, r)
+// ruleSet is a set of indexes into one version's ofVersion list.
+type ruleSet [4]uint64
+
+// byFlag indexes ofVersion: for each version, the rules of each flag's table, by the
+// flag's bit number, and at index 32 the rules on every session. Derived once, like
+// ofVersion, so that applicable ORs a set for each flag a mode holds instead of testing
+// every rule of the version (the walk was most of Decide, which every start calls).
+var byFlag = func() (by [winver.Newest + 1][33]ruleSet) {
+	for v := range ofVersion {
+		if len(ofVersion[v]) > 64*len(ruleSet{}) {
+			panic("logmode: a version has more rules than a ruleSet holds")
+		}
+		for i, r := range ofVersion[v] {
+			b := 32
+			if r.Flag != 0 {
+				if bits.OnesCount32(uint32(r.Flag)) != 1 {
+					panic("logmode: a rule's Flag is not one flag: " + r.Flag.String())
+				}
+				b = bits.TrailingZeros32(uint32(r.Flag))
+			}
+			by[v][b][i/64] |= 1 << (i % 64)
+		}
+	}
+	return by
+}()
+
+// applicable appends to out the rules of version v that are on every session or of a
+// flag m holds, in their order, and returns it.
+func applicable(v winver.Version, m Mode, out []*Rule) []*Rule {
+	set := byFlag[v][32]
+	for r := uint32(m); r != 0; r &= r - 1 {
+		f := &byFlag[v][bits.TrailingZeros32(r)]
+		for w := range set {
+			set[w] |= f[w]
+		}
+	}
+	of := ofVersion[v]
+	for w, x := range set {
+		for ; x != 0; x &= x - 1 {
+			out = append(out, of[64*w+bits.TrailingZeros64(x)])
 		}
 	}
 	return out

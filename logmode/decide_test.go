@@ -2,6 +2,7 @@ package logmode
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,5 +284,42 @@ func TestCheckName(t *testing.T) {
 		if (err == nil) != c.ok || err != nil && !errors.Is(err, winerr.ErrInvalidParameter) {
 			t.Errorf("CheckName(%.20q, %v) = %v, want ok %v", c.name, c.g, err, c.ok)
 		}
+	}
+}
+
+// The indexes Decide walks (byFlag, recognisedBy) say what a walk of the tables says:
+// applicable gives, in table order, the version's rules on every session or of a flag
+// the mode holds, and Recognised the bits Recognises accepts one by one.
+func TestIndexesMatchTables(t *testing.T) {
+	modes := []Mode{0, ^Mode(0)}
+	for b := 0; b < 32; b++ {
+		modes = append(modes, 1<<b, 1<<b|1<<((b+7)%32)|1<<((b+13)%32))
+	}
+	for v := winver.Oldest; v <= winver.Newest; v++ {
+		for _, m := range modes {
+			var want []*Rule
+			for _, r := range ofVersion[v] {
+				if r.Flag == 0 || m&r.Flag != 0 {
+					want = append(want, r)
+				}
+			}
+			if got := applicable(v, m, nil); !slices.Equal(got, want) {
+				t.Errorf("%v mode %v: applicable gives %d rules, the table %d", v, m, len(got), len(want))
+			}
+			for _, k := range []LoggerKind{Kernel, Private} {
+				var want Mode
+				for _, b := range m.Bits() {
+					if Recognises(v, k, b) {
+						want |= b
+					}
+				}
+				if got := Recognised(v, k, m); got != want {
+					t.Errorf("%v %v mode %#x: Recognised %#x, flag by flag %#x", v, k, uint32(m), uint32(got), uint32(want))
+				}
+			}
+		}
+	}
+	if got := Recognised(winver.Version(200), Kernel, ^Mode(0)); got != 0 {
+		t.Errorf("an invalid version recognises %v", got)
 	}
 }

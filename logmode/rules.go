@@ -308,14 +308,32 @@ func Recognises(v winver.Version, k LoggerKind, f Mode) bool {
 
 // Recognised returns the bits of m that version v recognises for loggers of kind k.
 func Recognised(v winver.Version, k LoggerKind, m Mode) Mode {
-	var out Mode
-	for _, b := range m.Bits() {
-		if Recognises(v, k, b) {
-			out |= b
+	if !v.Valid() {
+		return 0
+	}
+	if k == Private {
+		return m & recognisedBy[v][1]
+	}
+	return m & recognisedBy[v][0]
+}
+
+// recognisedBy holds, for each version, the flags Recognises says it recognises for
+// kernel loggers (index 0) and private loggers (1): derived once from recognition, so
+// that Recognised, on every start, is one AND.
+var recognisedBy = func() (by [winver.Newest + 1][2]Mode) {
+	for v := winver.Oldest; v <= winver.Newest; v++ {
+		for i := range recognition {
+			f := recognition[i].Flag
+			if Recognises(v, Kernel, f) {
+				by[v][0] |= f
+			}
+			if Recognises(v, Private, f) {
+				by[v][1] |= f
+			}
 		}
 	}
-	return out
-}
+	return by
+}()
 
 // Recognitions returns the recognition table, in bit order.
 func Recognitions() []Recognition { return append([]Recognition(nil), recognition...) }
