@@ -28,7 +28,11 @@ import (
 // step, with the program's listing. The sessions' clock is the machine's: nothing
 // compared depends on a time stamp, and EventWrite's cached route is used only with it.
 func Run(data []byte) error {
-	_, err := RunProgram(Decode(data))
+	p, release := decodePooled(data)
+	_, err := RunProgram(p)
+	if err == nil {
+		release()
+	}
 	return err
 }
 

@@ -636,9 +636,14 @@ func (r *reader) pick(n int) int { return int(r.byte()) % n }
 // and check), which was a third of the operations of the inputs a fuzzing run tried and
 // two fifths of their time.
 func Decode(data []byte) Program {
+	return decode(data, make([]Op, 0, min(MaxOps, len(data)/2+1))) // most operations take two bytes or more
+}
+
+// decode is Decode, appending the operations to ops.
+func decode(data []byte, ops []Op) Program {
 	r := &reader{b: data}
 	p := Program{Version: versions[r.pick(len(versions))], Processors: 1 + r.pick(4)}
-	p.Ops = make([]Op, 0, min(MaxOps, len(r.b)/2+1)) // most operations take two bytes or more
+	p.Ops = ops
 	for len(r.b) > 0 && len(p.Ops) < MaxOps {
 		c := r.byte()
 		if c == 0 {
@@ -712,6 +717,22 @@ func Decode(data []byte) Program {
 		p.Ops = append(p.Ops, o)
 	}
 	return p
+}
+
+// opsPool holds operation lists for the fuzz targets' decoding (Run, RunConcurrent):
+// each takes one, and gives it back after a run that passed, which holds no operation
+// afterwards (a failed run's error and stuck workers may). A list of MaxOps operations is
+// some 15 KB; allocating and clearing one an execution was a twentieth of a fuzz run.
+var opsPool = sync.Pool{New: func() any { ops := make([]Op, 0, MaxOps); return &ops }}
+
+// decodePooled decodes data into a list from opsPool; release gives the list back.
+func decodePooled(data []byte) (p Program, release func()) {
+	ops := opsPool.Get().(*[]Op)
+	p = decode(data, (*ops)[:0])
+	return p, func() {
+		*ops = p.Ops[:0]
+		opsPool.Put(ops)
+	}
 }
 
 // Encode is the inverse of Decode for programs built in code (seed corpora, regression
