@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winerr"
@@ -120,5 +121,37 @@ func TestEnableFiltersRefused(t *testing.T) {
 		if _, ok := k.LookupGuidEntry(provA, false); ok {
 			t.Errorf("%v: a refused enable left a GUID entry", c.v)
 		}
+	}
+}
+
+// TestConfigExecutable: Config.Executable names the process EXECUTABLE_NAME filters
+// match, the last element of a path, in any case; left empty, the program's own name.
+func TestConfigExecutable(t *testing.T) {
+	for _, c := range []struct {
+		exe, filter string
+		admits      bool
+	}{
+		{`C:\Apps\App.EXE`, "app.exe", true},
+		{"/opt/bin/app.exe", "other.exe;APP.exe", true},
+		{"app.exe", "other.exe", false},
+		{"", executableName(), true},
+	} {
+		k, err := New(Config{Version: winver.V2004, Processors: 1, Executable: c.exe, FileSystem: &etl.MemFS{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, sink := startMem(t, k, "Filtered", 0)
+		r, _ := k.EventRegister(provA, nil, nil)
+		if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{Filters: []FilterDescriptor{filterExecutable(c.filter)}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.EventWrite(r, &EventDescriptor{ID: 1, Level: 4}, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		k.FlushTrace(h, "", &Properties{})
+		if got := len(records(t, sink)) == 1; got != c.admits {
+			t.Errorf("Executable %q, filter %q: the event reached the session %v, want %v", c.exe, c.filter, got, c.admits)
+		}
+		k.Close()
 	}
 }

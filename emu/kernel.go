@@ -32,6 +32,10 @@ type Config struct {
 	ClockFrequency int64
 	// ProcessID is the process that EventRegister registers for; default os.Getpid().
 	ProcessID uint32
+	// Executable is the file name of that process's executable, which
+	// EVENT_FILTER_TYPE_EXECUTABLE_NAME filters match without regard to case; default the
+	// running program's own. Of a path, the last element is taken (after '/' or '\\').
+	Executable string
 	// Synchronous starts every session without a logger goroutine: full buffers are
 	// written by the writer that filled them, flush and stop by the caller, and no timer
 	// runs (see session.Config.Synchronous). With a manual clock and explicit processors,
@@ -140,7 +144,13 @@ func New(cfg Config) (*Kernel, error) {
 		guids: guidtable.New(cfg.Version), fs: cfg.FileSystem, rtBacklog: cfg.RealTimeBacklog,
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}
-	k.exe = executableName()
+	k.exe = cfg.Executable
+	if i := strings.LastIndexAny(k.exe, `/\`); i >= 0 {
+		k.exe = k.exe[i+1:]
+	}
+	if k.exe == "" {
+		k.exe = executableName()
+	}
 	k.files = newLogFiles(cfg.FileSystem)
 	k.routing.Store(&epoch{})
 	return k, nil
