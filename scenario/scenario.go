@@ -38,6 +38,10 @@ import (
 // print the same from run to run.
 const ProcessID = 1000
 
+// Executable is the file name of that process's executable, which enable's exe= filters
+// match: a scenario runs the same whatever program runs it.
+const Executable = "scenario.exe"
+
 // clockFrequency is the manual clock's: 10 MHz, 100 ns ticks.
 const clockFrequency = 10_000_000
 
@@ -246,7 +250,7 @@ func (m *Machine) kernel() (*emu.Kernel, error) {
 	m.fs = &etl.MemFS{}
 	m.fs.SetCapacity(m.disk)
 	k, err := emu.New(emu.Config{Version: m.version, Processors: m.procs, Clock: m.clk, ClockFrequency: clockFrequency,
-		ProcessID: ProcessID, Synchronous: true, FileSystem: m.fs, PMCSource: pmc.Synthetic{}, PMCCounters: m.pmcCtrs})
+		ProcessID: ProcessID, Executable: Executable, Synchronous: true, FileSystem: m.fs, PMCSource: pmc.Synthetic{}, PMCCounters: m.pmcCtrs})
 	if err != nil {
 		return nil, err
 	}
@@ -490,8 +494,8 @@ func init() {
 		"update":     {"update NAME [max=N] [flush=S]", "ControlTrace(UPDATE) with MaximumBuffers and FlushTimer as given (0 where not)", 1, 1, "max flush", false, cmdUpdate},
 		"register":   {"register R [guid=GUID]", "EventRegister: register a provider under the name R (its GUID is the EventSource hash of R unless given; write and unregister name R)", 1, 1, "guid", false, cmdRegister},
 		"unregister": {"unregister R", "EventUnregister: close registration R (a second time, or a name never registered, goes to EventUnregister all the same)", 1, 1, "", false, cmdUnregister},
-		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1] [keep=ID,...] [drop=ID,...] [pid=PID,...] [props=NAME,...]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group; keep= and drop= pass an EVENT_ID filter that keeps or drops the events of those ids (both at once give the kernel two filters of one type, which it refuses); pid= passes a PID filter that keeps the events of those processes (a scenario's providers run in process 1000); props= sets EVENT_ENABLE_PROPERTY_* bits by name (sid, tsid, stack, start, key: extended items each event gets; ignore-keyword-0)",
-			2, 2, "level any all group keep drop pid props", false, cmdEnable},
+		"enable": {"enable NAME P [level=L] [any=K] [all=K] [group=1] [keep=ID,...] [drop=ID,...] [pid=PID,...] [exe=FILE,...] [props=NAME,...]", "EnableTraceEx2(ENABLE_PROVIDER): enable P on session NAME (P need not be registered yet); group=1 enables P as a provider group; keep= and drop= pass an EVENT_ID filter that keeps or drops the events of those ids (both at once give the kernel two filters of one type, which it refuses); pid= passes a PID filter that keeps the events of those processes (a scenario's providers run in process 1000); exe= passes an EXECUTABLE_NAME filter that keeps the events of processes running one of those files, in any case (a scenario's process runs scenario.exe); props= sets EVENT_ENABLE_PROPERTY_* bits by name (sid, tsid, stack, start, key: extended items each event gets; ignore-keyword-0)",
+			2, 2, "level any all group keep drop pid exe props", false, cmdEnable},
 		"disable": {"disable NAME P [group=1]", "EnableTraceEx2(DISABLE_PROVIDER)", 2, 2, "group", false, cmdDisable},
 		"capture": {"capture NAME P [group=1]", "EnableTraceEx2(CAPTURE_STATE): ask P's enable callback for its state", 2, 2, "group", false, cmdCapture},
 		"traits":  {"traits R [group=P]", "EventSetInformation(EventProviderSetTraits): give registration R traits, joining provider group P if named", 1, 1, "group", false, cmdTraits},
@@ -916,7 +920,8 @@ var enableProps = map[string]uint32{
 }
 
 // enableExtras adds to params (nil for none yet) enable's EVENT_ID filters (keep=, drop=),
-// its PID filter (pid=) and its properties (props=), and returns it.
+// its PID filter (pid=), its EXECUTABLE_NAME filter (exe=) and its properties (props=),
+// and returns it.
 func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, error) {
 	var filters []emu.FilterDescriptor
 	for _, f := range []struct {
@@ -947,6 +952,13 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 			pids = append(pids, uint32(n))
 		}
 		filters = append(filters, guidtable.PIDFilter(pids...))
+	}
+	if v, ok := a.opts["exe"]; ok {
+		names := strings.Split(v, ",")
+		if slices.Contains(names, "") || strings.ContainsAny(v, ";\x00") {
+			return nil, fmt.Errorf("exe=%s: executable file names, separated by commas", v)
+		}
+		filters = append(filters, guidtable.ExecutableNameFilter(names...))
 	}
 	var props uint32
 	if v, ok := a.opts["props"]; ok {

@@ -249,8 +249,8 @@ func TestOptionChoicesAndByteOrderMark(t *testing.T) {
 	}
 }
 
-// TestEnableFiltersAndProps: enable's keep= and drop= pass an EVENT_ID filter and pid= a
-// PID filter that the kernel applies to each event, props= sets EnableProperty bits by name, and what the
+// TestEnableFiltersAndProps: enable's keep= and drop= pass an EVENT_ID filter, pid= a
+// PID filter and exe= an EXECUTABLE_NAME filter that the kernel applies to each event, props= sets EnableProperty bits by name, and what the
 // options cannot say is refused with the names they take.
 func TestEnableFiltersAndProps(t *testing.T) {
 	var out bytes.Buffer
@@ -274,6 +274,10 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		{"write a 1 id=4", "logger 3: 1 written"},
 		{"enable t a pid=7", "enabled a on t"},
 		{"write a 1 id=4", "no session took it"},
+		{"enable t a exe=other.exe,SCENARIO.exe", "enabled a on t"},
+		{"write a 1 id=4", "logger 3: 1 written"},
+		{"enable t a exe=other.exe", "enabled a on t"},
+		{"write a 1 id=4", "no session took it"},
 	} {
 		out.Reset()
 		if err := m.Exec(c.line); err != nil || !strings.Contains(out.String(), c.want) || strings.Count(out.String(), "written") > 1 {
@@ -286,6 +290,8 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		{"enable s a pid=-1", "process ids from 0"},
 		{"enable s a pid=1,2,3,4,5,6,7,8,9", "ERROR_INVALID_PARAMETER"},
 		{"enable s a props=sid,colour", `"colour" is not one of`},
+		{"enable s a exe=a.exe,,b.exe", "executable file names"},
+		{"enable s a exe=a.exe;b.exe", "executable file names"},
 		{"disable s a keep=1", "keep"},
 	} {
 		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
