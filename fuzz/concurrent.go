@@ -55,8 +55,8 @@ func RunConcurrent(data []byte) (Coverage, error) {
 }
 
 func runConcurrent(p Program, cov *Coverage) error {
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, FileSystem: &etl.MemFS{},
-		Clock: clock.NewManualSource(1000, 1), PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, Executable: executable,
+		FileSystem: &etl.MemFS{}, Clock: clock.NewManualSource(1000, 1), PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return err
 	}
@@ -477,13 +477,16 @@ func routes(k *emu.Kernel, r *mine, level uint8, kw uint64, id uint16) (want [se
 
 // admits reads the filters an enable slot holds (the emulator's parse of the enable's
 // descriptors, nil for none) and says whether an event of id written by process pid
-// passes them: its process among the PID filter's, and its id among an EVENT_ID filter's
-// kept ids, or not among its dropped ones. The runs pass no EXECUTABLE_NAME filter.
+// passes them: its process among the PID filter's, the run's executable among the
+// EXECUTABLE_NAME filter's names, in any case, and its id among an EVENT_ID filter's
+// kept ids, or not among its dropped ones.
 func admits(f *guidtable.Filter, pid uint32, id uint16) bool {
 	switch {
 	case f == nil:
 		return true
 	case f.PIDs != nil && !slices.Contains(f.PIDs, pid):
+		return false
+	case f.Executables != nil && !slices.ContainsFunc(f.Executables, func(n string) bool { return strings.EqualFold(n, executable) }):
 		return false
 	case len(f.EventIDs) > 0:
 		return slices.Contains(f.EventIDs, id) == f.EventIDsIn

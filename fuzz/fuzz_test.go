@@ -90,6 +90,17 @@ func TestSeedFilters(t *testing.T) {
 	}
 }
 
+// The filters-executable seed's writes reach the sessions the EXECUTABLE_NAME filters
+// keep: s1 takes all nine writes with its own executable's name, none with another's,
+// and ids 3 and 1 (6) with its name in capitals beside another's and id 2 dropped; in
+// the second round s0, without filters, takes all 27 as well.
+func TestSeedExecutableFilters(t *testing.T) {
+	cov := runSeed(t, "filters-executable")
+	if want := uint64((9 + 0 + 6) + (27 + 9 + 0 + 6)); cov.Delivered != want || cov.Lost != 0 {
+		t.Fatalf("%d events delivered, %d lost; want %d and none", cov.Delivered, cov.Lost, want)
+	}
+}
+
 // The enable-properties seed's records carry the items their enablement asks for: every
 // one of its 24 writes reaches s0, and 18 reach s1.
 func TestSeedProperties(t *testing.T) {

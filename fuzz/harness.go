@@ -87,8 +87,8 @@ func Scenario(p Program) (string, error) {
 
 func runProgram(p Program) (Coverage, []error, error) {
 	var cov Coverage
-	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, FileSystem: &etl.MemFS{},
-		Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
+	k, err := emu.New(emu.Config{Version: p.Version, Processors: p.Processors, ProcessID: processID, Executable: executable,
+		FileSystem: &etl.MemFS{}, Synchronous: true, PMCSource: pmc.Synthetic{}, PMCCounters: pmcCounters})
 	if err != nil {
 		return cov, nil, err
 	}
@@ -533,8 +533,12 @@ func sameFilter(f *guidtable.Filter, c *filterChoice) bool {
 	if ids == nil {
 		ids = c.drop
 	}
+	var exes []string // the kernel keeps the names in lower case
+	for _, e := range c.exe {
+		exes = append(exes, strings.ToLower(e.name(false)))
+	}
 	return slices.Equal(f.PIDs, pids) && slices.Equal(f.EventIDs, slices.Sorted(slices.Values(ids))) &&
-		f.EventIDsIn == (c.keep != nil) && f.Executables == nil
+		f.EventIDsIn == (c.keep != nil) && slices.Equal(f.Executables, exes)
 }
 
 func compareEntry(e emu.GuidEntry, found bool, me *mEntry) error {

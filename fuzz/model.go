@@ -101,13 +101,18 @@ func itemsSize(props uint32) int {
 }
 
 // admits is the slot's filters' test of an event of id written by process pid: each
-// filter the enable passed must keep it. The run's providers are all in processID.
+// filter the enable passed must keep it. The run's providers are all in processID, which
+// runs executable: an EXECUTABLE_NAME filter keeps its events when one of its names is
+// the run's own, in whatever case.
 func (sl *mSlot) admits(pid uint32, id uint16) bool {
 	f := sl.filter
 	if f == nil {
 		return true
 	}
 	if f.keep != nil && !slices.Contains(f.keep, id) || f.drop != nil && slices.Contains(f.drop, id) {
+		return false
+	}
+	if f.exe != nil && !slices.ContainsFunc(f.exe, exeChoice.self) {
 		return false
 	}
 	if f.pid != nil {

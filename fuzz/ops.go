@@ -7,6 +7,7 @@ package fuzz
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -122,12 +123,43 @@ var (
 )
 
 // filterChoice is one set of EVENT_FILTER_DESCRIPTORs an OpEnable passes: EVENT_ID
-// filters that keep (keep) or drop (drop) ids, and a PID filter whose ids are the run's
-// own process (self) or another's (other), or both. A nil list is no filter of that type.
+// filters that keep (keep) or drop (drop) ids, a PID filter whose ids are the run's
+// own process (self) or another's (other), or both, and an EXECUTABLE_NAME filter whose
+// names are the run's executable or another's. A nil list is no filter of that type.
 type filterChoice struct {
 	keep, drop []uint16
 	pid        []pidChoice
+	exe        []exeChoice
 }
+
+// exeChoice is an EXECUTABLE_NAME filter's name: the run's executable, as the kernel
+// knows it or in capitals, or another.
+type exeChoice uint8
+
+const (
+	exeSelf      exeChoice = iota // the file the run's process runs (executable)
+	exeSelfUpper                  // the same, in capitals: names match without regard to case
+	exeOther                      // a file no process of the run runs
+)
+
+// name is the file name e names: in the run, or (scenario) in the run written as a
+// scenario, whose process runs the scenario's executable.
+func (e exeChoice) name(scenario bool) string {
+	n := executable
+	if scenario {
+		n = scenarioExecutable
+	}
+	switch e {
+	case exeOther:
+		return "other.exe"
+	case exeSelfUpper:
+		return strings.ToUpper(n)
+	}
+	return n
+}
+
+// self says whether e names the run's own executable, in whatever case.
+func (e exeChoice) self() bool { return e != exeOther }
 
 // pidChoice is a PID filter's entry: the run's process or another.
 type pidChoice uint8
@@ -137,8 +169,8 @@ const (
 	pidOther                  // a process no provider of the run is in
 )
 
-// options writes f as the scenario language's enable options: keep=, drop= and pid=,
-// where the run's own process is the scenario's if scenario is set.
+// options writes f as the scenario language's enable options: keep=, drop=, pid= and
+// exe=, where the run's own process and executable are the scenario's if scenario is set.
 func (f filterChoice) options(scenario bool) string {
 	var b strings.Builder
 	list := func(key string, n int, item func(i int) uint32) {
@@ -153,6 +185,14 @@ func (f filterChoice) options(scenario bool) string {
 	list("keep", len(f.keep), func(i int) uint32 { return uint32(f.keep[i]) })
 	list("drop", len(f.drop), func(i int) uint32 { return uint32(f.drop[i]) })
 	list("pid", len(f.pid), func(i int) uint32 { return f.pid[i].id(scenario) })
+	for i, e := range f.exe {
+		if i == 0 {
+			b.WriteString(" exe=")
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(e.name(scenario))
+	}
 	return b.String()
 }
 
@@ -181,7 +221,15 @@ var filterChoices = []filterChoice{
 	{pid: []pidChoice{pidOther}},
 	{drop: []uint16{2}, pid: []pidChoice{pidOther, pidSelf}},
 	{keep: []uint16{1, 3}, pid: []pidChoice{pidOther}},
+	// EXECUTABLE_NAME filters, after the others: enableExtras picks them from the entries
+	// that picked nothing before they came, so that every other entry kept its meaning.
+	{exe: []exeChoice{exeSelf}},
+	{exe: []exeChoice{exeOther}},
+	{drop: []uint16{2}, exe: []exeChoice{exeOther, exeSelfUpper}},
 }
+
+// firstExeChoice is the index of filterChoices' first set with an EXECUTABLE_NAME filter.
+var firstExeChoice = slices.IndexFunc(filterChoices, func(f filterChoice) bool { return f.exe != nil })
 
 // holdInterleave is the OpHold Count that arms a session's switch hook: the next write
 // that switches one of its buffers (a later OpWrite; a non-BUFFERING session) writes the
@@ -483,16 +531,17 @@ type extras struct {
 }
 
 // enableExtras are the extras an OpEnable picks from, by bits 1 to 7 of its group byte:
-// nothing at 0 (the byte of every seed Encode writes), then each filter set with no
-// properties, one, two and all four, twice over; every set of properties alone; and
-// nothing for the rest. So nearly half the enables pass nothing, and leave EventWrite's
-// cached route in use and enable before 8.1, where filters are refused; nearly half pass
-// filters, often enough that a fuzzing run explores what they drop.
+// nothing at 0 (the byte of every seed Encode writes), then each EVENT_ID and PID filter
+// set with no properties, one, two and all four, twice over; every set of properties
+// alone; each EXECUTABLE_NAME set with the same four; and nothing for the rest. So a
+// third of the enables pass nothing, and leave EventWrite's cached route in use and
+// enable before 8.1, where filters are refused; more than half pass filters, often
+// enough that a fuzzing run explores what they drop.
 var enableExtras = func() []extras {
 	out := make([]extras, 1, 128)
 	some := []uint32{0, itemProps[0].prop, itemProps[1].prop | itemProps[2].prop, itemPropBits}
 	for range 2 {
-		for f := 1; f < len(filterChoices); f++ {
+		for f := 1; f < firstExeChoice; f++ {
 			for _, p := range some {
 				out = append(out, extras{f, p})
 			}
@@ -506,6 +555,11 @@ var enableExtras = func() []extras {
 			}
 		}
 		out = append(out, extras{0, p})
+	}
+	for f := firstExeChoice; f < len(filterChoices); f++ {
+		for _, p := range some {
+			out = append(out, extras{f, p})
+		}
 	}
 	if len(out) > 128 {
 		panic("enableExtras: more choices than seven bits pick")
@@ -537,10 +591,12 @@ func propsOption(props uint32) string {
 
 // The process ids a PID filter names: the run's own (processID) or another's. In a run
 // written as a scenario the run's own is the scenario's process (scenario.ProcessID,
-// whose value scenarioPID repeats: package fuzz does not import package scenario).
+// whose value scenarioPID repeats: package fuzz does not import package scenario), as
+// its executable is the scenario's (scenario.Executable, repeated by scenarioExecutable).
 const (
-	otherPID    = 7
-	scenarioPID = 1000
+	otherPID           = 7
+	scenarioPID        = 1000
+	scenarioExecutable = "scenario.exe"
 )
 
 // filterDescs are filterChoices as the EVENT_FILTER_DESCRIPTORs EnableTraceEx2 takes,
@@ -560,6 +616,13 @@ var filterDescs = func() [][]emu.FilterDescriptor {
 				pids = append(pids, p.id(false))
 			}
 			out[i] = append(out[i], guidtable.PIDFilter(pids...))
+		}
+		if f.exe != nil {
+			var names []string
+			for _, e := range f.exe {
+				names = append(names, e.name(false))
+			}
+			out[i] = append(out[i], guidtable.ExecutableNameFilter(names...))
 		}
 	}
 	return out

@@ -199,6 +199,10 @@ func seeds() []seed {
 		// EventWriteTransfer, on events of every id; an event the provider's enablement
 		// filters out reaching the session through its group's; and filters before 8.1.
 		enc("filters", winver.V2004, 1, filterOps()...),
+		// EXECUTABLE_NAME filters: the run's own executable, another, the run's in
+		// capitals beside another with an EVENT_ID filter; through EventWrite's cached
+		// route (one session), then beside a session without filters.
+		enc("filters-executable", winver.V2004, 1, executableFilterOps()...),
 		// Enable properties that add extended items: a different set in each of two
 		// sessions, then none in the second (its records must not take the first's),
 		// and items through a group's enablement when the provider's filters drop the
@@ -234,11 +238,39 @@ func filterOps() []Op {
 	// the group's enablement, which has no filter.
 	ops = append(append(ops, enable(0, 2)), writes()...)
 	ops = append(append(ops, Op{Kind: OpEnable, Session: 0, Provider: 3, Group: true, Level: 5}), writes()...)
-	for f := 3; f < len(filterChoices); f++ {
+	for f := 3; f < firstExeChoice; f++ {
 		ops = append(append(ops, enable(1, f)), writes()...)
 	}
 	return append(ops, Op{Kind: OpDisable, Session: 0, Provider: 0}, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: 1, API: APIPlain},
 		Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
+}
+
+// executableFilterOps is the filters-executable seed: sessions s0 and s1, registration r0
+// of fuzz-a, and writes of ids 2, 3 and 1 with each API after each enable of s1 with an
+// EXECUTABLE_NAME filter set; first with s1 alone, then with s0 enabled without filters.
+func executableFilterOps() []Op {
+	start := func(s int) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: 4, MinBufs: 2, MaxBufs: 10, Mode: logmode.RealTime}
+	}
+	enable := func(s, filter int) Op { return Op{Kind: OpEnable, Session: s, Provider: 0, Level: 5, Filter: filter} }
+	writes := func() (ops []Op) {
+		for _, id := range []uint16{2, 3, 1} {
+			for api := range numAPIs {
+				ops = append(ops, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: id, API: api})
+			}
+		}
+		return ops
+	}
+	ops := []Op{start(0), start(1), {Kind: OpRegister}}
+	for round := range 2 {
+		if round == 1 {
+			ops = append(ops, enable(0, 0))
+		}
+		for f := firstExeChoice; f < len(filterChoices); f++ {
+			ops = append(append(ops, enable(1, f)), writes()...)
+		}
+	}
+	return append(ops, Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
 }
 
 // propertyOps is the enable-properties seed: sessions s0 and s1, registration r0 of

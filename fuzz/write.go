@@ -10,8 +10,12 @@ import (
 	"github.com/etwemu/etwemu/session"
 )
 
-// processID is the emulated process every fuzz run registers its providers in.
-const processID = 4242
+// processID is the emulated process every fuzz run registers its providers in, and
+// executable the file it runs (emu.Config.Executable), which EXECUTABLE_NAME filters name.
+const (
+	processID  = 4242
+	executable = "FuzzApp.exe" // capitals, as Windows programs have them: filters match in any case
+)
 
 // payload returns n bytes to write as an event's payload: zeros, the last eight of them
 // (when there are eight) the write's serial number h.serial, so that the record in the

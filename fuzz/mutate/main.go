@@ -83,6 +83,8 @@ var bugs = []bug{
 		"return found == f.EventIDsIn", "return found"},
 	{"guidtable: a PID filter reads only its first process id", "guidtable/filter.go",
 		"if f.PIDs != nil && !slices.Contains(f.PIDs, pid) {", "if f.PIDs != nil && f.PIDs[0] != pid {"},
+	{"guidtable: an EXECUTABLE_NAME filter matches names only in the case it keeps them", "guidtable/filter.go",
+		"return strings.EqualFold(n, exe) }) {", "return n == exe }) {"},
 	{"emu: EventWrite's cached route skips the enable's filters", "emu/route.go",
 		"!l.Secure() && !info.Special {", "!l.Secure() {"},
 	{"emu: an event one enablement's filters drop is lost to the session's other enablement", "emu/write.go",
