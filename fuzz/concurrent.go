@@ -60,7 +60,12 @@ func runConcurrent(p Program, cov *Coverage) error {
 	if err != nil {
 		return err
 	}
-	defer k.Close()
+	stuck := false
+	defer func() {
+		if !stuck { // Close would wait for a stuck worker's logger, and the run would not report
+			k.Close()
+		}
+	}()
 
 	// Sessions first, from the program's start operations (defaults where it has none).
 	handles := map[int]emu.TraceHandle{}
@@ -122,8 +127,9 @@ func runConcurrent(p Program, cov *Coverage) error {
 	case <-joined:
 		defer tl.put()
 	case <-time.After(Deadline):
-		// The workers are left where they are stuck, with their tallies: the process is
-		// failing anyway.
+		// The workers are left where they are stuck, with their tallies and the kernel:
+		// the process is failing anyway.
+		stuck = true
 		return fmt.Errorf("the workers did not finish within %v; stuck in:%s\nprogram:\n%v", Deadline, run.stuck(), p)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -134,7 +140,12 @@ func runConcurrent(p Program, cov *Coverage) error {
 		return fmt.Errorf("%w\nprogram:\n%v", err, p)
 	}
 
-	// The live kernel, then every session's books.
+	// What the sinks found wrong, then the live kernel, then every session's books.
+	for s, h := range handles {
+		if err := sinks[h].err(); err != nil {
+			return fmt.Errorf("session %s: %w\nprogram:\n%v", sessionNames[s], err, p)
+		}
+	}
 	c := emu.NewChecker(k)
 	for _, h := range handles {
 		if l := k.Session(h); l != nil {
@@ -360,8 +371,8 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 	return heard, nil
 }
 
-// checkSink is a concurrent run's sink: it counts as session.Counter does and checks
-// every record against what the workers write: the process id, a provider of the run,
+// checkSink is a concurrent run's sink: it counts the records of each buffer, as
+// session.Counter does, and checks every record against what the workers write: the process id, a provider of the run,
 // one of the event ids, levels and keywords the ops choose, a thread id the writes
 // give, a payload of one of the sizes the ops choose, zeros before its serial, and no
 // serial twice; a system record, one of the PMC hooks. It does not hold a record to the
@@ -370,8 +381,10 @@ func lastCallbacks(k *emu.Kernel, regs [][]*mine) (int, error) {
 // into that stream's buffer ([UNCERTAIN] Windows, which takes a reference on the buffer
 // before reserving, may re-check the slot; the emulator does not).
 //
-// It counts the records as it walks them, rather than embedding session.Counter, whose
-// walk of each buffer was a second one.
+// It counts the records as it checks them, rather than embedding session.Counter, whose
+// walk of each buffer was a second one; a wrong record is noted and the walk goes on, so
+// that the count is the buffer's whatever its records hold and the run reports the
+// record, not a count the invariant checker finds short.
 type checkSink struct {
 	events atomic.Uint64 // the records of the buffers received; added to by the logger goroutine
 
@@ -391,55 +404,67 @@ func (s *checkSink) WriteBuffer(buf []byte) error {
 	defer s.mu.Unlock()
 	n := uint64(0)
 	defer func() { s.events.Add(n) }()
+	var wrong error // the buffer's first wrong record
 	err := etl.SealedRecords(buf, func(r etl.Record) error {
 		n++
-		switch r.Kind {
-		case etl.KindEventHeader:
-			e := r.Event
-			switch {
-			case e.ProcessID != processID:
-				return fmt.Errorf("a record of process %d", e.ProcessID)
-			case !slices.Contains(providers, e.ProviderID):
-				return fmt.Errorf("a record of provider %v, which no worker registers", e.ProviderID)
-			case !slices.Contains(eventIDs, e.Descriptor.ID) || !slices.Contains(levels, e.Descriptor.Level) || !slices.Contains(keywords, e.Descriptor.Keyword):
-				return fmt.Errorf("a record with id %d level %d keyword %#x, which no write names", e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword)
-			case e.ThreadID < threadBase || int(e.ThreadID-threadBase) >= 8:
-				return fmt.Errorf("a record of thread %d, which no write names", e.ThreadID)
-			}
-		case etl.KindSystem:
-			if !slices.Contains(pmcHooks, uint32(r.HookID)) {
-				return fmt.Errorf("a system record of hook %#x", r.HookID)
-			}
-		default:
-			return fmt.Errorf("a %v record", r.Kind)
+		if err := s.check(r); err != nil && wrong == nil {
+			wrong = fmt.Errorf("record %d: %w", n-1, err)
 		}
-		p := r.Payload
-		if !slices.Contains(payloads, len(p)) {
-			return fmt.Errorf("a %v record with %d payload bytes, a size no write names", r.Kind, len(p))
-		}
-		tail := len(p)
-		if r.Kind == etl.KindEventHeader && len(p) >= 8 {
-			tail -= 8
-			serial := binary.LittleEndian.Uint64(p[tail:])
-			if serial > MaxOps*8 { // a burst of eight events a write
-				return fmt.Errorf("event serial %d, more than the workers write", serial)
-			}
-			word, bit := int(serial/64), uint64(1)<<(serial%64)
-			if word >= len(s.serials) {
-				s.serials = append(s.serials, make([]uint64, word+1-len(s.serials))...)
-			}
-			if s.serials[word]&bit != 0 {
-				return fmt.Errorf("event %d received twice", serial)
-			}
-			s.serials[word] |= bit
-		}
-		if !bytes.Equal(p[:tail], tlPad[:tail]) { // tlPad is zeros, longer than any payload; one compare, not a call a byte
-			return fmt.Errorf("a %v record whose payload is not the zeros written", r.Kind)
-		}
-		return nil
+		return nil // only a framing error stops the walk
 	})
+	if err == nil {
+		err = wrong
+	}
 	if err != nil && s.bad == nil {
 		s.bad = fmt.Errorf("buffer %d of stream %d: %w", h.SequenceNumber, stream, err)
+	}
+	return nil
+}
+
+// check checks one record (see checkSink). The caller holds s.mu.
+func (s *checkSink) check(r etl.Record) error {
+	switch r.Kind {
+	case etl.KindEventHeader:
+		e := r.Event
+		switch {
+		case e.ProcessID != processID:
+			return fmt.Errorf("a record of process %d", e.ProcessID)
+		case !slices.Contains(providers, e.ProviderID):
+			return fmt.Errorf("a record of provider %v, which no worker registers", e.ProviderID)
+		case !slices.Contains(eventIDs, e.Descriptor.ID) || !slices.Contains(levels, e.Descriptor.Level) || !slices.Contains(keywords, e.Descriptor.Keyword):
+			return fmt.Errorf("a record with id %d level %d keyword %#x, which no write names", e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword)
+		case e.ThreadID < threadBase || int(e.ThreadID-threadBase) >= 8:
+			return fmt.Errorf("a record of thread %d, which no write names", e.ThreadID)
+		}
+	case etl.KindSystem:
+		if !slices.Contains(pmcHooks, uint32(r.HookID)) {
+			return fmt.Errorf("a system record of hook %#x", r.HookID)
+		}
+	default:
+		return fmt.Errorf("a %v record", r.Kind)
+	}
+	p := r.Payload
+	if !slices.Contains(payloads, len(p)) {
+		return fmt.Errorf("a %v record with %d payload bytes, a size no write names", r.Kind, len(p))
+	}
+	tail := len(p)
+	if r.Kind == etl.KindEventHeader && len(p) >= 8 {
+		tail -= 8
+		serial := binary.LittleEndian.Uint64(p[tail:])
+		if serial > MaxOps*8 { // a burst of eight events a write
+			return fmt.Errorf("event serial %d, more than the workers write", serial)
+		}
+		word, bit := int(serial/64), uint64(1)<<(serial%64)
+		if word >= len(s.serials) {
+			s.serials = append(s.serials, make([]uint64, word+1-len(s.serials))...)
+		}
+		if s.serials[word]&bit != 0 {
+			return fmt.Errorf("event %d received twice", serial)
+		}
+		s.serials[word] |= bit
+	}
+	if !bytes.Equal(p[:tail], tlPad[:tail]) { // tlPad is zeros, longer than any payload; one compare, not a call a byte
+		return fmt.Errorf("a %v record whose payload is not the zeros written", r.Kind)
 	}
 	return nil
 }
@@ -496,11 +521,11 @@ func admits(f *guidtable.Filter, pid uint32, id uint16) bool {
 
 // worker runs its share of a program, operations w, w+Workers, w+2*Workers and so on of
 // ops, adding what its writes delivered and lost to tally; t is the tally it passes to
-// each write, zero between writes. Every error must carry a Windows code. ids are the
+// each write, zero between bursts. Every error must carry a Windows code. ids are the
 // logger ids of the four sessions, the only loggers an event can reach, whose tallies it
-// adds up and checks against the enable slots; the rest of each event's tally must be
-// zero, one comparison (a loop over all session.LoggerIDs on every event was a tenth of
-// an instrumented input).
+// adds up and checks against the enable slots; the rest of a burst's tally must be zero,
+// one comparison of the whole after the burst (a loop over all session.LoggerIDs on every
+// event was a tenth of an instrumented input).
 func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []Op, w int, tally, t *emu.Tally, stopped *finals, f *flight, at *atomic.Pointer[Op], out *[]*mine) (err error) {
 	defer at.Store(nil)
 	var regs []*mine
@@ -575,7 +600,8 @@ func worker(k *emu.Kernel, handles map[int]emu.TraceHandle, ids []uint16, ops []
 			var want [session.LoggerIDs]bool
 			read, readAt := false, uint64(0)
 			for i := 0; i < 8; i++ { // a burst, so writers meet on buffers
-				// t is zero here: each event's counts are taken out of it below.
+				// t holds nothing of the four sessions here: each event's counts for them are
+				// taken out of it below.
 				e1 := f.epoch.Load()
 				quiet := f.inFlight.Load() == 0 // read after the epoch: see flight
 				if m != nil && !m.closed && quiet && (!read || readAt != e1) {
