@@ -322,4 +322,9 @@ func TestIndexesMatchTables(t *testing.T) {
 	if got := Recognised(winver.Version(200), Kernel, ^Mode(0)); got != 0 {
 		t.Errorf("an invalid version recognises %v", got)
 	}
+	for _, b := range (^Mode(0)).Bits() {
+		if Recognises(winver.Version(200), Kernel, b) {
+			t.Errorf("an invalid version recognises %v", b)
+		}
+	}
 }

@@ -292,8 +292,12 @@ var recognition = []Recognition{
 	{AddToTriageDump, since(winver.V6_2), since(winver.V6_2)},
 }
 
-// Recognises reports whether version v recognises flag f for loggers of kind k.
+// Recognises reports whether version v recognises flag f for loggers of kind k; an
+// invalid version recognises nothing.
 func Recognises(v winver.Version, k LoggerKind, f Mode) bool {
+	if !v.Valid() {
+		return false
+	}
 	for i := range recognition {
 		if recognition[i].Flag == f {
 			r := recognition[i].Kernel
