@@ -135,6 +135,7 @@ func TestConfigExecutable(t *testing.T) {
 		{"/opt/bin/app.exe", "other.exe;APP.exe", true},
 		{"app.exe", "other.exe", false},
 		{"", executableName(), true},
+		{"C:app.exe", "app.exe", true},
 	} {
 		k, err := New(Config{Version: winver.V2004, Processors: 1, Executable: c.exe, FileSystem: &etl.MemFS{}})
 		if err != nil {
@@ -153,5 +154,10 @@ func TestConfigExecutable(t *testing.T) {
 			t.Errorf("Executable %q, filter %q: the event reached the session %v, want %v", c.exe, c.filter, got, c.admits)
 		}
 		k.Close()
+	}
+	for _, exe := range []string{`C:\Apps\`, "/opt/", "C:"} {
+		if _, err := New(Config{Executable: exe}); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("Executable %q: %v, want ERROR_INVALID_PARAMETER", exe, err)
+		}
 	}
 }

@@ -34,7 +34,8 @@ type Config struct {
 	ProcessID uint32
 	// Executable is the file name of that process's executable, which
 	// EVENT_FILTER_TYPE_EXECUTABLE_NAME filters match without regard to case; default the
-	// running program's own. Of a path, the last element is taken (after '/' or '\\').
+	// running program's own. Of a path, the last element is taken (after '/', '\\' or a
+	// drive's ':'); one that ends in a separator is ERROR_INVALID_PARAMETER.
 	Executable string
 	// Synchronous starts every session without a logger goroutine: full buffers are
 	// written by the writer that filled them, flush and stop by the caller, and no timer
@@ -132,6 +133,9 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.PMCCounters < 0 || cfg.PMCCounters > pmc.MaxPlatformCounters {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "%d PMC counters per processor: the emulated HAL has 1 to %d", cfg.PMCCounters, pmc.MaxPlatformCounters)
 	}
+	if cfg.Executable != "" && strings.LastIndexAny(cfg.Executable, `/\:`) == len(cfg.Executable)-1 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "executable %q names a folder, not a file", cfg.Executable)
+	}
 	if cfg.ClockFrequency == 0 {
 		cfg.ClockFrequency = 10_000_000
 	}
@@ -145,7 +149,7 @@ func New(cfg Config) (*Kernel, error) {
 		pmcSource: cfg.PMCSource, pmcCounters: cfg.PMCCounters,
 	}
 	k.exe = cfg.Executable
-	if i := strings.LastIndexAny(k.exe, `/\`); i >= 0 {
+	if i := strings.LastIndexAny(k.exe, `/\:`); i >= 0 {
 		k.exe = k.exe[i+1:]
 	}
 	if k.exe == "" {
