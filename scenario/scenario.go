@@ -956,7 +956,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 	if v, ok := a.opts["exe"]; ok {
 		names := strings.Split(v, ",")
 		if slices.Contains(names, "") || strings.ContainsAny(v, ";\x00") {
-			return nil, fmt.Errorf("exe=%s: executable file names, separated by commas", v)
+			return nil, fmt.Errorf("exe=%s: executable file names, separated by commas (no ';', which separates the filter's names, and no NUL)", v)
 		}
 		filters = append(filters, guidtable.ExecutableNameFilter(names...))
 	}
