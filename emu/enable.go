@@ -26,8 +26,9 @@ const (
 // EnableParameters is the part of ENABLE_TRACE_PARAMETERS the emulator uses.
 // EnableProperty's SID, TS_ID, STACK_TRACE, PROCESS_START_KEY and EVENT_KEY bits add an
 // extended item to each event the session gets through this enablement (itemValues and
-// stackItem say with what); IGNORE_KEYWORD_0 and PROVIDER_GROUP change what is
-// enabled; the others are kept in the enable slot only.
+// stackItem say with what; [emulator choice] a STACK_TRACE64 item holds the writing
+// goroutine's innermost 32 return addresses at most); IGNORE_KEYWORD_0 and
+// PROVIDER_GROUP change what is enabled; the others are kept in the enable slot only.
 type EnableParameters struct {
 	EnableProperty uint32    // EVENT_ENABLE_PROPERTY_* bits
 	SourceID       guid.GUID // passed to enable callbacks

@@ -26,6 +26,7 @@ import (
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/callstack"
 	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
@@ -41,6 +42,10 @@ const ProcessID = 1000
 // Executable is the file name of that process's executable, which enable's exe= filters
 // match: a scenario runs the same whatever program runs it.
 const Executable = "scenario.exe"
+
+// stackDepth is how many frames down a write command writes: the most return addresses
+// a STACK_TRACE item holds (emu.EnableParameters).
+const stackDepth = 32
 
 // clockFrequency is the manual clock's: 10 MHz, 100 ns ticks.
 const clockFrequency = 10_000_000
@@ -1015,20 +1020,25 @@ func cmdWrite(m *Machine, a args) error {
 	o := &emu.WriteOptions{Processor: int(v[1]), ThreadID: 1, Tally: &t}
 	var failed, stopped error
 	done := uint64(0)
-	for ; done < n; done++ {
-		if done%writeChunk == 0 {
-			if m.progress != nil {
-				m.progress("write", done)
+	// The writes run deeper than a STACK_TRACE item reaches (callstack.Deep), so that each
+	// such item holds all its return addresses and a record's size does not follow the
+	// depth of the program running the scenario (a fuzz program replays with its sizes).
+	callstack.Deep(stackDepth, func() {
+		for ; done < n; done++ {
+			if done%writeChunk == 0 {
+				if m.progress != nil {
+					m.progress("write", done)
+				}
+				if m.ctx.Err() != nil {
+					stopped = context.Cause(m.ctx)
+					break
+				}
 			}
-			if m.ctx.Err() != nil {
-				stopped = context.Cause(m.ctx)
-				break
+			if err := k.EventWriteEx(p.reg, &d, o, payload); err != nil && failed == nil {
+				failed = err
 			}
 		}
-		if err := k.EventWriteEx(p.reg, &d, o, payload); err != nil && failed == nil {
-			failed = err
-		}
-	}
+	})
 	if failed != nil && (p.reg == nil || p.closed) {
 		// Nothing reached a session: the code alone says what happened, with the
 		// scenario's reason in the place of the kernel's, which speaks of handles.

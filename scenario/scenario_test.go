@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -320,5 +321,26 @@ func TestEnableReportsRegistrationsOfTheGUID(t *testing.T) {
 		if err := m.Exec(c.line); err != nil || !strings.Contains(out.String(), c.want) {
 			t.Errorf("%s: %v, %q; want %q", c.line, err, out.String(), c.want)
 		}
+	}
+}
+
+// A write command writes from deeper than a STACK_TRACE item reaches, so the item holds
+// all 32 return addresses whatever runs the scenario: a 16-byte event's record is the
+// 0x50-byte header, the item's 8-byte head and MatchId with 32 addresses, and the payload.
+func TestWriteStackItemsFull(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	for _, l := range []string{"register a", "start s mode=REAL_TIME", "enable s a props=stack", "write a 1 size=16"} {
+		if err := m.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	out.Reset()
+	if err := m.Exec("logdump s -json"); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf(`"size": %d,`, 0x50+8+8+8*32+16); !strings.Contains(out.String(), want) {
+		t.Errorf("logdump: want a record of %s\n%s", want, out.String())
 	}
 }
