@@ -101,6 +101,16 @@ func TestSeedExecutableFilters(t *testing.T) {
 	}
 }
 
+// The enable-stack seed's writes all reach s0 (24) and those of id 1 in the second
+// round s1 (6), each with a stack of 32 return addresses (the records' sizes and items
+// are compared with the model's on the way).
+func TestSeedStack(t *testing.T) {
+	cov := runSeed(t, "enable-stack")
+	if want := uint64(24 + 6); cov.Delivered != want || cov.Lost != 0 {
+		t.Fatalf("%d events delivered, %d lost; want %d and none", cov.Delivered, cov.Lost, want)
+	}
+}
+
 // The enable-properties seed's records carry the items their enablement asks for: every
 // one of its 24 writes reaches s0, and 18 reach s1.
 func TestSeedProperties(t *testing.T) {

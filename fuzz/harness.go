@@ -169,6 +169,7 @@ type harness struct {
 	serial  uint64              // events written so far: the last eight bytes of each payload (payload)
 	pay     []byte              // the payloads' bytes (payload)
 	payN    int                 // the length of the last payload
+	stacks  bool                // an enable asked for stacks: writes go stackDepth frames down (deepen)
 	tally   emu.Tally           // the last write's (OpWrite, OpSysWrite, TraceLogging), reused: 1.7 KB, on the heap each write it was a fifth of the write's time
 	desc    emu.EventDescriptor // the last OpWrite's descriptor and EventWriteEx options, reused, as tally
 	opts    emu.WriteOptions
@@ -341,6 +342,7 @@ func (h *harness) step(o Op) error {
 		return h.sameErr(o, err, werr)
 
 	case OpEnable, OpDisable, OpCapture:
+		h.stacks = h.stacks || o.Kind == OpEnable && o.Props&guidtable.PropertyStackTrace != 0
 		err := k.EnableTraceEx2(th, providers[o.Provider], o.enableCode(), o.Level, o.Any, o.All, o.enableParams())
 		h.results = append(h.results, err)
 		var werr error

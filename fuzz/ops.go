@@ -509,8 +509,10 @@ func (o Op) enableParams() *emu.EnableParameters {
 // itemProps are the EVENT_ENABLE_PROPERTY_* bits an OpEnable may pass that add an
 // extended item to each event the enablement passes, with the item's
 // EVENT_HEADER_EXT_TYPE, its data's size and the name the scenario language's props=
-// gives the bit. STACK_TRACE is left out: its item's size depends on the writing
-// goroutine's stack, which the model cannot predict, and sizes decide when buffers fill.
+// gives the bit. STACK_TRACE comes last: its item holds the writer's innermost return
+// addresses, 32 at most (emu.EnableParameters), after an 8-byte MatchId; the harness
+// writes from deeper than that (stackDepth), so that the size, which decides when
+// buffers fill, is always the same.
 var itemProps = []struct {
 	prop uint32
 	typ  uint16
@@ -521,7 +523,20 @@ var itemProps = []struct {
 	{guidtable.PropertyTSID, 0x0003, 4, "tsid"},
 	{guidtable.PropertyEventKey, 0x000A, 8, "key"},
 	{guidtable.PropertyProcessStartKey, 0x000D, 8, "start"},
+	{guidtable.PropertyStackTrace, 0x0006, 8 + 8*stackFrames, "stack"},
 }
+
+// stackFrames is how many return addresses a STACK_TRACE64 item holds when the writer's
+// stack is deep enough (emu.EnableParameters), and stackDepth how many frames deep the
+// harness writes, so that it always is.
+const (
+	stackFrames = 32
+	stackDepth  = stackFrames
+)
+
+// plainProps are the itemProps bits whose items do not depend on the writer: the sets
+// enableExtras took before the stack came, which keep their places there.
+var plainProps uint32 = guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyEventKey | guidtable.PropertyProcessStartKey
 
 // extras is what an enable passes besides its level and keywords: one of filterChoices
 // and itemProps bits.
@@ -532,14 +547,16 @@ type extras struct {
 
 // enableExtras are the extras an OpEnable picks from, by bits 1 to 7 of its group byte:
 // nothing at 0 (the byte of every seed Encode writes), then each EVENT_ID and PID filter
-// set with no properties, one, two and all four, twice over; every set of properties
-// alone; each EXECUTABLE_NAME set with the same four; and nothing for the rest. So a
-// third of the enables pass nothing, and leave EventWrite's cached route in use and
-// enable before 8.1, where filters are refused; more than half pass filters, often
-// enough that a fuzzing run explores what they drop.
+// set with no properties, one, two and all four plain ones, twice over; every set of
+// plain properties alone; each EXECUTABLE_NAME set with the same four; the stack alone,
+// with other items and with filters; and nothing for the rest. So nearly a third of the
+// enables pass nothing, and leave EventWrite's cached route in use and enable before
+// 8.1, where filters are refused; more than half pass filters, often enough that a
+// fuzzing run explores what they drop. Each section came after the ones before it, so
+// that an entry keeps its meaning, and a committed input its program.
 var enableExtras = func() []extras {
 	out := make([]extras, 1, 128)
-	some := []uint32{0, itemProps[0].prop, itemProps[1].prop | itemProps[2].prop, itemPropBits}
+	some := []uint32{0, itemProps[0].prop, itemProps[1].prop | itemProps[2].prop, plainProps}
 	for range 2 {
 		for f := 1; f < firstExeChoice; f++ {
 			for _, p := range some {
@@ -547,7 +564,7 @@ var enableExtras = func() []extras {
 			}
 		}
 	}
-	for set := 1; set < 1<<len(itemProps); set++ {
+	for set := 1; set < 1<<4; set++ { // the four plain properties
 		var p uint32
 		for i, it := range itemProps {
 			if set>>i&1 != 0 {
@@ -561,6 +578,9 @@ var enableExtras = func() []extras {
 			out = append(out, extras{f, p})
 		}
 	}
+	stack := uint32(guidtable.PropertyStackTrace)
+	out = append(out, extras{0, stack}, extras{0, stack | guidtable.PropertySID}, extras{0, stack | plainProps},
+		extras{1, stack | guidtable.PropertySID}, extras{4, stack | guidtable.PropertyEventKey}, extras{firstExeChoice, stack})
 	if len(out) > 128 {
 		panic("enableExtras: more choices than seven bits pick")
 	}

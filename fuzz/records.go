@@ -34,7 +34,8 @@ type rec struct {
 
 // badItem marks, in rec.items, an enable property's item whose data is not the value
 // the emulated process has: S-1-5-18, terminal session 1, start key 1<<48 | processID
-// (emu's [emulator choice] values), or an EVENT_KEY that is not 8 bytes.
+// (emu's [emulator choice] values), an EVENT_KEY that is not 8 bytes, or a stack that is
+// not MatchId 0 and stackFrames return addresses.
 const badItem = 1 << 31
 
 // localSystem is S-1-5-18 as a binary SID: the harness's own copy of the value, not
@@ -60,6 +61,11 @@ func itemsOf(ext []etl.ExtItem) uint32 {
 				ok = binary.LittleEndian.Uint32(x.Data) == 1
 			case it.prop == guidtable.PropertyProcessStartKey:
 				ok = binary.LittleEndian.Uint64(x.Data) == 1<<48|processID
+			case it.prop == guidtable.PropertyStackTrace: // MatchId 0 (the stack is not keyed), then return addresses
+				ok = binary.LittleEndian.Uint64(x.Data) == 0
+				for i := 8; ok && i < len(x.Data); i += 8 {
+					ok = binary.LittleEndian.Uint64(x.Data[i:]) != 0
+				}
 			}
 			if !ok {
 				bits |= badItem

@@ -1,6 +1,7 @@
 package fuzz
 
 import (
+	"github.com/etwemu/etwemu/guidtable"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -208,6 +209,10 @@ func seeds() []seed {
 		// and items through a group's enablement when the provider's filters drop the
 		// event.
 		enc("enable-properties", winver.V2004, 1, propertyOps()...),
+		// Stacks: STACK_TRACE alone in s0, then with SID and an EVENT_ID filter in s1,
+		// each event's item 32 return addresses (the harness writes from deeper), over
+		// a buffer switch.
+		enc("enable-stack", winver.V2004, 1, stackOps()...),
 		enc("filters-before-8.1", winver.V6_2, 1,
 			start(0, 4, 2, 10, 0), reg(0), Op{Kind: OpEnable, Session: 0, Provider: 0, Level: 5, Filter: 1}, write(0, 4, 0, 16, 0)),
 		enc("regression-growth-before-write", winver.V1607, 3,
@@ -270,6 +275,32 @@ func executableFilterOps() []Op {
 			ops = append(append(ops, enable(1, f)), writes()...)
 		}
 	}
+	return append(ops, Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
+}
+
+// stackOps is the enable-stack seed: sessions s0 and s1, registration r0 of fuzz-a, and
+// twelve writes (ids 1 and 2 with each API, twice) after each enable: s0 with
+// STACK_TRACE, then s1 with STACK_TRACE and SID keeping id 1. Each of s0's records is
+// 0x50 + 16 + 8 + 264 bytes, so ten fill a 4 KB buffer and the twelve switch it.
+func stackOps() []Op {
+	start := func(s int) Op {
+		return Op{Kind: OpStart, Session: s, BufferKB: 4, MinBufs: 2, MaxBufs: 10, Mode: logmode.RealTime}
+	}
+	writes := func() (ops []Op) {
+		for range 2 {
+			for _, id := range []uint16{1, 2} {
+				for api := range numAPIs {
+					ops = append(ops, Op{Kind: OpWrite, Level: 4, Payload: 16, ID: id, API: api})
+				}
+			}
+		}
+		return ops
+	}
+	stack := uint32(guidtable.PropertyStackTrace)
+	ops := []Op{start(0), start(1), {Kind: OpRegister}, {Kind: OpEnable, Session: 0, Provider: 0, Level: 5, Props: stack}}
+	ops = append(ops, writes()...)
+	ops = append(ops, Op{Kind: OpEnable, Session: 1, Provider: 0, Level: 5, Filter: 1, Props: stack | guidtable.PropertySID})
+	ops = append(ops, writes()...)
 	return append(ops, Op{Kind: OpStop, Session: 1}, Op{Kind: OpStop, Session: 0})
 }
 

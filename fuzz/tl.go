@@ -81,8 +81,10 @@ func (h *harness) writeTL(o Op) error {
 	n := max(o.Payload-tlCountSize-8, 0)
 	var err error
 	call := func() {
-		err = p.WriteEvent(tlEvent, etw.WithEventOpts(etw.WithLevel(etw.Level(o.Level)), etw.WithKeyword(o.Any)),
-			etw.WithFields(etw.Uint8Array("pad", tlPad[:n]), etw.Uint64Field("serial", serial)))
+		h.deepen(func() {
+			err = p.WriteEvent(tlEvent, etw.WithEventOpts(etw.WithLevel(etw.Level(o.Level)), etw.WithKeyword(o.Any)),
+				etw.WithFields(etw.Uint8Array("pad", tlPad[:n]), etw.Uint64Field("serial", serial)))
+		})
 	}
 	h.stats(&h.before)
 	proc := 0

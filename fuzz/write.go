@@ -7,8 +7,19 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/callstack"
 	"github.com/etwemu/etwemu/session"
 )
+
+// deepen runs a write, fn, stackDepth frames down once the run has asked for stacks, so
+// that every STACK_TRACE item holds stackFrames return addresses (itemProps).
+func (h *harness) deepen(fn func()) {
+	if h.stacks {
+		callstack.Deep(stackDepth, fn)
+	} else {
+		fn()
+	}
+}
 
 // processID is the emulated process every fuzz run registers its providers in, and
 // executable the file it runs (emu.Config.Executable), which EXECUTABLE_NAME filters name.
@@ -89,7 +100,7 @@ func (h *harness) write(o Op) error {
 	// the goroutine runs on.
 	call := func() {
 		if api == APIPlain {
-			err = k.EventWrite(r, d, data)
+			h.deepen(func() { err = k.EventWrite(r, d, data) })
 			return
 		}
 		act := activity(serial)
@@ -98,7 +109,7 @@ func (h *harness) write(o Op) error {
 			rel := activity(^serial)
 			related = &rel
 		}
-		err = k.EventWriteTransfer(r, d, &act, related, data)
+		h.deepen(func() { err = k.EventWriteTransfer(r, d, &act, related, data) })
 	}
 	// Interleaves: each armed session's switch hook writes the event again, on the same
 	// processor, in the middle of the switch (switches; nil when no session is armed, so
@@ -136,7 +147,7 @@ func (h *harness) write(o Op) error {
 		if sw != nil {
 			sw.api, sw.proc = api, proc
 		}
-		err = k.EventWriteEx(r, d, opts, data)
+		h.deepen(func() { err = k.EventWriteEx(r, d, opts, data) })
 	case APITransfer:
 		ev.activity = activity(serial)
 		if serial%2 == 1 {

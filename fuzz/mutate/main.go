@@ -94,6 +94,8 @@ var bugs = []bug{
 		"\tif have&hasKey != 0 {\n\t\tn += abi.ExtItemSize(8)\n\t}\n", ""},
 	{"emu: a session's records take the extended items of the session before it", "emu/write.go",
 		"extra.Props = props", "extra.Props |= props"},
+	{"emu: a STACK_TRACE item holds one return address too few", "emu/items.go",
+		"n := runtime.Callers(2, pcs[:])", "n := runtime.Callers(2, pcs[:maxStackFrames-1])"},
 	{"emu: the process start key without its boot number", "emu/items.go",
 		"x.ProcessStartKey = startKeyBoot | uint64(k.pid)", "x.ProcessStartKey = uint64(k.pid)"},
 }
