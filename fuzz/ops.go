@@ -564,6 +564,9 @@ var enableExtras = func() []extras {
 			}
 		}
 	}
+	if itemProps[0].prop|itemProps[1].prop|itemProps[2].prop|itemProps[3].prop != plainProps {
+		panic("enableExtras: the plain properties must be itemProps' first four, in the order the committed inputs pick them")
+	}
 	for set := 1; set < 1<<4; set++ { // the four plain properties
 		var p uint32
 		for i, it := range itemProps {
