@@ -175,6 +175,9 @@ func TestRandomPrograms(t *testing.T) {
 	if !testing.Short() && total.TraceLogging == 0 {
 		t.Errorf("no TraceLogging write: the sample does not exercise package etw's provider")
 	}
+	if !testing.Short() && total.Stacks == 0 {
+		t.Errorf("no record with a stack: the sample does not exercise STACK_TRACE")
+	}
 	if total.Delivered == 0 || total.Lost == 0 || total.Callbacks == 0 {
 		t.Errorf("delivered %d, lost %d, callbacks %d: the sample does not exercise the write path", total.Delivered, total.Lost, total.Callbacks)
 	}

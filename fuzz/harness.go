@@ -47,6 +47,7 @@ type Coverage struct {
 	Callbacks int           // enable callbacks delivered
 	Refused   int           // session starts the version's mode table refused
 	Counted   uint64        // events delivered with PMC counters
+	Stacks    uint64        // records FuzzInterplay's sinks received with a STACK_TRACE item
 	// Interleaved counts the writes run inside another writer's buffer switch (OpHold
 	// holdInterleave), and Retired those after which that writer retired the buffer it
 	// had taken.
@@ -67,6 +68,7 @@ func (c *Coverage) Add(c2 Coverage) {
 	c.Callbacks += c2.Callbacks
 	c.Refused += c2.Refused
 	c.Counted += c2.Counted
+	c.Stacks += c2.Stacks
 	c.Interleaved += c2.Interleaved
 	c.Retired += c2.Retired
 	c.TraceLogging += c2.TraceLogging
@@ -140,6 +142,9 @@ func runProgram(p Program) (Coverage, []error, error) {
 				return cov, h.results, fmt.Errorf("final stop of %s: %w\nprogram:\n%v", name, err, p)
 			}
 		}
+	}
+	for _, s := range h.sinks { // every session's, stopped: their last buffers are in
+		cov.Stacks += s.stacks
 	}
 	return cov, h.results[:len(p.Ops)], nil
 }

@@ -101,9 +101,10 @@ func (r rec) matches(w rec) bool {
 // the buffer it came in. The synchronous kernel calls it on the harness's goroutine.
 type recSink struct {
 	session.Counter
-	got  [][]rec // per stream
-	seen []int   // per stream: the records already compared with the model's
-	bad  error   // the first record that did not decode
+	got    [][]rec // per stream
+	seen   []int   // per stream: the records already compared with the model's
+	bad    error   // the first record that did not decode
+	stacks uint64  // records received with a STACK_TRACE item (Coverage.Stacks)
 }
 
 // WriteBuffer implements session.Sink.
@@ -126,6 +127,9 @@ func (s *recSink) WriteBuffer(buf []byte) error {
 			x.provider, x.hook, x.level, x.keyword = e.ProviderID, e.Descriptor.ID, e.Descriptor.Level, e.Descriptor.Keyword
 			x.pid, x.tid, x.activity = e.ProcessID, e.ThreadID, e.ActivityID
 			x.items = itemsOf(r.Ext)
+			if x.items&guidtable.PropertyStackTrace != 0 {
+				s.stacks++
+			}
 		} else {
 			x.system = true
 			x.hook, x.tid, x.pid = r.HookID, r.ThreadID, r.ProcessID
