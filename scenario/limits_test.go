@@ -197,14 +197,7 @@ func TestLongLine(t *testing.T) {
 // what it wrote, fails with the context's cause, and StopAll then stops the session and
 // finalizes its file.
 func TestWriteStopsOnContext(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, l := range []string{"start s file=s.etl buffer=4", "register P", "enable s P"} {
-		if err := m.Exec(l); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m, out := machine(t, "start s file=s.etl buffer=4", "register P", "enable s P")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := errors.New("stop requested")
 	m.SetProgress(func(cmd string, done uint64) {

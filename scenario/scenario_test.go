@@ -44,14 +44,7 @@ func TestRunErrors(t *testing.T) {
 
 // The views render as JSON that a script can read back.
 func TestViewsJSON(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, line := range []string{"start s file=s.etl buffer=4", "register P", "enable s P level=5", "write P 3 proc=1"} {
-		if err := m.Exec(line); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m, out := machine(t, "start s file=s.etl buffer=4", "register P", "enable s P level=5", "write P 3 proc=1")
 	for view, check := range map[string]func(v any) bool{
 		"strdump -json":   func(v any) bool { return v.([]any)[0].(map[string]any)["name"] == "s" },
 		"logger s -json":  func(v any) bool { return v.(map[string]any)["structure"] == "WMI_LOGGER_CONTEXT" },
@@ -77,14 +70,7 @@ func TestViewsJSON(t *testing.T) {
 // build 19569's symbols, which the catalogue shows as 2004; a private logger's
 // ETW_UM_LOGGER_CONTEXT has rows for each version.
 func TestLoggerViewNamesItsBuild(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, line := range []string{"start k file=k.etl", "register P", "start p mode=PRIVATE_LOGGER file=p.etl guid=P"} {
-		if err := m.Exec(line); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m, out := machine(t, "start k file=k.etl", "register P", "start p mode=PRIVATE_LOGGER file=p.etl guid=P")
 	for name, want := range map[string]string{
 		"k": "x64 offsets of ntoskrnl.exe build 19569, which the catalogue shows as 2004",
 		"p": "x64 offsets from the layout catalogue",
@@ -254,15 +240,8 @@ func TestOptionChoicesAndByteOrderMark(t *testing.T) {
 // PID filter and exe= an EXECUTABLE_NAME filter that the kernel applies to each event, props= sets EnableProperty bits by name, and what the
 // options cannot say is refused with the names they take.
 func TestEnableFiltersAndProps(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, l := range []string{"register a", "start s mode=REAL_TIME", "start t mode=REAL_TIME",
-		"enable s a keep=2,3", "enable t a drop=0x2 props=sid,key"} {
-		if err := m.Exec(l); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	m, out := machine(t, "register a", "start s mode=REAL_TIME", "start t mode=REAL_TIME",
+		"enable s a keep=2,3", "enable t a drop=0x2 props=sid,key")
 	for _, c := range []struct{ line, want string }{
 		{"write a 3 id=1", "logger 3: 3 written"},
 		{"write a 2 id=2", "logger 2: 2 written"},
@@ -328,14 +307,7 @@ func TestEnableReportsRegistrationsOfTheGUID(t *testing.T) {
 // all 32 return addresses whatever runs the scenario: a 16-byte event's record is the
 // 0x50-byte header, the item's 8-byte head and MatchId with 32 addresses, and the payload.
 func TestWriteStackItemsFull(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, l := range []string{"register a", "start s mode=REAL_TIME", "enable s a props=stack", "write a 1 size=16"} {
-		if err := m.Exec(l); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	m, out := machine(t, "register a", "start s mode=REAL_TIME", "enable s a props=stack", "write a 1 size=16")
 	out.Reset()
 	if err := m.Exec("logdump s -json"); err != nil {
 		t.Fatal(err)
@@ -343,4 +315,19 @@ func TestWriteStackItemsFull(t *testing.T) {
 	if want := fmt.Sprintf(`"size": %d,`, 0x50+8+8+8*32+16); !strings.Contains(out.String(), want) {
 		t.Errorf("logdump: want a record of %s\n%s", want, out.String())
 	}
+}
+
+// machine returns a Machine that has run lines, each of which must succeed, and the
+// buffer it writes to; the test closes it.
+func machine(t *testing.T, lines ...string) (*Machine, *bytes.Buffer) {
+	t.Helper()
+	var out bytes.Buffer
+	m := New(&out)
+	t.Cleanup(m.Close)
+	for _, l := range lines {
+		if err := m.Exec(l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	return m, &out
 }

@@ -13,15 +13,8 @@ import (
 // The views' JSON says what the page draws: each processor's current buffer, where a
 // logger's buffers go, and a log file's buffers with a circular file's wrap.
 func TestViewsJSONForThePicture(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, l := range []string{"start ring mode=CIRCULAR,USE_KBYTES_FOR_SIZE file=ring.etl maxfile=16 buffer=4 min=2 max=4",
-		"register C", "enable ring C", "write C 300 size=100", "flush ring", "write C 60 size=100", "flush ring", "write C 5 proc=1"} {
-		if err := m.Exec(l); err != nil {
-			t.Fatalf("%s: %v", l, err)
-		}
-	}
+	m, out := machine(t, "start ring mode=CIRCULAR,USE_KBYTES_FOR_SIZE file=ring.etl maxfile=16 buffer=4 min=2 max=4",
+		"register C", "enable ring C", "write C 300 size=100", "flush ring", "write C 60 size=100", "flush ring", "write C 5 proc=1")
 	get := func(cmd string, v any) {
 		out.Reset()
 		if err := m.Exec(cmd); err != nil {
@@ -59,14 +52,7 @@ func TestViewsJSONForThePicture(t *testing.T) {
 
 // poke writes only the modelled fields, says TAMPERED, and check finds it.
 func TestPokeAndCheck(t *testing.T) {
-	var out bytes.Buffer
-	m := New(&out)
-	defer m.Close()
-	for _, l := range []string{"start s file=s.etl", "register P", "enable s P", "check"} {
-		if err := m.Exec(l); err != nil {
-			t.Fatal(err)
-		}
-	}
+	m, out := machine(t, "start s file=s.etl", "register P", "enable s P", "check")
 	if !strings.Contains(out.String(), "agree") {
 		t.Fatalf("check before the poke: %s", out.String())
 	}
