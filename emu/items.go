@@ -2,8 +2,8 @@ package emu
 
 import (
 	"encoding/binary"
-	"runtime"
 
+	"github.com/etwemu/etwemu/internal/callstack"
 	"github.com/etwemu/etwemu/session"
 )
 
@@ -24,9 +24,6 @@ const (
 	startKeyBoot            = uint64(1) << 48
 )
 
-// maxStackFrames is how many return addresses a STACK_TRACE64 item holds at most.
-const maxStackFrames = 32
-
 // itemValues fills x with the values of the extended items an enable property may ask
 // for an event, once per event: the SID, the terminal session and the process start key
 // of the emulated process, and a new EVENT_KEY. Each session's properties then pick among
@@ -45,8 +42,8 @@ func (k *Kernel) itemValues(x *session.EventExtra) {
 // included as Windows' stacks include ntdll's. It allocates the stack's bytes; only an
 // event a session asks a stack of comes here.
 func (k *Kernel) stackItem(x *session.EventExtra) {
-	var pcs [maxStackFrames]uintptr
-	n := runtime.Callers(2, pcs[:]) // from the caller of stackItem
+	var pcs [callstack.Frames]uintptr
+	n := callstack.Callers(pcs[:]) // from the caller of stackItem
 	stack := make([]byte, 8+8*n)
 	for i, pc := range pcs[:n] {
 		binary.LittleEndian.PutUint64(stack[8+8*i:], uint64(pc))

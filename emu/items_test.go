@@ -168,15 +168,23 @@ func TestEnablePropertyItemsOneSession(t *testing.T) {
 	}
 }
 
-// stackHas reports whether the return addresses in b (8 bytes each) include one in a
-// function whose name contains name.
+// stackHas reports whether the return addresses in b (8 bytes each) lead into a
+// function whose name contains name, the calls inlined at each address included.
 func stackHas(b []byte, name string) bool {
+	var pcs []uintptr
 	for i := 0; i+8 <= len(b); i += 8 {
-		if f := runtime.FuncForPC(uintptr(binary.LittleEndian.Uint64(b[i:])) - 1); f != nil && strings.Contains(f.Name(), name) {
+		pcs = append(pcs, uintptr(binary.LittleEndian.Uint64(b[i:])))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if strings.Contains(f.Function, name) {
 			return true
 		}
+		if !more {
+			return false
+		}
 	}
-	return false
 }
 
 // An event whose session asks for items other than a stack allocates nothing: the stack,

@@ -15,6 +15,7 @@ import (
 	"github.com/etwemu/etwemu/fuzz/oracle"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/callstack"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
@@ -530,7 +531,7 @@ var itemProps = []struct {
 // stack is deep enough (emu.EnableParameters), and stackDepth how many frames deep the
 // harness writes, so that it always is.
 const (
-	stackFrames = 32
+	stackFrames = callstack.Frames
 	stackDepth  = stackFrames
 )
 

@@ -45,7 +45,7 @@ const Executable = "scenario.exe"
 
 // stackDepth is how many frames down a write command writes: the most return addresses
 // a STACK_TRACE item holds (emu.EnableParameters).
-const stackDepth = 32
+const stackDepth = callstack.Frames
 
 // clockFrequency is the manual clock's: 10 MHz, 100 ns ticks.
 const clockFrequency = 10_000_000

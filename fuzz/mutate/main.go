@@ -95,7 +95,7 @@ var bugs = []bug{
 	{"emu: a session's records take the extended items of the session before it", "emu/write.go",
 		"extra.Props = props", "extra.Props |= props"},
 	{"emu: a STACK_TRACE item holds one return address too few", "emu/items.go",
-		"n := runtime.Callers(2, pcs[:])", "n := runtime.Callers(2, pcs[:maxStackFrames-1])"},
+		"n := callstack.Callers(pcs[:])", "n := callstack.Callers(pcs[:callstack.Frames-1])"},
 	{"emu: the process start key without its boot number", "emu/items.go",
 		"x.ProcessStartKey = startKeyBoot | uint64(k.pid)", "x.ProcessStartKey = uint64(k.pid)"},
 }

@@ -1,13 +1,19 @@
-// Package callstack runs a function deep in the call stack, so that the stack a
-// STACK_TRACE extended item captures is full whatever the caller's own depth.
+// Package callstack captures and deepens the call stack the way the emulator's
+// EVENT_EXTENDED_ITEM_STACK_TRACE64 needs: Callers reads the writer's return addresses,
+// and Deep runs a function deep enough that the stack an event captures is full
+// whatever the caller's own depth.
 package callstack
 
-// Deep calls fn from at least frames frames below its caller. The emulator's
-// EVENT_ENABLE_PROPERTY_STACK_TRACE item holds at most the writer's innermost 32 return
-// addresses (emu.EnableParameters); an event written this deep always carries that many,
-// so its item's size, which decides when buffers fill, is known beforehand: the fuzz
-// harness's model predicts it, and a scenario replays a fuzz program's writes with the
-// same sizes.
+// Frames is how many return addresses an EVENT_EXTENDED_ITEM_STACK_TRACE64 item the
+// emulator makes holds at most (emu.EnableParameters): the writer's innermost 32.
+// [emulator choice] Windows walks up to its own per-session limit; 32 keeps each
+// item's size, which decides when buffers fill, small and fixed for a deep writer.
+const Frames = 32
+
+// Deep calls fn from at least frames frames below its caller. An event written this
+// deep always carries Frames return addresses when frames is Frames, so its item's size
+// is known beforehand: the fuzz harness's model predicts it, and a scenario replays a
+// fuzz program's writes with the same sizes.
 //
 //go:noinline
 func Deep(frames int, fn func()) {

@@ -1,0 +1,8 @@
+package callstack
+
+// callers follows the frame-pointer chain (callers_amd64.s). Its caller is Callers,
+// which is never inlined: BP holds Callers' frame, whose return address leads into
+// Callers' caller, so callers starts one frame out.
+//
+//go:noescape
+func callers(pcs []uintptr) int
