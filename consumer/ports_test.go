@@ -385,10 +385,15 @@ func TestEnableProperties(t *testing.T) {
 			x.sid = sid.String()
 		}
 		if st, ok := r.ExtStackTrace(); ok {
-			for _, pc := range st.Addresses {
-				if f := runtime.FuncForPC(uintptr(pc) - 1); f != nil && strings.Contains(f.Name(), "TestEnableProperties") {
-					x.stack = true
-				}
+			// Each address is a frame's; CallersFrames also names the calls inlined there.
+			pcs := make([]uintptr, len(st.Addresses))
+			for i, pc := range st.Addresses {
+				pcs[i] = uintptr(pc)
+			}
+			for frames, more := runtime.CallersFrames(pcs), true; more; {
+				var f runtime.Frame
+				f, more = frames.Next()
+				x.stack = x.stack || strings.Contains(f.Function, "TestEnableProperties")
 			}
 		}
 		x.items = len(r.ExtendedData)

@@ -27,8 +27,9 @@ const (
 // EnableProperty's SID, TS_ID, STACK_TRACE, PROCESS_START_KEY and EVENT_KEY bits add an
 // extended item to each event the session gets through this enablement (itemValues and
 // stackItem say with what; [emulator choice] a STACK_TRACE64 item holds the writing
-// goroutine's innermost 32 return addresses at most, one a physical frame as a Windows
-// stack walk reads them, inlined calls left out); IGNORE_KEYWORD_0 and
+// goroutine's innermost 32 return addresses at most; on amd64 one a frame, as a Windows
+// stack walk reads them, so that a call the compiler inlined has none of its own and
+// runtime.CallersFrames names it); IGNORE_KEYWORD_0 and
 // PROVIDER_GROUP change what is enabled; the others are kept in the enable slot only.
 type EnableParameters struct {
 	EnableProperty uint32    // EVENT_ENABLE_PROPERTY_* bits

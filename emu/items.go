@@ -40,7 +40,10 @@ func (k *Kernel) itemValues(x *session.EventExtra) {
 // EVENT_EXTENDED_ITEM_STACK_TRACE64: MatchId 0 (the stack is not keyed), then the return
 // addresses of the calls that led here, from the innermost, the emulator's own frames
 // included as Windows' stacks include ntdll's. It allocates the stack's bytes; only an
-// event a session asks a stack of comes here.
+// event a session asks a stack of comes here. Never inlined, so that the stack starts
+// at its caller whatever the compiler's inlining budget.
+//
+//go:noinline
 func (k *Kernel) stackItem(x *session.EventExtra) {
 	var pcs [callstack.Frames]uintptr
 	n := callstack.Callers(pcs[:]) // from the caller of stackItem

@@ -10,6 +10,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/callstack"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -312,7 +313,7 @@ func TestWriteStackItemsFull(t *testing.T) {
 	if err := m.Exec("logdump s -json"); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf(`"size": %d,`, 0x50+8+8+8*32+16); !strings.Contains(out.String(), want) {
+	if want := fmt.Sprintf(`"size": %d,`, 0x50+8+8+8*callstack.Frames+16); !strings.Contains(out.String(), want) {
 		t.Errorf("logdump: want a record of %s\n%s", want, out.String())
 	}
 }

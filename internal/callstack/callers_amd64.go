@@ -6,3 +6,9 @@ package callstack
 //
 //go:noescape
 func callers(pcs []uintptr) int
+
+// walk is callers' walk of a chain that starts at frame fp and must stay below limit,
+// for tests that build one.
+//
+//go:noescape
+func walk(fp, limit uintptr, pcs []uintptr) int

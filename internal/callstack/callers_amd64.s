@@ -1,27 +1,54 @@
 #include "textflag.h"
 
+// WALK(fp, limit, pcs, n, len) stores the return addresses of the frame-pointer chain
+// that starts at frame fp into pcs from index n, up to len; R8 holds the frame below fp.
+// Each frame holds its caller's frame pointer at 0 and its return address at 8. A
+// goroutine's frames lie above one another on its stack, the first with a saved frame
+// pointer of 0; the walk stops at the first pointer that is not above the frame before
+// it or reaches limit: there the chain has left the goroutine's stack, as in a Go
+// function called from C, whose caller's saved frame pointer is whatever the C code kept
+// in BP. Clobbers DX and R8.
+#define WALK(fp, limit, pcs, n, len) \
+loop: \
+	CMPQ n, len; \
+	JGE  done; \
+	CMPQ fp, R8; \
+	JLS  done; \
+	CMPQ fp, limit; \
+	JCC  done; \
+	MOVQ 8(fp), DX; \
+	MOVQ DX, (pcs)(n*8); \
+	MOVQ fp, R8; \
+	MOVQ 0(fp), fp; \
+	INCQ n; \
+	JMP  loop; \
+done:
+
 // func callers(pcs []uintptr) int
 //
-// Go on amd64 keeps a frame pointer in every frame of a function that calls another
-// (the assembler saves BP below the return address: 0(BP) is the caller's BP, 8(BP) the
-// return address into the caller), except frameless NOSPLIT functions; the chain ends
-// with 0 at a goroutine's first frame. callers has no frame of its own, so BP is
-// Callers'.
+// Go on amd64 saves the caller's BP below the return address in the frame of every
+// function that calls another, except NOFRAME assembly; a frame without one is skipped,
+// never misread. callers has no frame of its own, so BP is Callers'. No goroutine stack
+// reaches 1 GB (runtime/debug.SetMaxStack's default on 64-bit systems), the walk's limit.
 TEXT ·callers(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ pcs_base+0(FP), DI
 	MOVQ pcs_len+8(FP), CX
 	XORQ AX, AX
+	MOVQ BP, R8
+	LEAQ 0x40000000(SP), R9
 	MOVQ 0(BP), SI // the frame of Callers' caller: 8(SI) returns into its caller
-loop:
-	CMPQ AX, CX
-	JGE  done
-	TESTQ SI, SI
-	JZ   done
-	MOVQ 8(SI), DX
-	MOVQ DX, (DI)(AX*8)
-	MOVQ 0(SI), SI
-	INCQ AX
-	JMP  loop
-done:
+	WALK(SI, R9, DI, AX, CX)
 	MOVQ AX, ret+24(FP)
+	RET
+
+// func walk(fp, limit uintptr, pcs []uintptr) int
+TEXT ·walk(SB), NOSPLIT|NOFRAME, $0-48
+	MOVQ fp+0(FP), SI
+	MOVQ limit+8(FP), R9
+	MOVQ pcs_base+16(FP), DI
+	MOVQ pcs_len+24(FP), CX
+	XORQ AX, AX
+	XORQ R8, R8
+	WALK(SI, R9, DI, AX, CX)
+	MOVQ AX, ret+40(FP)
 	RET
