@@ -3,6 +3,7 @@ package etl
 import (
 	"io"
 	"io/fs"
+	"math/bits"
 	"os"
 	"sort"
 	"sync"
@@ -29,19 +30,54 @@ type MemFS struct {
 	used     atomic.Int64        // bytes held by all files; changed by the file that grows or shrinks, under its memData.mu, reserving with CompareAndSwap
 }
 
-// memPage is the unit a file's bytes are kept in: a file grows a page at a time and
-// never copies what it holds past its first page, so the memory it takes stays within a
-// page of its size. The first page starts short (a small file, such as a session's
-// header buffer of 4 KB, takes 4 KB, not 64), and doubles, copying, up to memPage.
+// A file's bytes are kept in pages, made as it grows and never copied. The first pages
+// are short, so that a small file takes little (a session's header buffer of 4 KB
+// takes 4 KB, not 64) and a file of n bytes under memPage less than 2n: page 0 holds
+// memFirstPage bytes and page i from 1 to smallPages-1 memFirstPage<<(i-1), that is 4,
+// 4, 8, 16 and 32 KB, which end at memPage; every page after holds memPage, so that a
+// larger file takes less than a page more than its size. A file grown a buffer at a
+// time used to double one first page up to memPage, copying it each time: half the
+// bytes a session's start and stop allocated.
 const (
 	memPage      = 64 << 10
-	memFirstPage = 4 << 10 // the least a file's first page holds
+	memFirstPage = 4 << 10
+	smallPages   = 5 // log2(memPage/memFirstPage) + 1
 )
+
+// pageStart returns the offset in the file at which page i begins.
+func pageStart(i int) int64 {
+	switch {
+	case i == 0:
+		return 0
+	case i < smallPages:
+		return memFirstPage << (i - 1)
+	default:
+		return memPage * int64(i-smallPages+1)
+	}
+}
+
+// pageAt returns the page that holds the file's byte at off, and the byte's place in it.
+func pageAt(off int64) (int, int64) {
+	if off >= memPage {
+		return smallPages - 1 + int(off/memPage), off % memPage
+	}
+	i := bits.Len64(uint64(off) / memFirstPage)
+	return i, off - pageStart(i)
+}
+
+// pagesFor returns how many pages hold a file of size bytes.
+func pagesFor(size int64) int {
+	if size == 0 {
+		return 0
+	}
+	i, _ := pageAt(size - 1)
+	return i + 1
+}
 
 type memData struct {
 	fs    *MemFS
 	mu    sync.Mutex
-	pages [][]byte // memPage bytes each but a short first page while it is the only one; zero past size; protected by mu
+	pages [][]byte // pagesFor(size) of them, page i pageStart(i+1)-pageStart(i) bytes; zero past size; protected by mu
 	size  int64    // protected by mu
 }
 
@@ -50,7 +86,8 @@ type memData struct {
 func (d *memData) readAt(p []byte, off int64) int {
 	n := 0
 	for n < len(p) && off < d.size {
-		k := copy(p[n:n+int(min(int64(len(p)-n), d.size-off))], d.pages[off/memPage][off%memPage:])
+		i, in := pageAt(off)
+		k := copy(p[n:n+int(min(int64(len(p)-n), d.size-off))], d.pages[i][in:])
 		n += k
 		off += int64(k)
 	}
@@ -61,7 +98,8 @@ func (d *memData) readAt(p []byte, off int64) int {
 // caller holds d.mu.
 func (d *memData) writeAt(p []byte, off int64) {
 	for len(p) > 0 {
-		k := copy(d.pages[off/memPage][off%memPage:], p)
+		i, in := pageAt(off)
+		k := copy(d.pages[i][in:], p)
 		p = p[k:]
 		off += int64(k)
 	}
@@ -73,27 +111,8 @@ func (d *memData) grow(size int64, name string) error {
 	if err := d.fs.reserve(size-d.size, name); err != nil {
 		return err
 	}
-	if len(d.pages) <= 1 { // the first page, short while it is the only one, grows first
-		have := 0
-		if len(d.pages) == 1 {
-			have = len(d.pages[0])
-		}
-		if have < memPage && int64(have) < size {
-			n := max(memFirstPage, 2*have)
-			for int64(n) < size && n < memPage {
-				n *= 2
-			}
-			p := make([]byte, min(n, memPage))
-			if have > 0 {
-				copy(p, d.pages[0])
-				d.pages[0] = p
-			} else {
-				d.pages = append(d.pages[:0], p)
-			}
-		}
-	}
-	for int64(len(d.pages))*memPage < size {
-		d.pages = append(d.pages, make([]byte, memPage))
+	for i := len(d.pages); pageStart(i) < size; i++ {
+		d.pages = append(d.pages, make([]byte, pageStart(i+1)-pageStart(i)))
 	}
 	d.size = size
 	return nil
@@ -103,11 +122,11 @@ func (d *memData) grow(size int64, name string) error {
 // caller holds d.mu.
 func (d *memData) shrink(size int64) {
 	d.fs.used.Add(size - d.size)
-	keep := int((size + memPage - 1) / memPage)
+	keep := pagesFor(size)
 	clear(d.pages[keep:]) // let the collector have them
 	d.pages = d.pages[:keep]
-	if tail := size % memPage; tail != 0 {
-		clear(d.pages[keep-1][tail:]) // a later growth reads zeros
+	if keep > 0 {
+		clear(d.pages[keep-1][size-pageStart(keep-1):]) // a later growth reads zeros
 	}
 	d.size = size
 }

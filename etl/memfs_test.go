@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/etwemu/etwemu/winerr"
@@ -131,15 +132,14 @@ func TestWriterOnFullMemFS(t *testing.T) {
 }
 
 // A file kept in pages reads back what a flat slice would hold, across page
-// boundaries, after shrinking and growing, and takes memory within a page of its size; a
-// file that stays small (a short first page, doubling as it grows) takes less than twice
-// the most it held since it was last empty, or memFirstPage.
+// boundaries, after shrinking and growing, and holds no page it does not need: a file
+// under memPage takes less than twice its size (memFirstPage at least), a larger one
+// less than a page more than its size.
 func TestMemFSPages(t *testing.T) {
 	for _, limit := range []int64{memPage / 2, memPage + memFirstPage, 4 * memPage} {
 		var m MemFS
 		f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
 		var model []byte
-		peak := int64(0) // the most the file held since it was last empty
 		r := rand.New(rand.NewPCG(7, uint64(limit)))
 		for i := range 600 {
 			switch r.IntN(5) {
@@ -181,21 +181,22 @@ func TestMemFSPages(t *testing.T) {
 				t.Fatalf("limit %d, op %d: file of %d bytes (%d used) differs from the model's %d", limit, i, len(got), m.Used(), len(model))
 			}
 			d := m.files["p"]
-			if pages, want := int64(len(d.pages)), (d.size+memPage-1)/memPage; pages != want {
-				t.Fatalf("limit %d, op %d: %d pages for %d bytes, want %d", limit, i, pages, d.size, want)
+			held, last := int64(0), int64(0)
+			for _, pg := range d.pages {
+				held, last = held+int64(len(pg)), int64(len(pg))
 			}
-			if peak = max(peak, d.size); d.size == 0 {
-				peak = 0
+			if held < d.size || held-last >= d.size && d.size > 0 || d.size == 0 && held != 0 {
+				t.Fatalf("limit %d, op %d: pages of %d bytes, the last of %d, for a file of %d", limit, i, held, last, d.size)
 			}
-			if len(d.pages) == 1 && len(d.pages[0]) < memPage && int64(len(d.pages[0])) >= max(2*peak, memFirstPage+1) {
-				t.Fatalf("limit %d, op %d: a first page of %d bytes for a file that held at most %d", limit, i, len(d.pages[0]), peak)
+			if d.size < memPage && held > max(2*d.size-1, memFirstPage) || d.size >= memPage && held >= d.size+memPage {
+				t.Fatalf("limit %d, op %d: pages of %d bytes for a file of %d", limit, i, held, d.size)
 			}
 		}
 	}
 }
 
-// A small file that grows past a page at once keeps its bytes: its short first page
-// becomes a whole one, then pages follow.
+// A small file that grows past a page at once keeps its bytes, in the short pages,
+// then whole ones: 4, 4, 8, 16 and 32 KB, then 64 KB.
 func TestMemFSShortPageGrowsPastAPage(t *testing.T) {
 	var m MemFS
 	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
@@ -208,8 +209,12 @@ func TestMemFSShortPageGrowsPastAPage(t *testing.T) {
 	if len(got) != 2*memPage+6 || !bytes.Equal(got[:len(head)], head) || got[2*memPage+5] != 1 {
 		t.Fatalf("%d bytes, starting %q", len(got), got[:min(len(got), len(head))])
 	}
-	if d := m.files["p"]; len(d.pages) != 3 || len(d.pages[0]) != memPage {
-		t.Fatalf("%d pages, the first of %d bytes", len(d.pages), len(d.pages[0]))
+	var sizes []int
+	for _, pg := range m.files["p"].pages {
+		sizes = append(sizes, len(pg)>>10)
+	}
+	if want := []int{4, 4, 8, 16, 32, 64, 64}; !slices.Equal(sizes, want) {
+		t.Fatalf("pages of %v KB, want %v", sizes, want)
 	}
 }
 
