@@ -320,6 +320,9 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 					return nil // its filters drop it
 				}
 				ev.Extra = &extra
+				err := l.Write(proc, &ev)
+				releaseStack(&extra)
+				return writeError(err)
 			}
 			return writeError(l.Write(proc, &ev))
 		}
@@ -348,6 +351,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		ev.Extra = &extra // for the group's sessions' items, which writeGroup readies
 		errIdx = k.writeGroup(r.GroupEntry(), group, proc, &ev, &extra, tooBig, errIdx, &seen, tally)
 	}
+	releaseStack(&extra)
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
 	}
