@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
@@ -339,7 +340,7 @@ func (m *Machine) exec(ctx context.Context, line string) (bool, error) {
 	fields := strings.Fields(line)
 	c, ok := commands[strings.ToLower(fields[0])]
 	if !ok {
-		return true, fmt.Errorf("unknown command %q (help lists them)", fields[0])
+		return true, fmt.Errorf("unknown command %s (help lists them)", quote.Short(fields[0]))
 	}
 	args, err := parseArgs(fields[1:], c)
 	if err != nil {
@@ -420,10 +421,10 @@ func parseArgs(words []string, c command) (args, error) {
 		if k, v, ok := strings.Cut(w, "="); ok {
 			k = strings.ToLower(k)
 			if !strings.Contains(" "+c.opts+" ", " "+k+" ") {
-				return a, fmt.Errorf("unknown option %q", k)
+				return a, fmt.Errorf("unknown option %s", quote.Short(k))
 			}
 			if old, dup := a.opts[k]; dup {
-				return a, fmt.Errorf("option %s given twice (%s=%s and %s=%s): give it once", k, k, old, k, v)
+				return a, fmt.Errorf("option %s given twice (%s and %s): give it once", k, opt(k, old), opt(k, v))
 			}
 			a.opts[k] = v
 			continue
@@ -443,10 +444,16 @@ func parseArgs(words []string, c command) (args, error) {
 		if n == 1 {
 			got = "argument"
 		}
+		if slices.ContainsFunc(a.pos, func(w string) bool { return strings.HasPrefix(w, "#") }) {
+			want += "; a # starts a comment only at the start of a line"
+		}
 		return a, fmt.Errorf("%d %s, want %s", n, got, want)
 	}
 	return a, nil
 }
+
+// opt writes option k=v as an error message shows it: v escaped and cut (quote.Shown).
+func opt(k, v string) string { return k + "=" + quote.Shown(v) }
 
 // num reads option k as an unsigned number from 0 to hi (decimal or 0x hex), or def
 // when absent; the error says the range.
@@ -457,7 +464,7 @@ func (a args) num(k string, def, hi uint64) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(v, 0, 64)
 	if err != nil || n > hi {
-		return 0, fmt.Errorf("%s=%s: a number from 0 to %d (decimal or 0x hex)", k, v, hi)
+		return 0, fmt.Errorf("%s: a number from 0 to %d (decimal or 0x hex)", opt(k, v), hi)
 	}
 	return n, nil
 }
@@ -471,7 +478,7 @@ func (a args) choice(k string, choices ...string) (string, error) {
 	if !ok || slices.Contains(choices, v) {
 		return v, nil
 	}
-	return "", fmt.Errorf("%s=%s: want %s=%s", k, v, k, strings.Join(choices, " or "+k+"="))
+	return "", fmt.Errorf("%s: want %s=%s", opt(k, v), k, strings.Join(choices, " or "+k+"="))
 }
 
 // command is one command of the language.
@@ -520,7 +527,7 @@ func init() {
 		"logdump": {"logdump NAME|ID|#ID [t=N] [-json]", "the last N (default 20, at most 10000) events in the session's buffers, all processors merged by timestamp", 1, 1, "t", false, viewLogdump},
 		"guids":   {"guids [-json]", "each GUID entry: its eight enable slots and its registrations", 0, 0, "", false, viewGuids},
 		"regs":    {"regs [-json]", "the scenario's providers: registration index and enable masks", 0, 0, "", false, viewRegs},
-		"files":   {"files", "the log files the sessions wrote (in memory), with their sizes", 0, 0, "", false, viewFiles},
+		"files":   {"files [-json]", "the log files the sessions wrote (in memory), with their sizes", 0, 0, "", false, viewFiles},
 		"guid":    {"guid P [group=1] [-json]", "provider P's ETW_GUID_ENTRY as dt prints it: RefCount, ProviderEnableInfo and the eight EnableInfo slots", 1, 1, "group", false, viewGuid},
 		"reg":     {"reg R [-json]", "registration R's ETW_REG_ENTRY as dt prints it: Index, Flags, EnableMask, GroupEnableMask", 1, 1, "", false, viewReg},
 		"poke": {"poke reg R mask=0xNN [group=0xNN] | poke guid P slot=N [group=1]", "TAMPERING: write registration R's EnableMask (GroupEnableMask), or zero EnableInfo[N] of P's GUID entry, behind the kernel's back, as a driver writing kernel memory would; printed as TAMPERED",
@@ -570,7 +577,7 @@ func cmdKernel(m *Machine, a args) error {
 	}
 	n, err := a.num("processors", uint64(procs), uint64(m.limits.Processors))
 	if err != nil || n < 1 {
-		return fmt.Errorf("processors=%s: the emulator supports 1 to %d here", a.opts["processors"], m.limits.Processors)
+		return fmt.Errorf("%s: the emulator supports 1 to %d here", opt("processors", a.opts["processors"]), m.limits.Processors)
 	}
 	ctrs, err := a.num("pmccounters", uint64(m.pmcCtrs), pmc.MaxPlatformCounters)
 	if err != nil {
@@ -580,7 +587,7 @@ func cmdKernel(m *Machine, a args) error {
 	if v, ok := a.opts["disk"]; ok {
 		mb, err := a.num("disk", 0, uint64(m.limits.Disk>>20))
 		if err != nil || mb < 1 {
-			return fmt.Errorf("disk=%s: the in-memory disk may be 1 to %d MB here (run's and shell's -disk sets the most)", v, m.limits.Disk>>20)
+			return fmt.Errorf("%s: the in-memory disk may be 1 to %d MB here (run's and shell's -disk sets the most)", opt("disk", v), m.limits.Disk>>20)
 		}
 		disk = int64(mb) << 20
 	}
@@ -941,7 +948,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 		for _, s := range strings.Split(v, ",") {
 			n, err := strconv.ParseUint(s, 0, 16)
 			if err != nil {
-				return nil, fmt.Errorf("%s=%s: event ids from 0 to 65535, separated by commas", f.key, v)
+				return nil, fmt.Errorf("%s: event ids from 0 to 65535, separated by commas", opt(f.key, v))
 			}
 			ids = append(ids, uint16(n))
 		}
@@ -952,7 +959,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 		for _, s := range strings.Split(v, ",") {
 			n, err := strconv.ParseUint(s, 0, 32)
 			if err != nil {
-				return nil, fmt.Errorf("pid=%s: process ids from 0 to 4294967295, separated by commas", v)
+				return nil, fmt.Errorf("%s: process ids from 0 to 4294967295, separated by commas", opt("pid", v))
 			}
 			pids = append(pids, uint32(n))
 		}
@@ -960,8 +967,19 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 	}
 	if v, ok := a.opts["exe"]; ok {
 		names := strings.Split(v, ",")
-		if slices.Contains(names, "") || strings.ContainsAny(v, ";\x00") {
-			return nil, fmt.Errorf("exe=%s: executable file names, separated by commas (no ';', which separates the filter's names, and no NUL)", v)
+		for i, name := range names {
+			var why string
+			switch {
+			case name == "":
+				why = "is empty"
+			case strings.ContainsAny(name, ";\x00"):
+				why = "holds a ';' (which separates the filter's names) or a NUL"
+			case !utf8.ValidString(name):
+				why = "is not UTF-8, so it has no UTF-16 form for the filter"
+			default:
+				continue
+			}
+			return nil, fmt.Errorf("%s: name %d of %d %s; give executable file names, separated by commas", opt("exe", v), i+1, len(names), why)
 		}
 		filters = append(filters, guidtable.ExecutableNameFilter(names...))
 	}
@@ -970,7 +988,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 		for _, s := range strings.Split(v, ",") {
 			p, ok := enableProps[s]
 			if !ok {
-				return nil, fmt.Errorf("props=%s: %q is not one of sid, tsid, stack, start, key, ignore-keyword-0", v, s)
+				return nil, fmt.Errorf("%s: %s is not one of sid, tsid, stack, start, key, ignore-keyword-0", opt("props", v), quote.Short(s))
 			}
 			props |= p
 		}
@@ -1101,7 +1119,9 @@ func explainWrite(err error, payload, header int) error {
 	case errors.Is(err, winerr.ErrArithmeticOverflow):
 		why = fmt.Sprintf("an event of %d payload bytes is %d bytes with its %d-byte header, and ETW takes at most 65,535 bytes an event", payload, payload+header, header)
 	case errors.Is(err, winerr.ErrMoreData):
-		why = fmt.Sprintf("the %d-byte record does not fit a buffer of a session that takes it, after the buffer's %d-byte header: start that session with larger buffers (buffer=KB); the event is counted in its EventsLost", abi.Align(payload+header), abi.BufferHeaderSize)
+		why = fmt.Sprintf("the record, the event's %d bytes with its %d-byte header and any extended items an enable's props= adds to it, does not fit a session that takes it: "+
+			"a record must fit the session's buffer after the buffer's %d-byte header (buffer=KB starts a session with larger ones) and stay within ETW's 65,535 bytes an event; "+
+			"the event is counted in that session's EventsLost", payload+header, header, abi.BufferHeaderSize)
 	case errors.Is(err, winerr.ErrNotEnoughMemory):
 		why = "a session that takes it had no free buffer (all full, waiting for its logger): the event is counted in its EventsLost; more buffers (max=N) leave the logger longer"
 	case errors.Is(err, winerr.ErrLogFileFull):
@@ -1356,7 +1376,7 @@ func (m *Machine) sessionNamed(name string) (*emu.Session, error) {
 		}
 	}
 	if onlyID {
-		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session has logger id %s", byID)
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session has logger id %s (#ID names a logger by its id)", quote.Short(byID))
 	}
-	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %q", name)
+	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %s", quote.Short(name))
 }

@@ -163,7 +163,7 @@ func TestWriteErrorsExplained(t *testing.T) {
 		{[]string{"start s mode=REAL_TIME", "syswrite s 0x0524 size=65535"},
 			"ERROR_ARITHMETIC_OVERFLOW (534) (an event of 65535 payload bytes is 65567 bytes with its 32-byte header"},
 		{[]string{"register a", "start s mode=REAL_TIME buffer=4", "enable s a", "write a 1 size=5000"},
-			"ERROR_MORE_DATA (234) (the 5080-byte record does not fit a buffer of a session that takes it, after the buffer's 72-byte header"},
+			"ERROR_MORE_DATA (234) (the record, the event's 5080 bytes with its 80-byte header and any extended items an enable's props= adds to it, does not fit"},
 		{[]string{"register a", "start s mode=REAL_TIME", "enable s a", "write a 100000"},
 			"ERROR_LOG_FILE_FULL (1502) (a REAL_TIME session that takes it has no consumer"},
 	} {
@@ -271,12 +271,19 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		{"enable s a pid=-1", "process ids from 0"},
 		{"enable s a pid=1,2,3,4,5,6,7,8,9", "ERROR_INVALID_PARAMETER"},
 		{"enable s a props=sid,colour", `"colour" is not one of`},
-		{"enable s a exe=a.exe,,b.exe", "executable file names"},
-		{"enable s a exe=a.exe;b.exe", "executable file names"},
+		{"enable s a exe=a.exe,,b.exe", "exe=a.exe,,b.exe: name 2 of 3 is empty"},
+		{"enable s a exe=", "exe=: name 1 of 1 is empty"},
+		{"enable s a exe=a.exe;b.exe", "name 1 of 1 holds a ';'"},
+		{"enable s a exe=a\x00b.exe", `exe=a\x00b.exe: name 1 of 1 holds a ';' (which separates the filter's names) or a NUL`},
+		{"enable s a exe=ok.exe,\xff\xfe.exe", `exe=ok.exe,\xff\xfe.exe: name 2 of 2 is not UTF-8`},
+		// What a user typed comes back escaped and cut short.
+		{"enable s a props=stack,\x1b[2J", `props=stack,\x1b[2J: "\x1b[2J" is not one of`},
+		{"enable s a props=" + strings.Repeat("z", 50000), `props=zzzz`},
+		{"enable s a level=" + strings.Repeat("9", 50000), "(50000 bytes): a number from 0 to 255"},
 		{"disable s a keep=1", "keep"},
 	} {
-		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want an error saying %q", c.line, err, c.want)
+		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 1000 || strings.ContainsAny(err.Error(), "\x00\x1b\xff") {
+			t.Errorf("%.100s: %.1100v, want an error of at most 1,000 bytes, nothing a terminal acts on, saying %q", c.line, err, c.want)
 		}
 	}
 }

@@ -19,15 +19,31 @@ func Short(s string) string {
 	if len(s) <= Most {
 		return strconv.Quote(s)
 	}
-	cut := Most
+	return strconv.Quote(s[:cut(s)]) + more(s)
+}
+
+// Shown returns s as a message shows what a user typed: unquoted, what a terminal would
+// act on escaped (Printable), and past Most bytes cut as Short cuts it.
+func Shown(s string) string {
+	if len(s) <= Most {
+		return Printable(s)
+	}
+	return Printable(s[:cut(s)]) + more(s)
+}
+
+// cut returns where Short and Shown cut s, longer than Most bytes: at Most, or before
+// the character that straddles it.
+func cut(s string) int {
 	for i := Most; i > Most-utf8.UTFMax; i-- {
 		if utf8.RuneStart(s[i]) {
-			cut = i
-			break
+			return i
 		}
 	}
-	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
+	return Most
 }
+
+// more says how long a cut string was.
+func more(s string) string { return "… (" + strconv.Itoa(len(s)) + " bytes)" }
 
 // Printable returns s with what a terminal would act on rather than show written as Go
 // escapes: control characters but the tab (an escape sequence, a bell, a carriage

@@ -19,6 +19,18 @@ func TestShort(t *testing.T) {
 	}
 }
 
+// Shown writes a short string as Printable does and cuts a long one as Short does.
+func TestShown(t *testing.T) {
+	if got := Shown("a\x1b[2Jb"); got != `a\x1b[2Jb` {
+		t.Errorf("short: %s", got)
+	}
+	long := strings.Repeat("a", Most-1) + "é" + strings.Repeat("\x00", 1<<20)
+	got := Shown(long)
+	if want := strings.Repeat("a", Most-1) + `… (` + strconv.Itoa(len(long)) + ` bytes)`; got != want {
+		t.Errorf("long: %.100s, want %s", got, want)
+	}
+}
+
 // Printable escapes what a terminal acts on (escape sequences, bells, carriage returns,
 // C1 controls, bytes that are not UTF-8) and keeps the rest, tabs and non-ASCII letters
 // too.
