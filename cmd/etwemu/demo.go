@@ -527,14 +527,41 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 	if s.EventsOverwritten > 0 || s.BuffersOverwritten > 0 {
 		fmt.Fprintf(out, "  events overwritten %12d  (in %d buffers the in-memory ring wrote over: not lost in Windows' terms, but no longer anywhere)\n", s.EventsOverwritten, s.BuffersOverwritten)
 	}
-	per := make([]string, len(s.BuffersPerStream))
-	for i, n := range s.BuffersPerStream {
-		per[i] = fmt.Sprintf("cpu%d=%d", i, n)
-	}
-	fmt.Fprintf(out, "  buffers per processor  %s\n", strings.Join(per, " "))
+	fmt.Fprintf(out, "  buffers per processor  %s\n", perProcessor(s.BuffersPerStream))
 	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
 	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run: sealing, handing on and recycling buffers, %.0f%% of the run handing them to the sink and file; idle %.0f%%)\n\n", 100*busy, 100*min(output, busy), 100*(1-busy))
 	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, s.EventsOverwritten, sec, p, fileErr, busy, output))
+}
+
+// perProcessor lists the buffers each processor's stream wrote, cpuN=M. Past
+// perProcessorAll processors it lists those that wrote any and counts the rest: a line
+// of 2,048 entries, most of them 0, says less than one of a few.
+func perProcessor(counts []uint64) string {
+	var per []string
+	idle := 0
+	for i, n := range counts {
+		if n == 0 && len(counts) > perProcessorAll {
+			idle++
+			continue
+		}
+		per = append(per, fmt.Sprintf("cpu%d=%d", i, n))
+	}
+	if idle > 0 {
+		per = append(per, fmt.Sprintf("(the other %d processors wrote none)", idle))
+	}
+	return strings.Join(per, " ")
+}
+
+// perProcessorAll is how many processors perProcessor lists whole.
+const perProcessorAll = 64
+
+// perWriter writes the events a second one writer wrote, in M, or in k when under 0.01 M.
+func perWriter(rate float64, writers int) string {
+	r := rate / float64(writers)
+	if r >= 0.01 || r == 0 {
+		return fmt.Sprintf("%.2f M", r)
+	}
+	return fmt.Sprintf("%.2f k", 1000*r)
 }
 
 // share is d as a share of the run's elapsed time, at most 1 (the logger's time also
@@ -559,7 +586,7 @@ const loggerBound = 0.9
 func conclusions(writers, procs int, delivered, lost, overwritten uint64, sec float64, p *emu.Properties, fileErr error, busy, output float64) string {
 	var b strings.Builder
 	rate := float64(delivered) / sec / 1e6
-	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %.2f M per writer. ", writers, rate, rate/float64(writers))
+	fmt.Fprintf(&b, "%d writer goroutine(s) wrote %.2f M events/s, %s per writer. ", writers, rate, perWriter(rate, writers))
 	bound := lost > 0 && busy >= loggerBound
 	switch {
 	case bound && output >= busy/2:

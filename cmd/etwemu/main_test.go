@@ -371,3 +371,25 @@ func TestDemoLogFilesAndCompression(t *testing.T) {
 		t.Errorf("sequential compressed: %q", why)
 	}
 }
+
+// The report lists every processor's buffers on a small machine and only those that
+// wrote any on a large one, and gives a writer's rate in k when it is under 0.01 M.
+func TestDemoReportScales(t *testing.T) {
+	if got := perProcessor([]uint64{3, 0, 1}); got != "cpu0=3 cpu1=0 cpu2=1" {
+		t.Errorf("3 processors: %s", got)
+	}
+	big := make([]uint64, 2048)
+	big[5], big[2047] = 6, 1
+	if got := perProcessor(big); got != "cpu5=6 cpu2047=1 (the other 2046 processors wrote none)" {
+		t.Errorf("2048 processors: %s", got)
+	}
+	for _, c := range []struct {
+		rate    float64
+		writers int
+		want    string
+	}{{2.53, 1, "2.53 M"}, {2.53, 2048, "1.24 k"}, {0, 4, "0.00 M"}} {
+		if got := perWriter(c.rate, c.writers); got != c.want {
+			t.Errorf("perWriter(%v, %d) = %s, want %s", c.rate, c.writers, got, c.want)
+		}
+	}
+}
