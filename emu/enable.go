@@ -1,6 +1,8 @@
 package emu
 
 import (
+	"math/bits"
+
 	"sync"
 
 	"github.com/etwemu/etwemu/guid"
@@ -57,6 +59,54 @@ const enableSince = winver.V6_0
 // groupsSince is the first version with provider groups (EVENT_ENABLE_PROPERTY_PROVIDER_GROUP).
 const groupsSince = winver.V10_0
 
+// propertySince gives, for each EVENT_ENABLE_PROPERTY_* bit, the first version whose
+// EnableTraceEx2 takes it. An enable that passes a bit its version predates is refused
+// with ERROR_INVALID_PARAMETER, as one that asks for a provider group before 10.0 is.
+// The versions are Microsoft Learn's: SID, TS_ID and STACK_TRACE are in
+// ENABLE_TRACE_PARAMETERS_V1, EnableTraceEx2's first form; IGNORE_KEYWORD_0,
+// PROVIDER_GROUP, PROCESS_START_KEY and EVENT_KEY are "supported on Windows 10, version
+// 1507 and later" (the patches that brought three of them to 7 and 8.1 are not
+// emulated). [UNCERTAIN] Whether an older kernel refuses a bit it does not know or
+// ignores it; and for PSM_KEY, ENABLE_KEYWORD_0, EXCLUDE_INPRIVATE, ENABLE_SILOS and
+// SOURCE_CONTAINER_TRACKING no version is documented: every version takes them, and
+// keeps them in the enable slot only.
+var propertySince = [...]struct {
+	bit   uint32
+	since winver.Version
+}{
+	{guidtable.PropertySID, enableSince},
+	{guidtable.PropertyTSID, enableSince},
+	{guidtable.PropertyStackTrace, enableSince},
+	{guidtable.PropertyPSMKey, enableSince},
+	{guidtable.PropertyIgnoreKeyword0, winver.V10_0},
+	{guidtable.PropertyProviderGroup, groupsSince},
+	{guidtable.PropertyEnableKeyword0, enableSince},
+	{guidtable.PropertyProcessStartKey, winver.V10_0},
+	{guidtable.PropertyEventKey, winver.V10_0},
+	{guidtable.PropertyExcludeInPrivate, enableSince},
+	{guidtable.PropertyEnableSilos, enableSince},
+	{guidtable.PropertySourceContainerTracking, enableSince},
+}
+
+// propertyNames are the EVENT_ENABLE_PROPERTY_* names, by bit index.
+var propertyNames = [...]string{"SID", "TS_ID", "STACK_TRACE", "PSM_KEY", "IGNORE_KEYWORD_0", "PROVIDER_GROUP",
+	"ENABLE_KEYWORD_0", "PROCESS_START_KEY", "EVENT_KEY", "EXCLUDE_INPRIVATE", "ENABLE_SILOS", "SOURCE_CONTAINER_TRACKING"}
+
+// checkProperties refuses EnableProperty bits that Windows v does not take
+// (propertySince), naming the first.
+func checkProperties(v winver.Version, props uint32) error {
+	if props&^guidtable.PropertyAll != 0 {
+		return winerr.New(winerr.ErrInvalidParameter, "unknown EnableProperty bits %#x", props&^guidtable.PropertyAll)
+	}
+	for _, p := range propertySince {
+		if props&p.bit != 0 && v < p.since {
+			return winerr.New(winerr.ErrInvalidParameter, "EVENT_ENABLE_PROPERTY_%s (%#x) is not taken by Windows %s's EnableTraceEx2 (%v)",
+				propertyNames[bits.TrailingZeros32(p.bit)], p.bit, v, winver.Since(p.since))
+		}
+	}
+	return nil
+}
+
 // EnableTraceEx2 enables, disables or asks for the state of provider for session h, at
 // level and with any/all keyword masks. The first enable of a provider nobody registered
 // creates a pre-enabled GUID entry that later registrations join. Callbacks of the
@@ -88,14 +138,11 @@ func (k *Kernel) EnableTraceEx2(h TraceHandle, provider guid.GUID, code EventCon
 	if params != nil {
 		ep = *params
 	}
-	if ep.EnableProperty&^guidtable.PropertyAll != 0 {
-		return winerr.New(winerr.ErrInvalidParameter, "unknown EnableProperty bits %#x", ep.EnableProperty&^guidtable.PropertyAll)
+	if err := checkProperties(k.version, ep.EnableProperty); err != nil {
+		return err
 	}
 	typ := guidtable.TraceGuid
 	if ep.EnableProperty&guidtable.PropertyProviderGroup != 0 {
-		if k.version < groupsSince {
-			return winerr.New(winerr.ErrInvalidParameter, "EVENT_ENABLE_PROPERTY_PROVIDER_GROUP needs provider groups (%v)", winver.Since(groupsSince))
-		}
 		typ = guidtable.GroupGuid
 	}
 

@@ -3,6 +3,9 @@ package emu
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -223,6 +227,44 @@ func TestItemsDoNotAllocate(t *testing.T) {
 		write() // the route, the first buffer and the pool's first item
 		if n := testing.AllocsPerRun(200, write); n != 0 {
 			t.Errorf("EnableProperty %#x: %v allocations an event, want 0", props, n)
+		}
+	}
+}
+
+// Each EVENT_ENABLE_PROPERTY_* bit has one row in propertySince, and EnableTraceEx2
+// refuses a bit its version predates with ERROR_INVALID_PARAMETER, naming it, while the
+// version that has it takes it.
+func TestPropertiesByVersion(t *testing.T) {
+	var seen uint32
+	for _, p := range propertySince {
+		if p.bit&(p.bit-1) != 0 || seen&p.bit != 0 {
+			t.Errorf("row %#x: not one bit, or a second row for it", p.bit)
+		}
+		seen |= p.bit
+	}
+	if seen != guidtable.PropertyAll || len(propertyNames) != bits.Len32(guidtable.PropertyAll) {
+		t.Fatalf("propertySince covers %#x, names %d; want %#x", seen, len(propertyNames), guidtable.PropertyAll)
+	}
+	for _, c := range []struct {
+		v     winver.Version
+		props uint32
+		want  string // "" for accepted
+	}{
+		{winver.V6_0, guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyStackTrace, ""},
+		{winver.V6_3, guidtable.PropertyProcessStartKey, "EVENT_ENABLE_PROPERTY_PROCESS_START_KEY (0x80)"},
+		{winver.V6_3, guidtable.PropertySID | guidtable.PropertyEventKey, "EVENT_ENABLE_PROPERTY_EVENT_KEY (0x100)"},
+		{winver.V6_1, guidtable.PropertyIgnoreKeyword0, "EVENT_ENABLE_PROPERTY_IGNORE_KEYWORD_0"},
+		{winver.V6_2, guidtable.PropertyProviderGroup, "EVENT_ENABLE_PROPERTY_PROVIDER_GROUP"},
+		{winver.V10_0, guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey | guidtable.PropertyIgnoreKeyword0, ""},
+	} {
+		k := newKernel(t, c.v)
+		h, _ := startMem(t, k, "Props", 0)
+		err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: c.props})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v, %#x: %v, want it taken", c.v, c.props, err)
+		case c.want != "" && (!errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(fmt.Sprint(err), c.want)):
+			t.Errorf("%v, %#x: %v, want ERROR_INVALID_PARAMETER naming %s", c.v, c.props, err, c.want)
 		}
 	}
 }

@@ -354,7 +354,7 @@ func (h *harness) step(o Op) error {
 		switch {
 		case !m.facts.eventRegister: // no ETW_GUID_ENTRY enablement before 6.0
 			werr = winerr.ErrNotSupported
-		case o.Group && !m.facts.groups:
+		case o.Group && !m.facts.groups, o.Kind == OpEnable && o.Props&^m.facts.properties != 0:
 			werr = winerr.ErrInvalidParameter
 		case ms == nil:
 			werr = winerr.ErrWMIInstanceNotFound

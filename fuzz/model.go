@@ -52,15 +52,26 @@ type facts struct {
 	// finds no provider unless it runs in process (privateNeedsInProc).
 	private, privateInProc int
 	privateNeedsInProc     bool
+	// properties: the EVENT_ENABLE_PROPERTY_* bits EnableTraceEx2 takes (Microsoft Learn,
+	// ENABLE_TRACE_PARAMETERS: IGNORE_KEYWORD_0, PROVIDER_GROUP, PROCESS_START_KEY and
+	// EVENT_KEY from Windows 10 1507); an enable that passes another is refused with
+	// ERROR_INVALID_PARAMETER, as one for a provider group always was.
+	properties uint32
 }
+
+// Every EVENT_ENABLE_PROPERTY_* bit (0xFFF), and those Windows 10 1507 brought.
+const (
+	allProperties  = 0xFFF
+	propertiesOf10 = 0x010 | 0x020 | 0x080 | 0x100 // IGNORE_KEYWORD_0, PROVIDER_GROUP, PROCESS_START_KEY, EVENT_KEY
+)
 
 var factTable = winver.Steps[facts]{
 	{Since: winver.V5_0, Value: facts{private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V6_0, Value: facts{eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V6_2, Value: facts{eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V6_3, Value: facts{eventRegister: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V10_0, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true}},
-	{Since: winver.V1703, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8}},
+	{Since: winver.V6_0, Value: facts{eventRegister: true, private: 1, privateInProc: 3, privateNeedsInProc: true, properties: allProperties &^ propertiesOf10}},
+	{Since: winver.V6_2, Value: facts{eventRegister: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true, properties: allProperties &^ propertiesOf10}},
+	{Since: winver.V6_3, Value: facts{eventRegister: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true, properties: allProperties &^ propertiesOf10}},
+	{Since: winver.V10_0, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: 4, private: 1, privateInProc: 3, privateNeedsInProc: true, properties: allProperties}},
+	{Since: winver.V1703, Value: facts{eventRegister: true, groups: true, filters: true, pmcCounters: pmcCounters, private: 8, privateInProc: 8, properties: allProperties}},
 }
 
 type mCall struct {

@@ -98,6 +98,8 @@ var bugs = []bug{
 		"n := callstack.Callers(pcs[:])", "n := callstack.Callers(pcs[:callstack.Frames-1])"},
 	{"emu: the process start key without its boot number", "emu/items.go",
 		"x.ProcessStartKey = startKeyBoot | uint64(k.pid)", "x.ProcessStartKey = uint64(k.pid)"},
+	{"emu: PROCESS_START_KEY taken before Windows 10", "emu/enable.go",
+		"{guidtable.PropertyProcessStartKey, winver.V10_0},", "{guidtable.PropertyProcessStartKey, enableSince},"},
 }
 
 // target is one fuzz target and its budget.
