@@ -2,7 +2,6 @@ package emu
 
 import (
 	"math/bits"
-
 	"sync"
 
 	"github.com/etwemu/etwemu/guid"
@@ -63,7 +62,8 @@ const groupsSince = winver.V10_0
 // EnableTraceEx2 takes it. An enable that passes a bit its version predates is refused
 // with ERROR_INVALID_PARAMETER, as one that asks for a provider group before 10.0 is.
 // The versions are Microsoft Learn's: SID, TS_ID and STACK_TRACE are in
-// ENABLE_TRACE_PARAMETERS_V1, EnableTraceEx2's first form; IGNORE_KEYWORD_0,
+// ENABLE_TRACE_PARAMETERS_V1, EnableTraceEx2's first form (Windows 7), and the first two
+// in Vista's EnableTraceEx, so every version that enables takes them; IGNORE_KEYWORD_0,
 // PROVIDER_GROUP, PROCESS_START_KEY and EVENT_KEY are "supported on Windows 10, version
 // 1507 and later" (the patches that brought three of them to 7 and 8.1 are not
 // emulated). [UNCERTAIN] Whether an older kernel refuses a bit it does not know or

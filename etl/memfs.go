@@ -32,7 +32,8 @@ type MemFS struct {
 
 // A file's bytes are kept in pages, made as it grows and never copied. The first pages
 // are short, so that a small file takes little (a session's header buffer of 4 KB
-// takes 4 KB, not 64) and a file of n bytes under memPage less than 2n: page 0 holds
+// takes 4 KB, not 64) and a file of n bytes under memPage less than 2n, or memFirstPage
+// when n is smaller: page 0 holds
 // memFirstPage bytes and page i from 1 to smallPages-1 memFirstPage<<(i-1), that is 4,
 // 4, 8, 16 and 32 KB, which end at memPage; every page after holds memPage, so that a
 // larger file takes less than a page more than its size. A file grown a buffer at a

@@ -555,7 +555,7 @@ func perProcessor(counts []uint64) string {
 // perProcessorAll is how many processors perProcessor lists whole.
 const perProcessorAll = 64
 
-// perWriter writes the events a second one writer wrote, in M, or in k when under 0.01 M.
+// perWriter gives the events a second each writer wrote, in M, or in k when under 0.01 M.
 func perWriter(rate float64, writers int) string {
 	r := rate / float64(writers)
 	if r >= 0.01 || r == 0 {
