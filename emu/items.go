@@ -41,15 +41,20 @@ func (k *Kernel) itemValues(x *session.EventExtra) {
 // EVENT_EXTENDED_ITEM_STACK_TRACE64: MatchId 0 (the stack is not keyed), then the return
 // addresses of the calls that led here, from the innermost, the emulator's own frames
 // included as Windows' stacks include ntdll's. Only an event a session asks a stack of
-// comes here. The bytes come from stackBytes, and the writer gives them back
-// (releaseStack) once every session has copied them. Never inlined, so that the stack
+// comes here. The bytes come from stackBytes; stackItem leaves them in *hold too, and the
+// writer gives them back (releaseStack) once every session has copied them. hold is a
+// local of the writer's of its own: given to the pool through extra, the pointer would
+// make everything extra points at (the activity ids, TraceLogging's metadata) escape,
+// and EventWriteTransfer and EventWriteEx allocate. Never inlined, so that the stack
 // starts at its caller whatever the compiler's inlining budget.
 //
 //go:noinline
-func (k *Kernel) stackItem(x *session.EventExtra) {
+func (k *Kernel) stackItem(x *session.EventExtra, hold **stackItemBytes) {
 	var pcs [callstack.Frames]uintptr
 	n := callstack.Callers(pcs[:]) // from the caller of stackItem
-	stack := stackBytes.Get().(*stackItemBytes)[:8+8*n]
+	b := stackBytes.Get().(*stackItemBytes)
+	*hold = b
+	stack := b[:8+8*n]
 	binary.LittleEndian.PutUint64(stack, 0) // MatchId
 	for i, pc := range pcs[:n] {
 		binary.LittleEndian.PutUint64(stack[8+8*i:], uint64(pc))
@@ -67,11 +72,10 @@ type stackItemBytes [8 + 8*callstack.Frames]byte
 // and, with the collection it drove, nearly half of its time (BenchmarkStackItem).
 var stackBytes = sync.Pool{New: func() any { return new(stackItemBytes) }}
 
-// releaseStack gives the bytes of x's stack item, if it has one, back to stackBytes:
-// the write x belongs to calls it once every session has taken the event.
-func releaseStack(x *session.EventExtra) {
-	if x.Stack != nil {
-		stackBytes.Put((*stackItemBytes)(x.Stack[:cap(x.Stack)]))
-		x.Stack = nil
+// releaseStack gives the bytes of an event's stack item (stackItem's hold), if it has
+// one, back to stackBytes: the write calls it once every session has taken the event.
+func releaseStack(hold *stackItemBytes) {
+	if hold != nil {
+		stackBytes.Put(hold)
 	}
 }

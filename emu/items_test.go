@@ -211,10 +211,18 @@ func TestItemsDoNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, data := &EventDescriptor{ID: 1, Level: 4}, make([]byte, 16)
-	write := func() {
-		if err := k.EventWrite(r, d, data); err != nil {
-			t.Fatal(err)
-		}
+	// The ids are locals of each call, as a caller's are: a write that kept them would
+	// move them to the heap, an allocation an event.
+	writes := []func() error{
+		func() error { return k.EventWrite(r, d, data) },
+		func() error {
+			var activity, related guid.GUID
+			return k.EventWriteTransfer(r, d, &activity, &related, data)
+		},
+		func() error {
+			var activity guid.GUID
+			return k.EventWriteEx(r, d, &WriteOptions{Processor: AnyProcessor, ActivityID: &activity}, data)
+		},
 	}
 	for _, props := range []uint32{
 		guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyProcessStartKey | guidtable.PropertyEventKey,
@@ -224,9 +232,16 @@ func TestItemsDoNotAllocate(t *testing.T) {
 		if err := k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, &EnableParameters{EnableProperty: props}); err != nil {
 			t.Fatal(err)
 		}
-		write() // the route, the first buffer and the pool's first item
-		if n := testing.AllocsPerRun(200, write); n != 0 {
-			t.Errorf("EnableProperty %#x: %v allocations an event, want 0", props, n)
+		for i, w := range writes {
+			write := func() {
+				if err := w(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write() // the route, the first buffer and the pool's first item
+			if n := testing.AllocsPerRun(200, write); n != 0 {
+				t.Errorf("EnableProperty %#x, write %d (EventWrite, EventWriteTransfer, EventWriteEx): %v allocations an event, want 0", props, i, n)
+			}
 		}
 	}
 }

@@ -269,6 +269,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	// and the copy's wide loads stall on the temporary's narrow stores.
 	var ev session.Event
 	var extra session.EventExtra
+	var hold *stackItemBytes
 	proc := AnyProcessor
 	var tally *Tally
 	if o != nil {
@@ -316,12 +317,12 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		}
 		if !l.Secure() {
 			if info.Special {
-				if !k.ready(&ev, &extra, info) {
+				if !k.ready(&ev, &extra, info, &hold) {
 					return nil // its filters drop it
 				}
 				ev.Extra = &extra
 				err := l.Write(proc, &ev)
-				releaseStack(&extra)
+				releaseStack(hold)
 				return writeError(err)
 			}
 			return writeError(l.Write(proc, &ev))
@@ -339,7 +340,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 			continue
 		}
 		if info.Special || extra.Props != 0 {
-			if !k.ready(&ev, &extra, info) {
+			if !k.ready(&ev, &extra, info, &hold) {
 				continue // its filters drop it
 			}
 			ev.Extra = &extra
@@ -349,9 +350,9 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	}
 	if group != 0 {
 		ev.Extra = &extra // for the group's sessions' items, which writeGroup readies
-		errIdx = k.writeGroup(r.GroupEntry(), group, proc, &ev, &extra, tooBig, errIdx, &seen, tally)
+		errIdx = k.writeGroup(r.GroupEntry(), group, proc, &ev, &extra, tooBig, errIdx, &seen, tally, &hold)
 	}
-	releaseStack(&extra)
+	releaseStack(hold)
 	if tooBig {
 		return winerr.ErrArithmeticOverflow
 	}
@@ -440,14 +441,14 @@ func outcome(err error) (idx uint8, counted, ok bool) {
 
 // writeGroup routes ev through the provider group's entry (GroupEnableMask), skipping
 // sessions already written through the provider's own entry (seen).
-func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, extra *session.EventExtra, tooBig bool, errIdx uint8, seen *[(session.LoggerIDs + 63) / 64]uint64, tally *Tally) uint8 {
+func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *session.Event, extra *session.EventExtra, tooBig bool, errIdx uint8, seen *[(session.LoggerIDs + 63) / 64]uint64, tally *Tally, hold **stackItemBytes) uint8 {
 	if g == nil {
 		return errIdx
 	}
 	d := ev.Descriptor
 	for ; mask != 0; mask &= mask - 1 {
 		l, info := route(g, bits.TrailingZeros8(mask), d.Level, d.Keyword)
-		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 || (info.Special || extra.Props != 0) && !k.ready(ev, extra, info) { // ev carries extra
+		if l == nil || seen[info.LoggerID>>6]&(1<<(info.LoggerID&63)) != 0 || (info.Special || extra.Props != 0) && !k.ready(ev, extra, info, hold) { // ev carries extra
 			continue
 		}
 		seen[info.LoggerID>>6] |= 1 << (info.LoggerID & 63)
@@ -464,7 +465,7 @@ func (k *Kernel) writeGroup(g *guidtable.Entry, mask uint8, proc int, ev *sessio
 // all, by itemValues, and the first that asks for a stack has it taken, by stackItem).
 // The caller points ev at extra: stored here, through a pointer, extra would move to
 // the heap.
-func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidtable.EnableInfo) bool {
+func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidtable.EnableInfo, hold **stackItemBytes) bool {
 	if info.Filter != nil && !info.Filter.Admits(ev.ProcessID, k.exe, ev.Descriptor.ID) {
 		return false
 	}
@@ -473,7 +474,7 @@ func (k *Kernel) ready(ev *session.Event, extra *session.EventExtra, info *guidt
 		k.itemValues(extra)
 	}
 	if props&guidtable.PropertyStackTrace != 0 && extra.Stack == nil {
-		k.stackItem(extra)
+		k.stackItem(extra, hold)
 	}
 	extra.Props = props
 	return true
