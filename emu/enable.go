@@ -63,7 +63,8 @@ const groupsSince = winver.V10_0
 // with ERROR_INVALID_PARAMETER, as one that asks for a provider group before 10.0 is.
 // The versions are Microsoft Learn's: SID, TS_ID and STACK_TRACE are in
 // ENABLE_TRACE_PARAMETERS_V1, EnableTraceEx2's first form (Windows 7), and the first two
-// in Vista's EnableTraceEx, so every version that enables takes them; IGNORE_KEYWORD_0,
+// in Vista's EnableTraceEx; every version that enables takes them ([UNCERTAIN] whether
+// Vista's took STACK_TRACE); IGNORE_KEYWORD_0,
 // PROVIDER_GROUP, PROCESS_START_KEY and EVENT_KEY are "supported on Windows 10, version
 // 1507 and later" (the patches that brought three of them to 7 and 8.1 are not
 // emulated). [UNCERTAIN] Whether an older kernel refuses a bit it does not know or
@@ -117,7 +118,8 @@ func checkProperties(v winver.Version, props uint32) error {
 //
 // Errors: ERROR_NOT_SUPPORTED before 6.0, and for filters before 6.3 or of a type the
 // emulator does not apply; ERROR_INVALID_PARAMETER for a zero handle or GUID, an unknown
-// control code or property bit, a group enable before 10.0, or filter descriptors that
+// control code or property bit, a property bit its version predates (propertySince: a
+// group enable, PROCESS_START_KEY, EVENT_KEY or IGNORE_KEYWORD_0 before 10.0), or filter descriptors that
 // break EnableTraceEx2's rules (guidtable.ParseFilters); ERROR_WMI_INSTANCE_NOT_FOUND for
 // a handle of no running session; ERROR_NO_SYSTEM_RESOURCES for a ninth session on one
 // provider.

@@ -444,7 +444,7 @@ func parseArgs(words []string, c command) (args, error) {
 		if n == 1 {
 			got = "argument"
 		}
-		if slices.ContainsFunc(a.pos, func(w string) bool { return strings.HasPrefix(w, "#") }) {
+		if slices.ContainsFunc(a.pos, func(w string) bool { return w == "#" || strings.HasPrefix(w, "#") && (w[1] < '0' || w[1] > '9') }) {
 			want += "; a # starts a comment only at the start of a line"
 		}
 		return a, fmt.Errorf("%d %s, want %s", n, got, want)
@@ -554,7 +554,7 @@ func cmdHelp(m *Machine, a args) error {
 	if len(a.pos) == 1 {
 		c, ok := commands[strings.ToLower(a.pos[0])]
 		if !ok {
-			return fmt.Errorf("no command %q", a.pos[0])
+			return fmt.Errorf("no command %s", quote.Short(a.pos[0]))
 		}
 		fmt.Fprintf(m.out, "%s\n  %s\n", c.usage, c.help)
 		return nil
@@ -847,9 +847,10 @@ func (m *Machine) unstarted(name string, h emu.TraceHandle, err error) error {
 		}
 	}
 	if _, ok := m.handles[strings.ToLower(name)]; ok {
-		return winerr.New(code, "session %q is no longer running (its handle is stale)", name)
+		return winerr.New(code, "session %s is no longer running (its handle is stale)", quote.Short(name))
 	}
-	return winerr.New(code, "no session named %q was started (start %s file=%s.etl, or mode=REAL_TIME, starts one)", name, name, name)
+	shown := quote.Shown(name)
+	return winerr.New(code, "no session named %s was started (start %s file=%s.etl, or mode=REAL_TIME, starts one)", quote.Short(name), shown, shown)
 }
 
 func cmdEnable(m *Machine, a args) error { return enable(m, a, emu.EnableProvider) }
@@ -1012,7 +1013,7 @@ func cmdWrite(m *Machine, a args) error {
 	p := m.named(a.pos[0]) // never registered or closed: EventWriteEx answers
 	n, err := strconv.ParseUint(a.pos[1], 0, 64)
 	if err != nil || n > m.limits.Events {
-		return fmt.Errorf("count %q: a number from 0 to %d", a.pos[1], m.limits.Events)
+		return fmt.Errorf("count %s: a number from 0 to %d", quote.Short(a.pos[1]), m.limits.Events)
 	}
 	var v [5]uint64
 	for i, o := range []struct {
@@ -1119,7 +1120,7 @@ func explainWrite(err error, payload, header int) error {
 	case errors.Is(err, winerr.ErrArithmeticOverflow):
 		why = fmt.Sprintf("an event of %d payload bytes is %d bytes with its %d-byte header, and ETW takes at most 65,535 bytes an event", payload, payload+header, header)
 	case errors.Is(err, winerr.ErrMoreData):
-		why = fmt.Sprintf("the record, the event's %d bytes with its %d-byte header and any extended items an enable's props= adds to it, does not fit a session that takes it: "+
+		why = fmt.Sprintf("the record, the event's %d bytes with its %d-byte header and any extended items a session adds (an enable's props=, the session's PMC counters), does not fit a session that takes it: "+
 			"a record must fit the session's buffer after the buffer's %d-byte header (buffer=KB starts a session with larger ones) and stay within ETW's 65,535 bytes an event; "+
 			"the event is counted in that session's EventsLost", payload+header, header, abi.BufferHeaderSize)
 	case errors.Is(err, winerr.ErrNotEnoughMemory):
@@ -1251,7 +1252,7 @@ func cmdHooks(m *Machine, a args) error {
 func parseHook(w string) (uint32, error) {
 	v, err := strconv.ParseUint(w, 0, 16)
 	if err != nil {
-		return 0, fmt.Errorf("hook id %q: a number such as 0x0524", w)
+		return 0, fmt.Errorf("hook id %s: a number such as 0x0524", quote.Short(w))
 	}
 	return uint32(v), nil
 }
@@ -1292,7 +1293,7 @@ func cmdAdvance(m *Machine, a args) error {
 	}
 	d, err := time.ParseDuration(a.pos[0])
 	if err != nil || d < 0 {
-		return fmt.Errorf("%q: a duration such as 1ms or 2s", a.pos[0])
+		return fmt.Errorf("%s: a duration such as 1ms or 2s", quote.Short(a.pos[0]))
 	}
 	ticks, now := int64(d/(time.Second/clockFrequency)), m.clk.Peek()
 	if ticks > math.MaxInt64-now {
@@ -1331,7 +1332,7 @@ func cmdExpect(m *Machine, a args) error {
 	}
 	c, ok := commands[strings.ToLower(a.raw[1])]
 	if !ok || c.raw {
-		return fmt.Errorf("expect: %q is not a command it can run", a.raw[1])
+		return fmt.Errorf("expect: %s is not a command it can run", quote.Short(a.raw[1]))
 	}
 	inner, err := parseArgs(a.raw[2:], c)
 	if err != nil {

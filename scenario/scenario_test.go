@@ -163,7 +163,7 @@ func TestWriteErrorsExplained(t *testing.T) {
 		{[]string{"start s mode=REAL_TIME", "syswrite s 0x0524 size=65535"},
 			"ERROR_ARITHMETIC_OVERFLOW (534) (an event of 65535 payload bytes is 65567 bytes with its 32-byte header"},
 		{[]string{"register a", "start s mode=REAL_TIME buffer=4", "enable s a", "write a 1 size=5000"},
-			"ERROR_MORE_DATA (234) (the record, the event's 5080 bytes with its 80-byte header and any extended items an enable's props= adds to it, does not fit"},
+			"ERROR_MORE_DATA (234) (the record, the event's 5080 bytes with its 80-byte header and any extended items a session adds (an enable's props=, the session's PMC counters), does not fit"},
 		{[]string{"register a", "start s mode=REAL_TIME", "enable s a", "write a 100000"},
 			"ERROR_LOG_FILE_FULL (1502) (a REAL_TIME session that takes it has no consumer"},
 	} {
@@ -281,6 +281,7 @@ func TestEnableFiltersAndProps(t *testing.T) {
 		{"enable s a props=" + strings.Repeat("z", 50000), `props=zzzz`},
 		{"enable s a level=" + strings.Repeat("9", 50000), "(50000 bytes): a number from 0 to 255"},
 		{"disable s a keep=1", "keep"},
+		{"enable s a # a note", "a # starts a comment only at the start of a line"},
 	} {
 		if err := m.Exec(c.line); err == nil || !strings.Contains(err.Error(), c.want) || len(err.Error()) > 1000 || strings.ContainsAny(err.Error(), "\x00\x1b\xff") {
 			t.Errorf("%.100s: %.1100v, want an error of at most 1,000 bytes, nothing a terminal acts on, saying %q", c.line, err, c.want)
@@ -338,4 +339,19 @@ func machine(t *testing.T, lines ...string) (*Machine, *bytes.Buffer) {
 		}
 	}
 	return m, &out
+}
+
+// A word that starts with # in the middle of a line gets a hint that comments start
+// lines, unless it is a logger's #ID.
+func TestCommentHint(t *testing.T) {
+	var out bytes.Buffer
+	m := New(&out)
+	defer m.Close()
+	const hint = "a # starts a comment only at the start of a line"
+	for line, want := range map[string]bool{"logger s # note": true, "logger s #note": true, "logger #2 #3": false, "logger s #2": false} {
+		err := m.Exec(line)
+		if err == nil || strings.Contains(err.Error(), hint) != want {
+			t.Errorf("%s: %v; want an error, with the hint %v", line, err, want)
+		}
+	}
 }
