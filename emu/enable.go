@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"math/bits"
 	"sync"
 
 	"github.com/etwemu/etwemu/guid"
@@ -73,25 +72,22 @@ const groupsSince = winver.V10_0
 // keeps them in the enable slot only.
 var propertySince = [...]struct {
 	bit   uint32
+	name  string // after EVENT_ENABLE_PROPERTY_
 	since winver.Version
 }{
-	{guidtable.PropertySID, enableSince},
-	{guidtable.PropertyTSID, enableSince},
-	{guidtable.PropertyStackTrace, enableSince},
-	{guidtable.PropertyPSMKey, enableSince},
-	{guidtable.PropertyIgnoreKeyword0, winver.V10_0},
-	{guidtable.PropertyProviderGroup, groupsSince},
-	{guidtable.PropertyEnableKeyword0, enableSince},
-	{guidtable.PropertyProcessStartKey, winver.V10_0},
-	{guidtable.PropertyEventKey, winver.V10_0},
-	{guidtable.PropertyExcludeInPrivate, enableSince},
-	{guidtable.PropertyEnableSilos, enableSince},
-	{guidtable.PropertySourceContainerTracking, enableSince},
+	{guidtable.PropertySID, "SID", enableSince},
+	{guidtable.PropertyTSID, "TS_ID", enableSince},
+	{guidtable.PropertyStackTrace, "STACK_TRACE", enableSince},
+	{guidtable.PropertyPSMKey, "PSM_KEY", enableSince},
+	{guidtable.PropertyIgnoreKeyword0, "IGNORE_KEYWORD_0", winver.V10_0},
+	{guidtable.PropertyProviderGroup, "PROVIDER_GROUP", groupsSince},
+	{guidtable.PropertyEnableKeyword0, "ENABLE_KEYWORD_0", enableSince},
+	{guidtable.PropertyProcessStartKey, "PROCESS_START_KEY", winver.V10_0},
+	{guidtable.PropertyEventKey, "EVENT_KEY", winver.V10_0},
+	{guidtable.PropertyExcludeInPrivate, "EXCLUDE_INPRIVATE", enableSince},
+	{guidtable.PropertyEnableSilos, "ENABLE_SILOS", enableSince},
+	{guidtable.PropertySourceContainerTracking, "SOURCE_CONTAINER_TRACKING", enableSince},
 }
-
-// propertyNames are the EVENT_ENABLE_PROPERTY_* names, by bit index.
-var propertyNames = [...]string{"SID", "TS_ID", "STACK_TRACE", "PSM_KEY", "IGNORE_KEYWORD_0", "PROVIDER_GROUP",
-	"ENABLE_KEYWORD_0", "PROCESS_START_KEY", "EVENT_KEY", "EXCLUDE_INPRIVATE", "ENABLE_SILOS", "SOURCE_CONTAINER_TRACKING"}
 
 // checkProperties refuses EnableProperty bits that Windows v does not take
 // (propertySince), naming the first.
@@ -102,7 +98,7 @@ func checkProperties(v winver.Version, props uint32) error {
 	for _, p := range propertySince {
 		if props&p.bit != 0 && v < p.since {
 			return winerr.New(winerr.ErrInvalidParameter, "EVENT_ENABLE_PROPERTY_%s (%#x) is not taken by Windows %s's EnableTraceEx2 (%v)",
-				propertyNames[bits.TrailingZeros32(p.bit)], p.bit, v, winver.Since(p.since))
+				p.name, p.bit, v, winver.Since(p.since))
 		}
 	}
 	return nil

@@ -537,7 +537,7 @@ const (
 
 // plainProps are the itemProps bits whose items do not depend on the writer: the sets
 // enableExtras took before the stack came, which keep their places there.
-var plainProps uint32 = guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyEventKey | guidtable.PropertyProcessStartKey
+const plainProps = guidtable.PropertySID | guidtable.PropertyTSID | guidtable.PropertyEventKey | guidtable.PropertyProcessStartKey
 
 // extras is what an enable passes besides its level and keywords: one of filterChoices
 // and itemProps bits.

@@ -99,7 +99,7 @@ var bugs = []bug{
 	{"emu: the process start key without its boot number", "emu/items.go",
 		"x.ProcessStartKey = startKeyBoot | uint64(k.pid)", "x.ProcessStartKey = uint64(k.pid)"},
 	{"emu: PROCESS_START_KEY taken before Windows 10", "emu/enable.go",
-		"{guidtable.PropertyProcessStartKey, winver.V10_0},", "{guidtable.PropertyProcessStartKey, enableSince},"},
+		"{guidtable.PropertyProcessStartKey, \"PROCESS_START_KEY\", winver.V10_0},", "{guidtable.PropertyProcessStartKey, \"PROCESS_START_KEY\", enableSince},"},
 }
 
 // target is one fuzz target and its budget.
