@@ -12,3 +12,7 @@ func callers(pcs []uintptr) int
 //
 //go:noescape
 func walk(fp, limit uintptr, pcs []uintptr) int
+
+// stackHi returns the top of the running goroutine's stack as callers reads it, for the
+// test that checks the layout it relies on.
+func stackHi() uintptr

@@ -24,18 +24,30 @@ loop: \
 	JMP  loop; \
 done:
 
+// STACK_HI(reg) loads the top of the running goroutine's stack into reg: g.stack.hi, the
+// second word of the g that the thread-local slot holds. The runtime's C code for cgo
+// relies on that layout (runtime/runtime2.go: g's first field, stack, has its "offset
+// known to runtime/cgo"), and TestStackHi checks it.
+#define STACK_HI(reg) \
+	MOVQ (TLS), reg; \
+	MOVQ 8(reg), reg
+
 // func callers(pcs []uintptr) int
 //
 // Go on amd64 saves the caller's BP below the return address in the frame of every
 // function that calls another, except NOFRAME assembly; a frame without one is skipped,
-// never misread. callers has no frame of its own, so BP is Callers'. No goroutine stack
-// reaches 1 GB (runtime/debug.SetMaxStack's default on 64-bit systems), the walk's limit.
+// never misread. callers has no frame of its own, so BP is Callers'. The walk's limit
+// keeps both words of a frame below the goroutine's stack top: in a Go function called
+// from C the chain leaves the goroutine's stack for the thread's, and then for whatever
+// the C code kept in BP, which may lie anywhere above (a C thread's stack placed near
+// Go's heap), so no fixed distance from SP bounds it.
 TEXT ·callers(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ pcs_base+0(FP), DI
 	MOVQ pcs_len+8(FP), CX
 	XORQ AX, AX
 	MOVQ BP, R8
-	LEAQ 0x40000000(SP), R9
+	STACK_HI(R9)
+	SUBQ $15, R9   // a frame at R9-1 ends its return address at the top's last byte
 	MOVQ 0(BP), SI // the frame of Callers' caller: 8(SI) returns into its caller
 	WALK(SI, R9, DI, AX, CX)
 	MOVQ AX, ret+24(FP)
@@ -51,4 +63,10 @@ TEXT ·walk(SB), NOSPLIT|NOFRAME, $0-48
 	XORQ R8, R8
 	WALK(SI, R9, DI, AX, CX)
 	MOVQ AX, ret+40(FP)
+	RET
+
+// func stackHi() uintptr
+TEXT ·stackHi(SB), NOSPLIT|NOFRAME, $0-8
+	STACK_HI(AX)
+	MOVQ AX, ret+0(FP)
 	RET

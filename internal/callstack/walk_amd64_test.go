@@ -50,3 +50,39 @@ func TestWalkStopsOffTheStack(t *testing.T) {
 		t.Errorf("a walk into 2 slots wrote %d", n)
 	}
 }
+
+// stackHi reads the top of the goroutine's stack from the runtime's g: a local lies
+// below it and within the stack's size, in a fresh goroutine and after its stack has
+// been grown (copied elsewhere) several times; and Callers' walk, bounded by it, still
+// reaches the goroutine's first frame.
+func TestStackHi(t *testing.T) {
+	check := func(where string) {
+		var local byte
+		at, hi := uintptr(unsafe.Pointer(&local)), stackHi()
+		if at >= hi || hi-at > 1<<20 {
+			t.Errorf("%s: a local at %#x, the stack top read as %#x", where, at, hi)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		check("a fresh goroutine")
+		var grow func(n int) int
+		grow = func(n int) int {
+			var pad [256]byte // frames of about 300 bytes: 200 of them outgrow the first 8 KB
+			pad[n%256] = byte(n)
+			if n == 0 {
+				check("200 frames down, after the stack grew")
+				var pcs [300]uintptr
+				if got, want := Callers(pcs[:]), runtime.Callers(2, pcs[:]); got != want {
+					t.Errorf("the walk read %d frames, runtime.Callers %d", got, want)
+				}
+				return int(pad[0])
+			}
+			return grow(n-1) + int(pad[n%256])
+		}
+		grow(200)
+		check("back at the top, after the stack grew")
+	}()
+	<-done
+}
