@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 )
@@ -48,7 +49,7 @@ func (k *Kernel) OpenTrace(name string, backlog int) (*Trace, error) {
 	}
 	a, err := l.Attach(backlog)
 	if err == session.ErrStopped {
-		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q stopped before the consumer attached", name)
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %s stopped before the consumer attached", quote.Short(name))
 	}
 	if err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (k *Kernel) SaveBuffers(name, path string) (int, error) {
 	}
 	n, err := l.SaveBuffers(path, k.files)
 	if err == session.ErrStopped {
-		return 0, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q stopped", name)
+		return 0, winerr.New(winerr.ErrWMIInstanceNotFound, "session %s stopped", quote.Short(name))
 	}
 	return n, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
@@ -276,12 +277,12 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 	id, ok := k.names[lowerName(name)]
 	k.mu.Unlock()
 	if !ok {
-		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %q is running", name)
+		return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "no session named %s is running", quote.Short(name))
 	}
 	if l := k.loggers[id].Load(); l != nil {
 		return l, nil
 	}
-	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %q is stopping", name)
+	return nil, winerr.New(winerr.ErrWMIInstanceNotFound, "session %s is stopping", quote.Short(name))
 }
 
 // ControlTrace queries, stops, updates or flushes a session found by handle (or by name

@@ -601,3 +601,39 @@ func TestEchoEscapesControls(t *testing.T) {
 		t.Errorf("printed %q, want %q", out, want)
 	}
 }
+
+// A name a line gave (a provider's, a session's, an error code's, a poke's field) comes
+// back in messages, in what a command prints and in the views' tables escaped and cut
+// after 64 bytes: no escape sequence reaches the terminal, and a 50,000-byte name is not
+// echoed whole, twice.
+func TestTypedNamesShown(t *testing.T) {
+	esc, long := "\x1b[2J", strings.Repeat("z", 50000)
+	for _, name := range []string{esc, long} {
+		for _, lines := range [][]string{
+			{"expect " + name + " start s"},
+			{"poke " + name},
+			{"poke reg " + name + " mask=1"},
+			{"poke guid " + name + " slot=0"},
+			{"start " + name},
+			{"start " + name + " mode=REAL_TIME", "flush " + name, "query " + name, "update " + name + " max=30", "register P", "enable " + name + " P", "logger " + name, "stop " + name},
+			{"guid " + name},
+			{"reg " + name},
+			{"write " + name + " 1"},
+			{"register " + name, "unregister " + name},
+			{"register " + name, "register " + name},
+			{"register " + name, "start s mode=REAL_TIME", "enable s " + name, "write " + name + " 1", "traits " + name, "guids", "regs", "logdump s"},
+		} {
+			var out bytes.Buffer
+			m := New(&out)
+			for _, l := range lines {
+				if err := m.Exec(l); err != nil {
+					fmt.Fprintln(&out, err)
+				}
+			}
+			m.Close()
+			if s := out.String(); strings.Contains(s, "\x1b") || len(s) > 4000 {
+				t.Errorf("%.60q: %d bytes printed, an escape in them %v: %.300q", lines, len(s), strings.Contains(s, "\x1b"), s)
+			}
+		}
+	}
+}

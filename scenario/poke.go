@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/etwemu/etwemu/emu"
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // poke writes a modelled field of a tracing structure behind the kernel's back (see
@@ -29,7 +30,7 @@ func cmdPoke(m *Machine, a args) error {
 			return fmt.Errorf("poke reg takes mask=0xNN and/or group=0xNN")
 		}
 		if p.reg == nil || p.closed {
-			return fmt.Errorf("%s has no open registration to poke", p.name)
+			return fmt.Errorf("%s has no open registration to poke", p.shown)
 		}
 		for _, f := range []struct {
 			key, field string
@@ -47,7 +48,7 @@ func cmdPoke(m *Machine, a args) error {
 				return err
 			}
 			fmt.Fprintf(m.out, "TAMPERED: %s's ETW_REG_ENTRY.%s 0x%02X -> 0x%02X, written behind the kernel's back (its GUID entry's slots are unchanged)\n",
-				p.name, f.field, f.old, v)
+				p.shown, f.field, f.old, v)
 		}
 		return nil
 	case "guid":
@@ -68,17 +69,17 @@ func cmdPoke(m *Machine, a args) error {
 		group := g == "1"
 		e, ok := k.LookupGuidEntry(p.g, group)
 		if !ok {
-			return fmt.Errorf("no GUID entry for %s %s", p.name, p.g)
+			return fmt.Errorf("no GUID entry for %s %s", p.shown, p.g)
 		}
 		old, _ := e.Slot(int(slot))
 		if err := k.PokeSlot(p.g, group, int(slot)); err != nil {
 			return err
 		}
 		fmt.Fprintf(m.out, "TAMPERED: %s's ETW_GUID_ENTRY.EnableInfo[%d] (LoggerId %d) zeroed behind the kernel's back (the registrations' EnableMask is unchanged)\n",
-			p.name, slot, old.LoggerID)
+			p.shown, slot, old.LoggerID)
 		return nil
 	}
-	return fmt.Errorf("poke %s: poke reg R mask=0xNN or poke guid P slot=N; only these modelled fields can be written", a.pos[0])
+	return fmt.Errorf("poke %s: poke reg R mask=0xNN or poke guid P slot=N; only these modelled fields can be written", quote.Shown(a.pos[0]))
 }
 
 // cmdCheck walks the kernel's structures with emu's invariant checker and prints every

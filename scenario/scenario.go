@@ -222,6 +222,7 @@ func (c *counted) Write(p []byte) (int, error) {
 // stale REGHANDLE).
 type provider struct {
 	name   string
+	shown  string // name as messages and listings show it (quote.Shown)
 	g      guid.GUID
 	reg    *emu.Registration
 	closed bool // EventUnregister was called on reg
@@ -653,22 +654,23 @@ func cmdStart(m *Machine, a args) error {
 	// Before StartTrace allocates: at least the buffers asked for, or two a processor.
 	asked := uint64(max(p.MinimumBuffers, p.MaximumBuffers, 2*uint32(m.procs))) * uint64(p.BufferSize) << 10
 	if need := m.bufferMemory(k, "") + asked; need > lim.BufferMemory {
-		return m.refuseMemory("start "+a.pos[0], need)
+		return m.refuseMemory("start "+quote.Shown(a.pos[0]), need)
 	}
 	h, err := k.StartTrace(a.pos[0], p)
 	if err != nil {
 		if _, ok := a.opts["file"]; !ok && mode&(logmode.RealTime|logmode.Buffering) == 0 && errors.Is(err, winerr.ErrInvalidParameter) {
-			return fmt.Errorf("%w (start %s file=%s.etl writes a log file; mode=REAL_TIME delivers to a consumer; mode=BUFFERING keeps a ring in memory)", err, a.pos[0], a.pos[0])
+			name := quote.Shown(a.pos[0])
+			return fmt.Errorf("%w (start %s file=%s.etl writes a log file; mode=REAL_TIME delivers to a consumer; mode=BUFFERING keeps a ring in memory)", err, name, name)
 		}
 		return err
 	}
 	if need := m.bufferMemory(k, ""); need > lim.BufferMemory { // as StartTrace adjusted it
 		k.StopTrace(h, "", &emu.Properties{})
-		return m.refuseMemory("start "+a.pos[0], need)
+		return m.refuseMemory("start "+quote.Shown(a.pos[0]), need)
 	}
 	m.handles[strings.ToLower(a.pos[0])] = h
 	fmt.Fprintf(m.out, "started %s: LoggerId %d, LoggerMode %s, BufferSize %d KB, %d buffers (MinimumBuffers %d, MaximumBuffers %d)\n",
-		a.pos[0], h.LoggerID(), logmode.Mode(p.LogFileMode).Short(), p.BufferSize, p.NumberOfBuffers, p.MinimumBuffers, p.MaximumBuffers)
+		quote.Shown(a.pos[0]), h.LoggerID(), logmode.Mode(p.LogFileMode).Short(), p.BufferSize, p.NumberOfBuffers, p.MinimumBuffers, p.MaximumBuffers)
 	return nil
 }
 
@@ -687,7 +689,7 @@ func cmdStop(m *Machine, a args) error {
 	if err := k.StopTrace(0, a.pos[0], &p); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "stopped %s: %s\n", a.pos[0], counters(&p))
+	fmt.Fprintf(m.out, "stopped %s: %s\n", quote.Shown(a.pos[0]), counters(&p))
 	return nil
 }
 
@@ -700,7 +702,7 @@ func cmdFlush(m *Machine, a args) error {
 	if err := k.FlushTrace(0, a.pos[0], &p); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "flushed %s: %s\n", a.pos[0], counters(&p))
+	fmt.Fprintf(m.out, "flushed %s: %s\n", quote.Shown(a.pos[0]), counters(&p))
 	return nil
 }
 
@@ -713,7 +715,7 @@ func cmdSave(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "saved %s to %s: %d buffers after the header\n", a.pos[0], a.pos[1], n)
+	fmt.Fprintf(m.out, "saved %s to %s: %d buffers after the header\n", quote.Shown(a.pos[0]), quote.Shown(a.pos[1]), n)
 	return nil
 }
 
@@ -726,7 +728,7 @@ func cmdQuery(m *Machine, a args) error {
 	if err := k.QueryTrace(0, a.pos[0], &p); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "queried %s: %s\n", a.pos[0], counters(&p))
+	fmt.Fprintf(m.out, "queried %s: %s\n", quote.Shown(a.pos[0]), counters(&p))
 	return nil
 }
 
@@ -754,7 +756,7 @@ func cmdUpdate(m *Machine, a args) error {
 	if err := k.ControlTrace(0, a.pos[0], &p, emu.ControlUpdate); err != nil {
 		return m.unstarted(a.pos[0], 0, err)
 	}
-	fmt.Fprintf(m.out, "updated %s: MaximumBuffers %d, FlushTimer %d\n", a.pos[0], p.MaximumBuffers, p.FlushTimer)
+	fmt.Fprintf(m.out, "updated %s: MaximumBuffers %d, FlushTimer %d\n", quote.Shown(a.pos[0]), p.MaximumBuffers, p.FlushTimer)
 	return nil
 }
 
@@ -765,7 +767,7 @@ func (m *Machine) named(name string) *provider {
 	if p, ok := m.provs[key]; ok {
 		return p
 	}
-	p := &provider{name: name, g: guid.FromName(name)}
+	p := &provider{name: name, shown: quote.Shown(name), g: guid.FromName(name)}
 	m.provs[key] = p
 	m.order = append(m.order, p)
 	return p
@@ -778,7 +780,7 @@ func cmdRegister(m *Machine, a args) error {
 	}
 	p := m.named(a.pos[0])
 	if p.reg != nil {
-		return fmt.Errorf("the name %s is taken by a registration; register the provider again under another name with guid=%v", p.name, p.g)
+		return fmt.Errorf("the name %s is taken by a registration; register the provider again under another name with guid=%v", p.shown, p.g)
 	}
 	g := p.g // the name's GUID binds to it only once a registration holds it
 	if text, ok := a.opts["guid"]; ok {
@@ -794,7 +796,7 @@ func cmdRegister(m *Machine, a args) error {
 		return err
 	}
 	p.g, p.reg = g, reg
-	fmt.Fprintf(m.out, "registered %s %s: ETW_REG_ENTRY index %d, EnableMask 0x%02X\n", p.name, p.g, reg.Index(), reg.EnableMask())
+	fmt.Fprintf(m.out, "registered %s %s: ETW_REG_ENTRY index %d, EnableMask 0x%02X\n", p.shown, p.g, reg.Index(), reg.EnableMask())
 	return nil
 }
 
@@ -808,7 +810,7 @@ func cmdUnregister(m *Machine, a args) error {
 		return err
 	}
 	p.closed = p.reg != nil
-	fmt.Fprintf(m.out, "unregistered %s\n", p.name)
+	fmt.Fprintf(m.out, "unregistered %s\n", p.shown)
 	return nil
 }
 
@@ -904,7 +906,7 @@ func enable(m *Machine, a args, code emu.EventControlCode) error {
 		return m.unstarted(a.pos[0], h, err)
 	}
 	verb := map[emu.EventControlCode]string{emu.EnableProvider: "enabled", emu.DisableProvider: "disabled", emu.CaptureState: "asked for the state of"}[code]
-	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.name, a.pos[0], h.LoggerID(), m.masks(p))
+	fmt.Fprintf(m.out, "%s %s on %s (LoggerId %d): %s\n", verb, p.shown, quote.Shown(a.pos[0]), h.LoggerID(), m.masks(p))
 	return nil
 }
 
@@ -1061,9 +1063,9 @@ func cmdWrite(m *Machine, a args) error {
 	if failed != nil && (p.reg == nil || p.closed) {
 		// Nothing reached a session: the code alone says what happened, with the
 		// scenario's reason in the place of the kernel's, which speaks of handles.
-		why := fmt.Sprintf("%s is not registered: register %s first", p.name, p.name)
+		why := fmt.Sprintf("%s is not registered: register %s first", p.shown, p.shown)
 		if p.closed {
-			why = fmt.Sprintf("%s was unregistered", p.name)
+			why = fmt.Sprintf("%s was unregistered", p.shown)
 		}
 		var we *winerr.Error
 		if errors.As(failed, &we) {
@@ -1097,7 +1099,7 @@ func cmdWrite(m *Machine, a args) error {
 	if stopped != nil {
 		count = fmt.Sprintf("%d of %d", done, n)
 	}
-	fmt.Fprintf(m.out, "wrote %s x%s (%d bytes, processor %d): %s\n", p.name, count, v[0], o.Processor%k.Processors(), strings.Join(parts, "; "))
+	fmt.Fprintf(m.out, "wrote %s x%s (%d bytes, processor %d): %s\n", p.shown, count, v[0], o.Processor%k.Processors(), strings.Join(parts, "; "))
 	if stopped != nil {
 		return fmt.Errorf("stopped after %d of %d events: %w", done, n, stopped)
 	}
@@ -1166,7 +1168,7 @@ func cmdTraits(m *Machine, a args) error {
 	if err := k.EventSetInformation(p.reg, emu.EventProviderSetTraits, blob); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "set the traits of %s (%d bytes)\n", p.name, len(blob))
+	fmt.Fprintf(m.out, "set the traits of %s (%d bytes)\n", p.shown, len(blob))
 	return nil
 }
 
@@ -1215,7 +1217,7 @@ func cmdCounters(m *Machine, a args) error {
 	if err != nil {
 		return m.unstarted(a.pos[0], h, err)
 	}
-	fmt.Fprintf(m.out, "set %d counters on %s\n", len(srcs), a.pos[0])
+	fmt.Fprintf(m.out, "set %d counters on %s\n", len(srcs), quote.Shown(a.pos[0]))
 	return nil
 }
 
@@ -1245,7 +1247,7 @@ func cmdHooks(m *Machine, a args) error {
 	if err != nil {
 		return m.unstarted(a.pos[0], h, err)
 	}
-	fmt.Fprintf(m.out, "set %d PMC hook ids on %s\n", len(hooks), a.pos[0])
+	fmt.Fprintf(m.out, "set %d PMC hook ids on %s\n", len(hooks), quote.Shown(a.pos[0]))
 	return nil
 }
 
@@ -1280,7 +1282,7 @@ func cmdSysWrite(m *Machine, a args) error {
 		return explainWrite(m.unstarted(a.pos[0], h, err), int(size), abi.SystemHeaderSize)
 	}
 	id := m.handle(a.pos[0]).LoggerID()
-	fmt.Fprintf(m.out, "wrote kernel event %#04x to %s: %d written, %d lost\n", hook, a.pos[0], t.Delivered[id], t.Lost[id])
+	fmt.Fprintf(m.out, "wrote kernel event %#04x to %s: %d written, %d lost\n", hook, quote.Shown(a.pos[0]), t.Delivered[id], t.Lost[id])
 	return nil
 }
 
@@ -1328,7 +1330,7 @@ func cmdExpect(m *Machine, a args) error {
 	}
 	want := strings.ToUpper(a.raw[0])
 	if _, ok := winerr.ByName(want); !ok && want != "SUCCESS" {
-		return fmt.Errorf("expect: %s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", a.raw[0])
+		return fmt.Errorf("expect: %s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", quote.Shown(a.raw[0]))
 	}
 	c, ok := commands[strings.ToLower(a.raw[1])]
 	if !ok || c.raw {

@@ -39,7 +39,7 @@ func viewGuid(m *Machine, a args) error {
 	group := g == "1"
 	e, ok := k.LookupGuidEntry(p.g, group)
 	if !ok {
-		return fmt.Errorf("no GUID entry for %s %s (an entry exists once the provider registers or a session enables it)", p.name, p.g)
+		return fmt.Errorf("no GUID entry for %s %s (an entry exists once the provider registers or a session enables it)", p.shown, p.g)
 	}
 	view := layout.GuidEntry.At(m.version, layout.X64)
 	off := func(n string) int {
@@ -63,7 +63,7 @@ func viewGuid(m *Machine, a args) error {
 		s, ok := e.Slot(i)
 		fields = append(fields, field{o, fmt.Sprintf("EnableInfo[%d]", i), slotText(s, ok)})
 	}
-	return m.showStruct(a, &layout.GuidEntry, fmt.Sprintf("of %s (%s, %v)", p.name, p.g, e.Type()), fields)
+	return m.showStruct(a, &layout.GuidEntry, fmt.Sprintf("of %s (%s, %v)", p.shown, p.g, e.Type()), fields)
 }
 
 func viewReg(m *Machine, a args) error {
@@ -73,7 +73,7 @@ func viewReg(m *Machine, a args) error {
 	p := m.named(a.pos[0])
 	r := p.reg
 	if r == nil {
-		return fmt.Errorf("%s is not registered: register %s first", p.name, p.name)
+		return fmt.Errorf("%s is not registered: register %s first", p.shown, p.shown)
 	}
 	view := layout.RegEntry.At(m.version, layout.X64)
 	off := func(n string) int {
@@ -106,5 +106,5 @@ func viewReg(m *Machine, a args) error {
 	if r.Closed() {
 		fields = append(fields, field{-1, "(closed)", "EventUnregister closed this registration"})
 	}
-	return m.showStruct(a, &layout.RegEntry, fmt.Sprintf("of %s", p.name), fields)
+	return m.showStruct(a, &layout.RegEntry, fmt.Sprintf("of %s", p.shown), fields)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
@@ -353,6 +354,8 @@ func viewLogdump(m *Machine, a args) error {
 				who, id = r.Kind.String(), fmt.Sprintf("hook 0x%04x", r.HookID) // a kernel event
 			case who == "":
 				who = r.Provider.String()
+			default:
+				who = quote.Shown(who) // a scenario's name or a TraceLogging event's own
 			}
 			pmcs := "-"
 			if len(r.PMC) > 0 {
@@ -430,7 +433,7 @@ func viewGuids(m *Machine, a args) error {
 	return m.show(a, rows, func(w io.Writer) {
 		fmt.Fprintf(w, "%d GUID entries (ETW_GUID_ENTRY)\n", len(rows))
 		for _, r := range rows {
-			fmt.Fprintf(w, "%s %s\t%s\tRefCount %d\tRegistrations %d\tslots in use 0b%08b\n", r.GUID, r.Provider, r.Type, r.RefCount, r.Registrations, r.Mask)
+			fmt.Fprintf(w, "%s %s\t%s\tRefCount %d\tRegistrations %d\tslots in use 0b%08b\n", r.GUID, quote.Shown(r.Provider), r.Type, r.RefCount, r.Registrations, r.Mask)
 			for _, s := range r.Slots {
 				fmt.Fprintf(w, "  EnableInfo[%d]\tLoggerId %d\tLevel %d\tMatchAnyKeyword 0x%x\tMatchAllKeyword 0x%x\n", s.Slot, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword)
 			}
@@ -468,7 +471,7 @@ func viewRegs(m *Machine, a args) error {
 			if r.Registered {
 				idx = fmt.Sprintf("index %d", r.Index)
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t0b%08b\t0b%08b\t%s\n", r.Provider, r.GUID, idx, r.EnableMask, r.GroupEnableMask, r.Flags)
+			fmt.Fprintf(w, "%s\t%s\t%s\t0b%08b\t0b%08b\t%s\n", quote.Shown(r.Provider), r.GUID, idx, r.EnableMask, r.GroupEnableMask, r.Flags)
 		}
 	})
 }
