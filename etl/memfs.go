@@ -1,8 +1,10 @@
 package etl
 
 import (
+	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"math/bits"
 	"os"
 	"sort"
@@ -76,10 +78,11 @@ func pagesFor(size int64) int {
 }
 
 type memData struct {
-	fs    *MemFS
-	mu    sync.Mutex
-	pages [][]byte // pagesFor(size) of them, page i pageStart(i+1)-pageStart(i) bytes; zero past size; protected by mu
-	size  int64    // protected by mu
+	fs      *MemFS
+	mu      sync.Mutex
+	pages   [][]byte // pagesFor(size) of them, page i pageStart(i+1)-pageStart(i) bytes; zero past size; protected by mu
+	size    int64    // protected by mu
+	removed bool     // set by Remove under mu: the file holds nothing and grows no more
 }
 
 // readAt copies the file's bytes at off into p and returns how many there were. The
@@ -109,6 +112,11 @@ func (d *memData) writeAt(p []byte, off int64) {
 // grow extends the file to size bytes of zeros, within the disk's capacity. The caller
 // holds d.mu.
 func (d *memData) grow(size int64, name string) error {
+	if d.removed {
+		// A handle still open on a removed file writes to nothing the file system
+		// counts, so its bytes would escape the capacity.
+		return &fs.PathError{Op: "write", Path: name, Err: errRemoved}
+	}
 	if err := d.fs.reserve(size-d.size, name); err != nil {
 		return err
 	}
@@ -210,9 +218,14 @@ func (m *MemFS) Remove(name string) error {
 	}
 	d.mu.Lock()
 	d.shrink(0)
+	d.removed = true
 	d.mu.Unlock()
 	return nil
 }
+
+// errRemoved is the error of a write that would grow a file through a handle opened
+// before the file was removed.
+var errRemoved = errors.New("the file was removed while open")
 
 // ReadFile returns a copy of a file's bytes.
 func (m *MemFS) ReadFile(name string) ([]byte, bool) {
@@ -276,8 +289,11 @@ func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
 }
 
 func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
-	if off < 0 {
+	if off < 0 || off > math.MaxInt64-int64(len(p)) {
 		return 0, &fs.PathError{Op: "write", Path: f.name, Err: fs.ErrInvalid}
+	}
+	if len(p) == 0 {
+		return 0, nil // as pwrite(2): nothing written, the size unchanged
 	}
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -238,6 +239,50 @@ func TestMemFSRemove(t *testing.T) {
 	}
 	if err := m.Remove("a"); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("removing it again: %v", err)
+	}
+
+	// A handle still open on a removed file cannot grow it: its bytes would be held
+	// outside what the file system counts and bounds.
+	g, err := m.OpenFile("b", os.O_RDWR|os.O_CREATE, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.WriteAt(make([]byte, 1000), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove("b"); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := g.WriteAt(make([]byte, 5000), 0); n != 0 || !errors.Is(err, errRemoved) {
+		t.Errorf("a write through a handle on a removed file: %d bytes, %v", n, err)
+	}
+	if err := g.Truncate(4096); !errors.Is(err, errRemoved) {
+		t.Errorf("Truncate through a handle on a removed file: %v", err)
+	}
+	if st, _ := g.Stat(); m.Used() != 0 || st.Size() != 0 || len(m.Names()) != 0 {
+		t.Errorf("after writes to a removed file: %d bytes used, its size %d, files %q", m.Used(), st.Size(), m.Names())
+	}
+}
+
+// WriteAt takes what os.File's does: nothing written past the end leaves the size as it
+// is (pwrite(2)), and an offset whose end would pass the largest int64 is refused, not
+// wrapped around.
+func TestMemFSWriteAtEdges(t *testing.T) {
+	var m MemFS
+	f, err := m.OpenFile("a", os.O_RDWR|os.O_CREATE, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.WriteAt(nil, 10000); n != 0 || err != nil {
+		t.Errorf("an empty write past the end: %d, %v", n, err)
+	}
+	for _, off := range []int64{math.MaxInt64 - 10, math.MaxInt64, -1} {
+		if n, err := f.WriteAt(make([]byte, 100), off); n != 0 || !errors.Is(err, fs.ErrInvalid) {
+			t.Errorf("100 bytes at %d: %d, %v", off, n, err)
+		}
+	}
+	if st, _ := f.Stat(); st.Size() != 0 || m.Used() != 0 {
+		t.Errorf("size %d, %d bytes used; want 0 and 0", st.Size(), m.Used())
 	}
 }
 
