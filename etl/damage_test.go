@@ -371,8 +371,9 @@ func TestCompressedBufferBounded(t *testing.T) {
 }
 
 // Every compressed buffer together decompresses to no more than maxExpansion times its
-// stored bytes: a file of buffers that each stay within BufferSize but expand 40-fold
-// stops at the bound, with the records before it delivered.
+// stored bytes once past the floor: a file of buffers that each stay within BufferSize
+// but expand 40-fold stops at the bound, with the records before it delivered. With the
+// floor every reader has (expansionFloor), the same file reads whole.
 func TestExpansionBudget(t *testing.T) {
 	good := fileOf(t, true, buffers(1))
 	var bombs [][]byte
@@ -383,11 +384,27 @@ func TestExpansionBudget(t *testing.T) {
 		t.Fatalf("each bomb expands %d-fold, not past maxExpansion", ratio)
 	}
 	file := insertAfter(t, good, 2, bombs...)
-	ids, err := walkAll(t, file)
-	d := damage(t, err)
-	read := len(ids) - 3 // each bomb gives one KindUnknown record, the zeros' marker
-	if !d.Stopped || !errors.Is(err, errBudget) || read < 3 || read >= 100 {
-		t.Errorf("%d bombs read; damage %+v: %v", read, d, err)
+	for _, floor := range []int64{0, expansionFloor} {
+		rd, err := NewReader(bytes.NewReader(file), int64(len(file)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd.floor = floor
+		read := 0
+		err = rd.Walk(func(_ *Buffer, r Record) error {
+			if r.Kind == KindUnknown { // each bomb gives one, the zeros' marker
+				read++
+			}
+			return nil
+		})
+		if floor == 0 {
+			d := damage(t, err)
+			if !d.Stopped || !errors.Is(err, errBudget) || read < 3 || read >= 100 {
+				t.Errorf("no floor: %d bombs read; damage %+v: %v", read, d, err)
+			}
+		} else if err != nil || read != len(bombs) {
+			t.Errorf("a floor of %d bytes: %d bombs of %d read: %v", floor, read, len(bombs), err)
+		}
 	}
 }
 
@@ -490,3 +507,48 @@ func slicesEqual(a, b []int) bool {
 }
 
 var _ = io.EOF
+
+// A compressed file the Writer wrote reads back whole, however well its events compress:
+// 300 buffers of 64 KB, each holding one event of 65,000 zero bytes, expand more than
+// a hundredfold, past maxExpansion and well within expansionFloor.
+func TestCompressibleFileReadsWhole(t *testing.T) {
+	const size = 64 << 10
+	path := filepath.Join(t.TempDir(), "zeros.etl")
+	w, err := Create(Options{Path: path, BufferSize: size, Info: testInfo(winver.V2004, modeSequential, 0), Compress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	for i := range n {
+		b := make([]byte, size)
+		ev := abi.EventHeader{Size: abi.EventHeaderSize + 65000, HeaderType: abi.EventHeaderEvent64, Flags: abi.EventFlag64BitHeader,
+			TimeStamp: int64(i), ProviderID: testProvider, Descriptor: abi.EventDescriptor{ID: uint16(i), Level: 4}}
+		ev.Encode(b[abi.BufferHeaderSize:])
+		end := abi.BufferHeaderSize + abi.Align(int(ev.Size))
+		abi.FillUnused(b[end:])
+		(&abi.BufferHeader{BufferSize: size, SavedOffset: uint32(end), CurrentOffset: uint32(end), SequenceNumber: int64(i + 1),
+			LoggerID: 3, State: abi.BufferStateFlush, Offset: uint32(end), BufferFlag: abi.BufferFlagProcIndex}).Encode(b)
+		if r := w.WriteBuffer(b); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if err := w.Close(Counters{EndTime: 133_000_000_100_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := NewReader(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	err = rd.Walk(func(*Buffer, Record) error { read++; return nil })
+	if err != nil || read != n {
+		t.Fatalf("%d of %d events read: %v", read, n, err)
+	}
+	if rd.expanded <= 100*rd.packed {
+		t.Errorf("the file expands %d-fold: the test shows nothing", rd.expanded/rd.packed)
+	}
+}

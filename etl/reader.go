@@ -162,9 +162,10 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // what was lost; so does a file whose finalized header counts buffers that are not there.
 //
 // Work is bounded by the file: a compressed buffer decompresses to no more than the file's
-// BufferSize, all of them together to no more than maxExpansion times the bytes they are
-// stored in, and the whole file yields at most one record per recordBytes bytes it
-// stores; beyond that the reader stops with a DamageError.
+// BufferSize, all of them together to no more than expansionFloor or maxExpansion times
+// the bytes they are stored in, whichever is more, and the whole file yields at most one
+// record per recordBytes bytes it stores; beyond that the reader stops with a
+// DamageError.
 //
 // A Reader is for one goroutine.
 type Reader struct {
@@ -178,6 +179,7 @@ type Reader struct {
 	held   int // buffers whose framing the reader read, the header buffer included
 
 	limit    int   // the most one compressed buffer may decompress to, its header included
+	floor    int64 // the bytes all compressed buffers may decompress to whatever they take: expansionFloor
 	packed   int64 // bytes the compressed buffers read so far take in the file
 	expanded int64 // bytes they decompressed to
 	records  int64 // records walked to the end of their buffers
@@ -201,6 +203,14 @@ const maxBufferSize = 16 << 20
 // compressor (the event text repeats); [UNCERTAIN] what Windows reaches on real traces;
 // four times the demo's ratio leaves room for it.
 const maxExpansion = 32
+
+// expansionFloor is what the compressed buffers of any file may decompress to together,
+// however few bytes they take: events whose payloads repeat (zeros, one string) compress
+// 600- to 1,200-fold, and a file of them that etwemu wrote must read back whole. The
+// decompressor turns such buffers out at 6 to 7 GB/s (a 2-vCPU guest), so the floor costs
+// a hostile file of a few bytes about a second; a stream that decompresses slowly is one
+// of short matches, which maxExpansion bounds.
+const expansionFloor = 4 << 30
 
 // recordBytes bounds the records a file yields: one per recordBytes bytes of the file,
 // plus one buffer's worth; that is as many as an uncompressed file of its size can hold,
@@ -232,12 +242,12 @@ func (e *NotETLError) Error() string {
 // winerr.Code.
 func (e *NotETLError) Unwrap() []error { return []error{e.Err, winerr.ErrFileCorrupt} }
 
-// errBudget marks the reader's own bounds (maxExpansion, recordBytes).
+// errBudget marks the reader's own bounds (maxExpansion and expansionFloor, recordBytes).
 var errBudget = errors.New("the file expands past the reader's bound")
 
 // NewReader reads the header buffer of an ETL file of size bytes.
 func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
-	rd := &Reader{r: r, size: size, limit: maxBufferSize}
+	rd := &Reader{r: r, size: size, limit: maxBufferSize, floor: expansionFloor}
 	b, err := rd.read(0)
 	if err != nil {
 		var c contentError
@@ -590,7 +600,7 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	}
 	rd.packed += int64(h.BufferSize)
 	room := limit - abi.BufferHeaderSize
-	budget := maxExpansion*rd.packed + int64(limit) - rd.expanded
+	budget := max(maxExpansion*rd.packed, rd.floor) + int64(limit) - rd.expanded
 	byBudget := budget < int64(room)
 	if byBudget {
 		room = int(max(budget, 0))
@@ -599,7 +609,7 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 	rd.expanded += int64(len(data) - abi.BufferHeaderSize)
 	if err != nil {
 		if byBudget && errors.Is(err, errExpandsPast) {
-			return nil, fmt.Errorf("etl: offset %#x: %w: compressed buffers decompress to more than %d times the %d bytes they take in the file", off, errBudget, maxExpansion, rd.packed)
+			return nil, fmt.Errorf("etl: offset %#x: %w: compressed buffers decompress to more than %d times the %d bytes they take in the file and %d MB in all", off, errBudget, maxExpansion, rd.packed, rd.floor>>20)
 		}
 		return nil, bad("compressed buffer: %w", err)
 	}
