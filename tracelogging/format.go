@@ -10,6 +10,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // FormatValue formats one decoded scalar value as TdhFormatProperty does for its in- and
@@ -159,7 +160,7 @@ func Text(fields []Field) string {
 		if i > 0 {
 			sb.WriteByte(' ')
 		}
-		sb.WriteString(f.Name)
+		sb.WriteString(quote.Printable(f.Name)) // a name from a file or a caller: one line, no escape sequence
 		sb.WriteByte('=')
 		f.writeText(&sb)
 	}

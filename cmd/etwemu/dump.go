@@ -22,6 +22,7 @@ import (
 	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/tracelogging"
 )
@@ -379,7 +380,7 @@ func printRecord(out io.Writer, dec *decode.Decoder, asJSON bool, payload int, e
 	case etl.KindEventHeader, etl.KindFullHeader, etl.KindInstance:
 		l = e.Provider.Append(append(l, ' '))
 		if e.ProviderName != "" {
-			l = append(append(append(l, " ("...), e.ProviderName...), ')')
+			l = append(append(append(l, " ("...), quote.Printable(e.ProviderName)...), ')') // the file's bytes: one record, one line
 		}
 	}
 	if e.Kind == etl.KindEventHeader {
@@ -528,7 +529,7 @@ func (s *summary) add(e *decode.Event) {
 func (r *summaryRow) who() string {
 	switch {
 	case r.Name != "":
-		return r.Name
+		return quote.Printable(r.Name)
 	case r.Provider != guid.Null:
 		return r.Provider.String()
 	case r.HookName != "":

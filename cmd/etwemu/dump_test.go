@@ -13,6 +13,7 @@ import (
 	"github.com/etwemu/etwemu/decode"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/internal/tltest"
 	"github.com/etwemu/etwemu/regentry"
@@ -625,5 +626,47 @@ func TestSummaryGroupsBounded(t *testing.T) {
 	out.Reset()
 	if err := s.print(&out, true, n, 0); err != nil || !strings.Contains(out.String(), `"kind":"other"`) {
 		t.Errorf("the JSON has no other row (%v)", err)
+	}
+}
+
+// What a file names is its own bytes: a provider's name or a field's name with an escape
+// sequence, a newline and a bidirectional override comes out of dump, its records and
+// its summary, escaped, one record a line, nothing a terminal would act on.
+func TestDumpEscapesNamesFromTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "names.etl")
+	k, err := emu.New(emu.Config{Processors: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h, err := k.StartTrace("Names", &emu.Properties{LogFileMode: emu.FileModeSequential, LogFileName: path, BufferSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := etw.NewProviderWithOptions("Evil\x1b[31mRED\nFAKE LINE\u202e", etw.WithKernel(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EnableTraceEx2(h, p.ID, emu.EnableProvider, 5, 0, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.WriteEvent("Named", nil, etw.WithFields(etw.StringField("F\x1b]0;title\x07", "v"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.StopTrace(h, "", &emu.Properties{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{path}, {"-summary", path}} {
+		var out, errOut bytes.Buffer
+		if rc := runDump(args, &out, &errOut); rc != 0 {
+			t.Fatalf("dump %q: exit %d: %s", args, rc, errOut.String())
+		}
+		s := out.String()
+		if strings.ContainsAny(s, "\x1b\x07\u202e") || strings.Contains(s, "\nFAKE") || !strings.Contains(s, `Evil\x1b[31mRED\x0aFAKE LINE\u202e`) {
+			t.Errorf("dump %q printed:\n%q", args, s)
+		}
+		if args[0] == path && !strings.Contains(s, `{F\x1b]0;title\x07="v"}`) {
+			t.Errorf("dump's event line lacks the field's name escaped:\n%q", s)
+		}
 	}
 }

@@ -47,10 +47,13 @@ func more(s string) string { return "… (" + strconv.Itoa(len(s)) + " bytes)" }
 
 // Printable returns s with what a terminal would act on rather than show written as Go
 // escapes: control characters but the tab (an escape sequence, a bell, a carriage
-// return) and bytes that are not UTF-8, each \xNN, or \uNNNN past ASCII. Text without
+// return), the bidirectional controls that reorder what follows them on the line
+// (U+202E), and bytes that are not UTF-8, each \xNN, or \uNNNN past ASCII. Text without
 // them comes back as it is.
 func Printable(s string) string {
-	acts := func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) && r != '\t' }
+	acts := func(r rune) bool {
+		return r == utf8.RuneError || unicode.IsControl(r) && r != '\t' || unicode.Is(unicode.Bidi_Control, r)
+	}
 	if !strings.ContainsFunc(s, acts) {
 		return s
 	}

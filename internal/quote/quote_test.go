@@ -32,16 +32,17 @@ func TestShown(t *testing.T) {
 }
 
 // Printable escapes what a terminal acts on (escape sequences, bells, carriage returns,
-// C1 controls, bytes that are not UTF-8) and keeps the rest, tabs and non-ASCII letters
-// too.
+// C1 controls, the bidirectional overrides that reorder a line, bytes that are not UTF-8)
+// and keeps the rest, tabs and non-ASCII letters too.
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain text, ünïcode\tand a tab": "plain text, ünïcode\tand a tab",
-		"\x1b[31mred\x07":                `\x1b[31mred\x07`,
-		"cr\rlf\n":                       `cr\x0dlf\x0a`,
-		"bad \xff\xfe bytes":             `bad \xff\xfe bytes`,
-		"c1 \u0085 control":              `c1 \u0085 control`,
-		"a written \ufffd stays":         "a written \ufffd stays",
+		"plain text, ünïcode\tand a tab":  "plain text, ünïcode\tand a tab",
+		"\x1b[31mred\x07":                 `\x1b[31mred\x07`,
+		"cr\rlf\n":                        `cr\x0dlf\x0a`,
+		"bad \xff\xfe bytes":              `bad \xff\xfe bytes`,
+		"c1 \u0085 control":               `c1 \u0085 control`,
+		"a written \ufffd stays":          "a written \ufffd stays",
+		"exe.\u202etxt and \u2066isolate": `exe.\u202etxt and \u2066isolate`,
 	} {
 		if got := Printable(in); got != want {
 			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
