@@ -834,24 +834,31 @@ func (c *Consumer) open(path string) (run func() error, detach func(), err error
 		io.Closer
 		Stat() (os.FileInfo, error)
 	}
-	var f file
+	var f io.Closer
+	var rd *etl.Reader
 	if fs := c.k.FileSystem(); fs != nil {
-		f, err = fs.OpenFile(path, os.O_RDONLY, 0)
+		var ff file
+		if ff, err = fs.OpenFile(path, os.O_RDONLY, 0); err != nil {
+			return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
+		}
+		fi, err := ff.Stat()
+		if err == nil {
+			rd, err = etl.NewReader(ff, fi.Size())
+		}
+		if err != nil {
+			ff.Close()
+			return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
+		}
+		f = ff
 	} else {
-		f, err = os.Open(path)
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
-	}
-	rd, err := etl.NewReader(f, fi.Size())
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("consumer: %s: %w", path, err)
+		// etl.Open looks at the file before it opens it (a FIFO would wait for a writer,
+		// and Stop with it) and answers with Windows' codes: ERROR_FILE_NOT_FOUND, a
+		// directory or a device refused; its errors name the file.
+		ef, err := etl.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("consumer: %w", err)
+		}
+		f, rd = ef, ef.Reader
 	}
 	dec := newDecoder(path)
 	dec.dec.Clock = rd.Clock() // for buffers without a reference clock of their own
