@@ -552,3 +552,52 @@ func TestCompressibleFileReadsWhole(t *testing.T) {
 		t.Errorf("the file expands %d-fold: the test shows nothing", rd.expanded/rd.packed)
 	}
 }
+
+// A circular file wraps only once it is full, so one shorter than its MaximumFileSize by a
+// buffer or more never wrapped: when it holds fewer buffers than its finalized header
+// counts it was cut, and that is damage, as in a SEQUENTIAL file. A file that wrapped
+// holds fewer than the header counts and reads whole; cut, it is short of its maximum
+// and is damage too.
+func TestCutCircularFile(t *testing.T) {
+	circular := func(n int) []byte { // 64 KB: the header buffer and 15 slots
+		path := filepath.Join(t.TempDir(), "circ.etl")
+		w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeCircular|modeKBytes, 64)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, w, buffers(n))
+		if err := w.Close(Counters{EndTime: 133_000_000_100_000_000}); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name   string
+		file   []byte
+		cut    bool
+		events int
+	}{
+		{"never wrapped, whole", circular(10), false, 30},
+		{"never wrapped, cut after 4 buffers", circular(10)[:5*testBuf], true, 12},
+		{"wrapped, whole", circular(20), false, 45},
+		{"wrapped, cut after 4 buffers", circular(20)[:5*testBuf], true, 12},
+	} {
+		ids, err := walkAll(t, tc.file)
+		if len(ids) != tc.events {
+			t.Errorf("%s: %d events read, want %d", tc.name, len(ids), tc.events)
+		}
+		if !tc.cut {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if d := damage(t, err); d.Buffers != 5 || !strings.Contains(err.Error(), "the file ends after 5 buffers") {
+			t.Errorf("%s: damage %+v: %v", tc.name, d, err)
+		}
+	}
+}

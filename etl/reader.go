@@ -443,10 +443,11 @@ func (rd *Reader) stop(off int64, err error) {
 
 // missing fills in the buffer counts of the damage report, and reports a file whose
 // finalized header counts buffers it does not hold (a file cut at a buffer boundary).
-// Only a finalized (EndTime set), non-circular header counts the buffers in the file.
+// Only a finalized (EndTime set) header counts the buffers in the file, and a circular
+// one only while the file never wrapped (unwrapped).
 func (rd *Reader) missing() {
 	h := &rd.header
-	counts := h.EndTime != 0 && h.LogFileMode&modeCircular == 0
+	counts := h.EndTime != 0 && (h.LogFileMode&modeCircular == 0 || rd.unwrapped())
 	if counts && uint32(rd.held) < h.BuffersWritten && rd.damage == nil {
 		rd.damage = &DamageError{File: rd.name, Offset: rd.size, Err: fmt.Errorf(
 			"etl: offset %#x: the file ends after %d buffers, its finalized header counts %d", rd.size, rd.held, h.BuffersWritten)}
@@ -458,6 +459,21 @@ func (rd *Reader) missing() {
 	if counts {
 		rd.damage.Written = h.BuffersWritten
 	}
+}
+
+// unwrapped reports whether a circular file is shorter than its MaximumFileSize by a
+// buffer or more. A circular logger wraps only when the next buffer would pass the
+// maximum (Writer.place), so such a file never wrapped and its BuffersWritten counts the
+// buffers it holds, as the real circular files that never wrapped do (LogfileHeader);
+// one that holds fewer was cut. A file preallocated to its maximum cannot tell.
+func (rd *Reader) unwrapped() bool {
+	h := &rd.header
+	unit := int64(1 << 20)
+	if h.LogFileMode&modeKBytes != 0 {
+		unit = 1 << 10
+	}
+	limit := int64(h.MaximumFileSize) * unit
+	return limit > 0 && rd.size <= limit-int64(h.BufferSize)
 }
 
 // errZeros is readBuf's answer for a buffer header of zeros.
