@@ -18,8 +18,11 @@ import (
 // buffer delivered to it, ctx's error when ctx ends first, or fn's error.
 //
 // Errors: ERROR_WMI_INSTANCE_NOT_FOUND when no such session runs; ERROR_INVALID_PARAMETER
-// for a session without EVENT_TRACE_REAL_TIME_MODE.
+// for a session without EVENT_TRACE_REAL_TIME_MODE, and for a nil ctx or fn.
 func (k *Kernel) Consume(ctx context.Context, name string, backlog int, fn func(*etl.Buffer) error) error {
+	if err := processArgs(ctx, fn); err != nil {
+		return err // before the consumer attaches
+	}
 	t, err := k.OpenTrace(name, backlog)
 	if err != nil {
 		return err
@@ -65,8 +68,12 @@ func (t *Trace) Session() *Session { return &Session{t.l} }
 // stops or Close ran and every buffer delivered was seen (nil), ctx ends (its error; no
 // buffer is processed after that) or fn fails (its error), then detaches; after an error
 // the buffers still queued are given up, counted in BuffersDropped (OnDrop). Call it
-// once: another call returns ERROR_BUSY.
+// once: another call returns ERROR_BUSY. A nil ctx or fn is ERROR_INVALID_PARAMETER, and
+// the trace stays attached, as ProcessTrace leaves the handle it refuses.
 func (t *Trace) Process(ctx context.Context, fn func(*etl.Buffer) error) error {
+	if err := processArgs(ctx, fn); err != nil {
+		return err
+	}
 	return t.a.Process(ctx, func(b []byte) error {
 		buf, err := etl.ParseBuffer(b)
 		if err != nil {
@@ -125,4 +132,15 @@ func (k *Kernel) SaveBuffers(name, path string) (int, error) {
 		return 0, winerr.New(winerr.ErrWMIInstanceNotFound, "session %s stopped", quote.Short(name))
 	}
 	return n, err
+}
+
+// processArgs refuses what Process cannot run with.
+func processArgs(ctx context.Context, fn func(*etl.Buffer) error) error {
+	switch {
+	case ctx == nil:
+		return winerr.New(winerr.ErrInvalidParameter, "a nil context: pass context.Background() to consume until the session stops")
+	case fn == nil:
+		return winerr.New(winerr.ErrInvalidParameter, "a nil buffer callback")
+	}
+	return nil
 }

@@ -2,10 +2,12 @@ package emu
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // TestTraceCloseEndsProcess: Close (CloseTrace) ends a Process waiting for buffers of a
@@ -68,4 +70,43 @@ func TestTraceCloseEndsProcess(t *testing.T) {
 		t.Errorf("Process after Close: %v, %d events, %d buffers lost; want nil, 10, 0", err, events, tr.BuffersLost())
 	}
 	tr.Close()
+}
+
+// Consume and Process refuse a nil context or callback with ERROR_INVALID_PARAMETER
+// (they dereferenced them: a panic in the caller's goroutine, or in Process once a
+// buffer came); Consume refuses before it attaches, and a refused Process leaves its
+// trace attached, to process or close.
+func TestConsumeNilArguments(t *testing.T) {
+	k, err := New(Config{Processors: 1, Synchronous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	h, err := k.StartTrace("rt", &Properties{LogFileMode: RealTimeMode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.StopTrace(h, "", nil)
+	fn := func(*etl.Buffer) error { return nil }
+	var nilCtx context.Context
+	if err := k.Consume(nilCtx, "rt", 0, fn); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("Consume with a nil context: %v", err)
+	}
+	if err := k.Consume(context.Background(), "rt", 0, nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("Consume with a nil callback: %v", err)
+	}
+	tr, err := k.OpenTrace("rt", 0)
+	if err != nil {
+		t.Fatalf("OpenTrace after the refused Consumes: %v", err)
+	}
+	if err := tr.Process(nilCtx, fn); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("Process with a nil context: %v", err)
+	}
+	if err := tr.Process(context.Background(), nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("Process with a nil callback: %v", err)
+	}
+	tr.Close()
+	if err := tr.Process(context.Background(), fn); err != nil {
+		t.Errorf("Process after the refusals and Close: %v", err)
+	}
 }
