@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -42,13 +43,15 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
-	if err := checkOutput(stderr, "logsave", "o", *out, etlOutput, *force, false); err != nil {
+	var notices bytes.Buffer // printed when the file is written: a refused session replaces nothing
+	if err := checkOutput(&notices, "logsave", "o", *out, etlOutput, *force, false); err != nil {
+		stderr.Write(notices.Bytes())
 		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
 		return 1
 	}
 	ctx, stop := interruptible(context.Background(), stderr, "writing the ring")
 	defer stop()
-	err := logsave(ctx, version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout)
+	err := logsave(ctx, version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout, func() { stderr.Write(notices.Bytes()) })
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
 	}
@@ -69,9 +72,10 @@ var logsaveWriting func(ctx context.Context)
 // logsaveBatch is how many events logsave writes between two looks at its context.
 const logsaveBatch = 1024
 
-// logsave writes events into a BUFFERING session's ring and saves the ring to path. ctx
-// ending (a signal) stops the writing early; the ring as it stands is saved.
-func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer) error {
+// logsave writes events into a BUFFERING session's ring and saves the ring to path,
+// calling saving just before it writes the file. ctx ending (a signal) stops the writing
+// early; the ring as it stands is saved.
+func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer, saving func()) error {
 	k, err := emu.New(emu.Config{Version: v, Processors: 2})
 	if err != nil {
 		return err
@@ -119,6 +123,7 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 			refused++
 		}
 	}
+	saving()
 	n, err := k.SaveBuffers("etwemu-ring", path)
 	if err != nil {
 		return fmt.Errorf("SaveBuffers: %w", err)

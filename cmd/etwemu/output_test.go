@@ -91,8 +91,13 @@ func TestNoSilentOverwrite(t *testing.T) {
 		}
 	}
 	var out, errb bytes.Buffer
-	// A start the mode rules refuse replaces nothing and says nothing of replacing.
+	// A start the mode rules refuse replaces nothing and says nothing of replacing; nor
+	// does a logsave whose events do not fit its buffers.
 	before, _ := os.ReadFile(etlFile)
+	if code := run(append(logsave(etlFile), "-payload", "65455"), &out, &errb); code != 1 || strings.Contains(errb.String(), "replacing") {
+		t.Errorf("logsave over an ETL file, refused: exit %d, stderr %q", code, errb.String())
+	}
+	errb.Reset()
 	if code := run(append(demo(etlFile), "-mode", "CIRCULAR", "-max-file-size", "0"), &out, &errb); code != 1 || strings.Contains(errb.String(), "replacing") {
 		t.Errorf("demo over an ETL file, refused: exit %d, stderr %q", code, errb.String())
 	}
