@@ -155,10 +155,16 @@ func Code(err error) (code uint32, ok bool) {
 // WriteFailed is the error of a write, truncate or close that failed with err, what
 // saying what was written: Windows' ERROR_DISK_FULL, the code its logger reports for a
 // write that fails, with the operating system's reason; a full disk (ENOSPC) is named as
-// such. The log files and etwemu's own output both report failed writes so.
+// such. A file that cannot be written at an offset (ESPIPE: a pipe, a socket, a
+// terminal, which -force lets a command name) is no disk's fault: ERROR_BAD_PATHNAME,
+// the code StartTrace gives a log file name it cannot use. The log files and etwemu's
+// own output both report failed writes so.
 func WriteFailed(err error, what string) error {
-	if errors.Is(err, syscall.ENOSPC) {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
 		return New(ErrDiskFull, "the disk is full: %s: %v", what, err)
+	case errors.Is(err, syscall.ESPIPE):
+		return New(ErrBadPathname, "%s: the file cannot be written at an offset, as a log file is (a pipe, a socket or a terminal): %v", what, err)
 	}
 	return New(ErrDiskFull, "%s: %v", what, err)
 }

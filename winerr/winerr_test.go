@@ -3,6 +3,9 @@ package winerr
 import (
 	"errors"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -59,5 +62,24 @@ func TestBecause(t *testing.T) {
 	want := New(ErrNotSupported, "no such call on %s", "5.1")
 	if c, ok := Code(err); !ok || c != 50 || !errors.Is(err, ErrNotSupported) || err.Error() != want.Error() {
 		t.Fatalf("Because gave %v (code %d, %v), want %v", err, c, ok, want)
+	}
+}
+
+// A failed write is ERROR_DISK_FULL with the system's reason, a full disk named as such;
+// a file that cannot be written at an offset is ERROR_BAD_PATHNAME.
+func TestWriteFailed(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		code *Errno
+		says string
+	}{
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.ENOSPC}, ErrDiskFull, "the disk is full"},
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.EIO}, ErrDiskFull, "input/output error"},
+		{&os.PathError{Op: "write", Path: "f", Err: syscall.ESPIPE}, ErrBadPathname, "cannot be written at an offset"},
+	} {
+		err := WriteFailed(tc.err, "writing f")
+		if !errors.Is(err, tc.code) || !strings.Contains(err.Error(), tc.says) || !strings.Contains(err.Error(), "writing f") {
+			t.Errorf("%v: %v; want %v saying %q", tc.err, err, tc.code, tc.says)
+		}
 	}
 }

@@ -199,7 +199,7 @@ func runSweep(ctx context.Context, writers []int, count int, asJSON bool, svg st
 	}
 	if svg != "" {
 		title := fmt.Sprintf("etwemu write throughput against writers (%d CPUs, %s/%s)", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
-		if err := os.WriteFile(svg, []byte(benchsuite.SweepSVG(points, title)), 0o644); err != nil {
+		if err := writeOutput(svg, []byte(benchsuite.SweepSVG(points, title))); err != nil {
 			fmt.Fprintf(stderr, "etwemu bench: -svg: %v\n", err)
 			return 1
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/etwemu/etwemu/abi"
@@ -204,6 +205,27 @@ func openInput(name string) (*os.File, error) {
 		return nil, winerr.New(winerr.ErrBadPathname, "%v", err)
 	}
 	return f, nil
+}
+
+// writeOutput writes data to the file at path, which checkOutput let a command write. It
+// opens the file without waiting: a named pipe that no process reads (which -force lets a
+// command name) is refused at once with ERROR_BAD_PATHNAME, where opening it to write
+// would wait for a reader, past Ctrl-C.
+func writeOutput(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NONBLOCK, 0o644)
+	switch {
+	case errors.Is(err, syscall.ENXIO):
+		return winerr.New(winerr.ErrBadPathname, "%s is a named pipe that no process reads: start its reader first", path)
+	case errors.Is(err, fs.ErrPermission):
+		return winerr.New(winerr.ErrAccessDenied, "%v", err)
+	case err != nil:
+		return winerr.New(winerr.ErrBadPathname, "%v", err)
+	}
+	if _, err = f.Write(data); err == nil {
+		return f.Close()
+	}
+	f.Close()
+	return winerr.WriteFailed(err, "writing "+path)
 }
 
 // outputKind is the kind of file a command writes: its name in messages, and how to
