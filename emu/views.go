@@ -117,8 +117,8 @@ func (s *Session) Buffers() []session.BufferView { return s.l.Buffers() }
 // CurrentBuffers returns, per processor stream, the id of its current buffer or -1.
 func (s *Session) CurrentBuffers() []int { return s.l.CurrentBuffers() }
 
-// Peek copies each buffer's complete records (see session.Logger.Peek): a synchronous
-// kernel only.
+// Peek calls fn with a copy of each buffer's complete records, valid until fn returns
+// (see session.Logger.Peek): a synchronous kernel only.
 func (s *Session) Peek(fn func(v session.BufferView, data []byte)) error { return s.l.Peek(fn) }
 
 // PMC returns the session's PMC support (ETW_PMC_SUPPORT), or nil before a counter

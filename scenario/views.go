@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -22,6 +23,7 @@ import (
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/session"
+	"github.com/etwemu/etwemu/tracelogging"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -322,9 +324,11 @@ func viewLogdump(m *Machine, a args) error {
 			switch {
 			case uint64(len(*kept)) < last:
 				row := *e
+				keep(dec, &row)
 				heap.Push(kept, &row)
 			case last > 0 && before((*kept)[0], e):
 				*(*kept)[0] = *e
+				keep(dec, (*kept)[0])
 				heap.Fix(kept, 0)
 			}
 			return nil
@@ -340,9 +344,6 @@ func viewLogdump(m *Machine, a args) error {
 	sort.Slice(rows, func(i, j int) bool { return before(rows[i], rows[j]) })
 	if rows == nil {
 		rows = []*decode.Event{}
-	}
-	for _, e := range rows {
-		dec.Fields(e)
 	}
 	return m.show(a, rows, func(w io.Writer) {
 		fmt.Fprintf(w, "logger %d %q: %d events in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), total, len(rows))
@@ -366,6 +367,51 @@ func viewLogdump(m *Machine, a args) error {
 		}
 	})
 }
+
+// keep readies an event logdump keeps past the buffer Peek lent it: its TraceLogging
+// fields decoded while the bytes are there, then its byte slices let go of the buffer.
+// The view prints the sizes of the payload and of the extended items, never their bytes
+// (decode.Event's JSON gives payloadBytes), so each slice becomes that many bytes of
+// zeroBytes: a kept event holds no buffer and no copy of its record, and t events cost
+// what their rows print, not t buffers.
+func keep(dec *decode.Decoder, e *decode.Event) {
+	dec.Fields(e)
+	e.Bytes, e.Payload = nil, zeroBytes[:len(e.Payload)]
+	ext := make([]etl.ExtItem, len(e.Ext))
+	for i, x := range e.Ext {
+		ext[i] = etl.ExtItem{Type: x.Type, Data: zeroBytes[:len(x.Data)]}
+	}
+	e.Ext, e.PMC = ext, slices.Clone(e.PMC)
+	for i := range e.Fields {
+		e.Fields[i].Value = ownValue(e.Fields[i].Value)
+	}
+}
+
+// ownValue returns a field's value with the payload's bytes it holds copied: a binary or
+// custom field's []byte is a slice of the payload, and arrays and structs hold such values.
+func ownValue(v any) any {
+	switch v := v.(type) {
+	case []byte:
+		return slices.Clone(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = ownValue(x)
+		}
+		return out
+	case []tracelogging.Field:
+		out := slices.Clone(v)
+		for i := range out {
+			out[i].Value = ownValue(out[i].Value)
+		}
+		return out
+	}
+	return v
+}
+
+// zeroBytes stands in for the bytes of the records logdump keeps: a record is at most
+// 0xFFFF bytes.
+var zeroBytes [0x10000]byte
 
 // before orders logdump's events: by timestamp, then processor, buffer and offset, which
 // no two records share.

@@ -6,9 +6,12 @@ import (
 )
 
 // Peek calls fn for each of the session's buffers, in the order of Buffers, with its view
-// and a copy of its bytes up to the end of its records (Buffer.filled: CurrentOffset, or
-// where a full buffer's records end), as a debugger reads a logger's buffers from kernel
-// memory (`!wmitrace.bufdump`). The first 0x48 bytes of a buffer not yet sealed are not
+// and its bytes up to the end of its records (Buffer.filled: CurrentOffset, or where a
+// full buffer's records end), as a debugger reads a logger's buffers from kernel memory
+// (`!wmitrace.bufdump`). The bytes are a copy, so that fn cannot change the buffer, made
+// into one scratch buffer that each call reuses: they are valid until fn returns, and a
+// caller that keeps any of them copies them. (A fresh copy of every buffer made each view
+// cost twice the session's buffer memory, by the collector's pacing.) The first 0x48 bytes of a buffer not yet sealed are not
 // its header, which the seal writes: they hold whatever an earlier fill left. A buffer
 // holding a reservation whose record is still being written (ReferenceCount, as View
 // derives it, above 0), and a free buffer, come with nil bytes.
@@ -27,11 +30,17 @@ func (l *Logger) Peek(fn func(v BufferView, data []byte)) error {
 		l.freeMu.Lock()
 		all := append([]*Buffer(nil), l.all...)
 		l.freeMu.Unlock()
+		var scratch []byte
 		for _, b := range all {
 			v := b.View() // loads the completion flags: the acquires that order the records below
 			var data []byte
 			if v.ReferenceCount == 0 && v.State != abi.BufferStateFree {
-				data = append([]byte(nil), b.data[:b.filled(v)]...)
+				if scratch == nil {
+					scratch = make([]byte, l.bufSize)
+				}
+				n := b.filled(v)
+				data = scratch[:n:n] // capped: an append by fn copies
+				copy(data, b.data[:n])
 			}
 			fn(v, data)
 		}
