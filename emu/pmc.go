@@ -180,7 +180,7 @@ func (k *Kernel) WriteSystemEvent(h TraceHandle, hook uint16, o *WriteOptions, d
 		if l.Lose() {
 			tally.count(id, false)
 		}
-		return winerr.ErrArithmeticOverflow
+		return errTooBig
 	}
 	switch err := l.WriteSystem(proc, &ev); err {
 	case nil:

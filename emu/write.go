@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/etwemu/etwemu/abi"
@@ -254,8 +255,11 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	if regentry.IsClosedWord(w) {
 		return errClosedRegistration
 	}
-	if d == nil || len(data) > MaxDataDescriptors {
-		return winerr.ErrInvalidParameter
+	if d == nil {
+		return errNilDescriptor
+	}
+	if len(data) > MaxDataDescriptors {
+		return errTooManyBlocks
 	}
 	size := abi.EventHeaderSize
 	if len(data) == 1 { // the common case, without the loop
@@ -354,7 +358,7 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 	}
 	releaseStack(hold)
 	if tooBig {
-		return winerr.ErrArithmeticOverflow
+		return errTooBig
 	}
 	if errIdx == 0 {
 		return nil
@@ -525,4 +529,12 @@ func (t *Tally) count(id uint16, ok bool) {
 var (
 	errNilRegistration    = winerr.Because(winerr.ErrInvalidHandle, "the registration handle is nil")
 	errClosedRegistration = winerr.Because(winerr.ErrInvalidHandle, "the registration is closed (EventUnregister ran)")
+)
+
+// The refusals of a write's arguments and of a record too large, made once for the same
+// reason, each with what it refuses.
+var (
+	errNilDescriptor = winerr.Because(winerr.ErrInvalidParameter, "the EVENT_DESCRIPTOR is nil")
+	errTooManyBlocks = winerr.Because(winerr.ErrInvalidParameter, fmt.Sprintf("more than %d data blocks (EVENT_DATA_DESCRIPTORs)", MaxDataDescriptors))
+	errTooBig        = winerr.Because(winerr.ErrArithmeticOverflow, fmt.Sprintf("the record would pass %d bytes, the most a 16-bit header Size holds (header, extended items and data together): every session that takes the event counts it lost", abi.MaxEventSize))
 )

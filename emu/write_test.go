@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -101,22 +102,26 @@ func TestWriteErrors(t *testing.T) {
 	}
 	h, _ := startMem(t, k, "e", 0)
 	k.EnableTraceEx2(h, provA, regentry.ControlEnable, 5, 0, 0, nil)
-	if err := k.EventWrite(r, nil); !errors.Is(err, winerr.ErrInvalidParameter) {
+	// Each refusal says what it refuses.
+	if err := k.EventWrite(r, nil); !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), "EVENT_DESCRIPTOR is nil") {
 		t.Fatalf("nil descriptor: %v", err)
 	}
-	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([][]byte, 129)...); !errors.Is(err, winerr.ErrInvalidParameter) {
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([][]byte, 129)...); !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), "more than 128 data blocks") {
 		t.Fatalf("129 data blocks: %v", err)
 	}
-	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 70000)); !errors.Is(err, winerr.ErrArithmeticOverflow) {
+	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 70000)); !errors.Is(err, winerr.ErrArithmeticOverflow) || !strings.Contains(err.Error(), "would pass 65535 bytes") {
 		t.Fatalf("70000-byte event: %v", err)
+	}
+	if err := k.WriteSystemEvent(h, 0x524, nil, make([]byte, 70000)); !errors.Is(err, winerr.ErrArithmeticOverflow) || !strings.Contains(err.Error(), "would pass 65535 bytes") {
+		t.Fatalf("70000-byte system event: %v", err)
 	}
 	if err := k.EventWrite(r, &EventDescriptor{Level: 1}, make([]byte, 5000)); !errors.Is(err, winerr.ErrMoreData) {
 		t.Fatalf("event bigger than a 4 KB buffer: %v", err)
 	}
 	var q Properties
 	k.QueryTrace(h, "", &q)
-	if q.EventsLost != 2 {
-		t.Fatalf("EventsLost %d, want 2 (too big for ETW, too big for the buffer)", q.EventsLost)
+	if q.EventsLost != 3 {
+		t.Fatalf("EventsLost %d, want 3 (too big for ETW twice, too big for the buffer)", q.EventsLost)
 	}
 }
 

@@ -1111,11 +1111,15 @@ func cmdWrite(m *Machine, a args) error {
 
 // explainWrite adds to a write's bare Windows code (EventWrite returns no more) what the
 // scenario knows of why: the event's size against ETW's limits, or what the session did.
-// An error that already gives its reason is returned as it is.
+// An error that already gives its reason is returned as it is, but for a record too
+// large, whose sizes the scenario gives in place of the emulator's general reason.
 func explainWrite(err error, payload, header int) error {
 	var reasoned *winerr.Error
 	if errors.As(err, &reasoned) {
-		return err
+		if !errors.Is(err, winerr.ErrArithmeticOverflow) {
+			return err
+		}
+		err = reasoned.Errno
 	}
 	var why string
 	switch {

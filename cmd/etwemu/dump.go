@@ -667,12 +667,18 @@ func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHea
 	fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
 	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %s, buffers of %d bytes, mode %s\n",
 		dh.OS, dh.Build, dh.TraceFormat, plural(int(dh.Processors), "processor"), dh.BufferSize, dh.LogFileMode)
-	end := dh.End
-	if h.EndTime == 0 {
+	start, end := dh.Start, dh.End
+	if start == "" {
+		start = fmt.Sprintf("none (StartTime %d is no time)", h.StartTime)
+	}
+	switch {
+	case h.EndTime == 0:
 		end = "none (the header was never finalized: the session had not stopped, or was killed)"
+	case end == "":
+		end = fmt.Sprintf("none (EndTime %d is no time)", h.EndTime)
 	}
 	fmt.Fprintf(out, "buffers written %d, events lost %d, buffers lost %d, clock %s (%d Hz), start %s, end %s\n\n",
-		dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, dh.Start, end)
+		dh.BuffersWritten, dh.EventsLost, dh.BuffersLost, dh.Clock, dh.PerfFreq, start, end)
 	return nil
 }
 

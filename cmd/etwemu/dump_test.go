@@ -670,3 +670,15 @@ func TestDumpEscapesNamesFromTheFile(t *testing.T) {
 		}
 	}
 }
+
+// A header's times that are no time (a hostile StartTime, an unfinalized EndTime) print
+// as none with the field's value, not as an empty word.
+func TestHeaderTimesThatAreNone(t *testing.T) {
+	var out bytes.Buffer
+	if err := printHeader(&out, nil, false, etl.LogfileHeader{StartTime: -1 << 63, EndTime: -5}); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "start none (StartTime -9223372036854775808 is no time), end none (EndTime -5 is no time)") {
+		t.Errorf("header:\n%s", s)
+	}
+}
