@@ -141,8 +141,9 @@ func TestBadInputs(t *testing.T) {
 	}
 }
 
-// A flag the flag package refuses is named with the command, and a duration flag says
-// what it takes: go test's "1x" is no duration.
+// A flag the flag package refuses is named with the command, and a duration or number
+// flag says what it takes: go test's "1x" is no duration, -1 no count, and a duration
+// past the largest says so.
 func TestFlagParseErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -151,11 +152,27 @@ func TestFlagParseErrors(t *testing.T) {
 		{[]string{"bench", "-benchtime", "1x"}, "etwemu bench: invalid value \"1x\" for flag -benchtime: parse error (a duration such as 300ms, 2s or 1m)"},
 		{[]string{"web", "-duration", "5q"}, "etwemu web: invalid value \"5q\" for flag -duration: parse error (a duration"},
 		{[]string{"dt", "-bogus"}, "etwemu dt: flag provided but not defined: -bogus"},
-		{[]string{"dump", "-limit", "abc", "x.etl"}, "etwemu dump: invalid value \"abc\" for flag -limit: parse error\n"},
+		{[]string{"dump", "-limit", "abc", "x.etl"}, "etwemu dump: invalid value \"abc\" for flag -limit: parse error (a whole number)\n"},
+		{[]string{"demo", "-buffer-kb", "-1"}, "etwemu demo: invalid value \"-1\" for flag -buffer-kb: parse error (a whole number, 0 or more)\n"},
+		{[]string{"demo", "-duration", "9999999h"}, "parse error (a duration such as 300ms, 2s or 1m; that one passes the largest, about 2562047h)\n"},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(c.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+// A boolean flag given as false asks for nothing: a script may pass -compress=false or
+// -force=false without the file they would need.
+func TestFalseFlagsNeedNothing(t *testing.T) {
+	for _, args := range [][]string{
+		{"demo", "-compress=false", "-duration", "10ms", "-progress", "0"},
+		{"demo", "-force=false", "-duration", "10ms", "-progress", "0"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
 }

@@ -45,7 +45,7 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 			printUsage(fs, about, stdout)
 			return 0
 		}
-		fmt.Fprintf(stderr, "etwemu %s: %v%s\nRun 'etwemu help %s' for its flags.\n", fs.Name(), err, durationHint(fs, err), fs.Name())
+		fmt.Fprintf(stderr, "etwemu %s: %v%s\nRun 'etwemu help %s' for its flags.\n", fs.Name(), err, valueHint(fs, err), fs.Name())
 		return 2
 	}
 	switch {
@@ -59,21 +59,43 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 	return -1
 }
 
-// durationHint says what a duration flag takes, when err is the flag package's refusal
-// of one's value ("1x", go test's count of runs, is no duration); "" otherwise.
-func durationHint(fs *flag.FlagSet, err error) string {
+// valueHint says what a flag of a duration or a number takes, when err is the flag
+// package's refusal of its value ("1x", go test's count of runs, is no duration; -1 is
+// no count); "" otherwise.
+func valueHint(fs *flag.FlagSet, err error) string {
 	m := regexp.MustCompile(`for flag -(\S+): parse error`).FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
 	if f := fs.Lookup(m[1]); f != nil {
 		if g, ok := f.Value.(flag.Getter); ok {
-			if _, ok := g.Get().(time.Duration); ok {
+			switch g.Get().(type) {
+			case time.Duration:
+				if longDuration.MatchString(invalidValue(err)) {
+					return " (a duration such as 300ms, 2s or 1m; that one passes the largest, about 2562047h)"
+				}
 				return " (a duration such as 300ms, 2s or 1m)"
+			case uint, uint64:
+				return " (a whole number, 0 or more)"
+			case int, int64:
+				return " (a whole number)"
 			}
 		}
 	}
 	return ""
+}
+
+// longDuration matches a well-formed duration, which time.ParseDuration refuses only when
+// it passes the largest time.Duration.
+var longDuration = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h)$`)
+
+// invalidValue returns the value a flag parse error quotes ("" if none).
+func invalidValue(err error) string {
+	m := regexp.MustCompile(`invalid value "([^"]*)"`).FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }
 
 // flagAfter returns, for a command given more arguments than it takes, the hint that a
@@ -156,9 +178,24 @@ func (b *bounds) eventRegister(v winver.Version) {
 
 // needs fails when flag name was given without the flag it depends on.
 func (b *bounds) needs(name, other string, has bool) {
-	if b.given(name) && !has {
+	if b.given(name) && !has && !b.isFalse(name) {
 		b.fail("-%s needs -%s: without it the flag would have no effect", name, other)
 	}
+}
+
+// isFalse reports whether the flag name is a boolean given as false (-compress=false),
+// which asks for nothing that needs another flag: a script may pass it explicitly.
+func (b *bounds) isFalse(name string) bool {
+	f := b.fs.Lookup(name)
+	if f == nil {
+		return false
+	}
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return false
+	}
+	v, ok := g.Get().(bool)
+	return ok && !v
 }
 
 // done prints the error, if any, and returns the exit code to stop with, or -1.

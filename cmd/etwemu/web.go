@@ -64,7 +64,7 @@ func runWeb(args []string, stdout, stderr io.Writer) int {
 			printUsage(fs, webAbout, stdout)
 			return 0
 		}
-		fmt.Fprintf(stderr, "etwemu web: %v%s\nRun 'etwemu help web' for its flags.\n", err, durationHint(fs, err))
+		fmt.Fprintf(stderr, "etwemu web: %v%s\nRun 'etwemu help web' for its flags.\n", err, valueHint(fs, err))
 		return 2
 	}
 	fs.SetOutput(stderr)
