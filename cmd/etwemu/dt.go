@@ -25,6 +25,22 @@ are case-insensitive, with or without nt! and the leading underscore.
   etwemu dt ETW_REG_ENTRY -diff 6.1 6.2          members that moved, appeared, vanished or changed type
   etwemu dt -list                                the structures, their versions and sources`
 
+// dtConflicts are the pairs of dt's flags of which one would do nothing: refused, as
+// dump refuses -sort with -summary, rather than ignored.
+var dtConflicts = []struct{ flag, with, why string }{
+	{"list", "version", "-list lists every structure of every version; drop -version"},
+	{"list", "arch", "-list lists every structure of both architectures; drop -arch"},
+	{"list", "diff", "choose one"},
+	{"list", "versions", "choose one"},
+	{"list", "r", "-r expands a structure's members; -list lists the structures"},
+	{"diff", "versions", "choose one"},
+	{"diff", "version", "-diff names its two versions as arguments (-diff 6.1 6.2); drop -version"},
+	{"versions", "version", "-versions shows every version; drop -version"},
+	{"r", "diff", "-r expands one version's members; -diff compares two"},
+	{"r", "versions", "-r expands one version's members; -versions shows their offsets in all"},
+	{"r", "json", "-r expands the text view; the JSON gives each member's type, to look up with dt"},
+}
+
 // runDt prints a structure of the layout catalogue.
 func runDt(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("dt", flag.ContinueOnError)
@@ -54,6 +70,14 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 		rest, args = append(rest, args[0]), args[1:]
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, c := range dtConflicts {
+		if given[c.flag] && given[c.with] {
+			fmt.Fprintf(stderr, "etwemu dt: -%s and -%s: %s\n", c.flag, c.with, c.why)
+			return 2
+		}
 	}
 	var name string
 	if len(rest) > 0 {

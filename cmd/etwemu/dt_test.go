@@ -132,3 +132,37 @@ func TestDtCitesPublicSources(t *testing.T) {
 		}
 	}
 }
+
+// A flag that another makes do nothing is refused with the pair named and exit 2, and
+// each flag alone still works.
+func TestDtConflictingFlags(t *testing.T) {
+	for _, c := range dtConflicts {
+		var args []string
+		for _, f := range []string{c.flag, c.with} {
+			switch f {
+			case "version":
+				args = append(args, "-version", "6.1")
+			case "arch":
+				args = append(args, "-arch", "x86")
+			default:
+				args = append(args, "-"+f)
+			}
+		}
+		if c.flag != "list" && c.with != "list" {
+			args = append([]string{"ETW_REG_ENTRY"}, args...)
+		}
+		if c.flag == "diff" || c.with == "diff" {
+			args = append(args, "6.1", "6.2")
+		}
+		var out, errb bytes.Buffer
+		if code := runDt(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "-"+c.flag+" and -"+c.with+": ") {
+			t.Errorf("dt %q: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	for _, args := range [][]string{{"-list"}, {"ETW_REG_ENTRY", "-r", "-version", "6.1", "-arch", "x86"}, {"ETW_REG_ENTRY", "-diff", "6.1", "6.2", "-json"}, {"ETW_REG_ENTRY", "-versions", "-arch", "x86"}} {
+		var out, errb bytes.Buffer
+		if code := runDt(args, &out, &errb); code != 0 {
+			t.Errorf("dt %q: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+}
