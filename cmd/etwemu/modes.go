@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
+	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -36,7 +38,7 @@ type modesCheck struct {
 	version                             winver.Version
 	mode, logfile, name, guid           *string
 	maxSize, flushTimer, flushThreshold *uint64 // ULONGs: uint64s so that the bound is checked on 32-bit systems too
-	autologger                          *bool
+	autologger, json                    *bool
 }
 
 func newModesCheck() *modesCheck {
@@ -51,20 +53,22 @@ func newModesCheck() *modesCheck {
 	c.autologger = fs.Bool("autologger", false, "start as an AutoLogger session (the 0x2 bit of WMI_LOGGER_INFORMATION.Flags)")
 	c.flushTimer = fs.Uint64("flush-timer", 0, "FlushTimer (0 to 4294967295)")
 	c.flushThreshold = fs.Uint64("flush-threshold", 0, "FlushThreshold (0 to 4294967295)")
+	c.json = fs.Bool("json", false, "print the decision as one JSON object (the exit status is the same)")
 	return c
 }
 
 // modesTable holds the flags of modes table.
 type modesTable struct {
-	fs      *flag.FlagSet
-	version winver.Version
-	private *bool
+	fs            *flag.FlagSet
+	version       winver.Version
+	private, json *bool
 }
 
 func newModesTable() *modesTable {
 	t := &modesTable{fs: flag.NewFlagSet("modes table", flag.ContinueOnError), version: winver.Default}
 	t.fs.Var(&t.version, "version", "Windows version: 5.0 ... 10.0, 1511 ... 2004")
 	t.private = t.fs.Bool("private", false, "the rules of private loggers (EVENT_TRACE_PRIVATE_LOGGER_MODE) instead of the kernel's")
+	t.json = t.fs.Bool("json", false, "print the table as one JSON object")
 	return t
 }
 
@@ -119,17 +123,96 @@ func runModesCheck(args []string, stdout, stderr io.Writer) int {
 	if code := b.done(stderr); code >= 0 {
 		return code
 	}
+	var d logmode.Decision
 	if err := logmode.CheckName(q.Name, q.GUID); err != nil { // what StartTrace checks first
-		fmt.Fprintf(stdout, "Windows %s (%s), %v %q\nrequested:  %v (0x%08X)\ndecision:   refused: %v\n",
-			q.Version, q.Version.Marketing(), q.Kind(), q.Name, q.Mode, uint32(q.Mode), err)
-		return 1
+		d = logmode.Decision{Request: q, Kind: q.Kind(), Err: err}
+		if !*c.json {
+			fmt.Fprintf(stdout, "Windows %s (%s), %v %q\nrequested:  %v (0x%08X)\ndecision:   refused: %v\n",
+				q.Version, q.Version.Marketing(), q.Kind(), q.Name, q.Mode, uint32(q.Mode), err)
+			return 1
+		}
+	} else {
+		d = logmode.Decide(q)
 	}
-	d := logmode.Decide(q)
-	printDecision(stdout, &d)
+	if *c.json {
+		if code := writeJSON("modes check", stdout, stderr, decisionJSON(&d)); code != 0 {
+			return code
+		}
+	} else {
+		printDecision(stdout, &d)
+	}
 	if !d.Accepted() {
 		return 1
 	}
 	return 0
+}
+
+// modeJSON is a LogFileMode in modes check's JSON: the flags' names and the value.
+type modeJSON struct {
+	Flags string `json:"flags"` // joined by '|'; "" for none
+	Value string `json:"value"` // 0x%08X
+}
+
+func modeOf(m logmode.Mode) modeJSON {
+	s := ""
+	if m != 0 {
+		s = m.String()
+	}
+	return modeJSON{s, fmt.Sprintf("0x%08X", uint32(m))}
+}
+
+// decisionView is modes check's JSON: what printDecision prints, as fields.
+type decisionView struct {
+	Version        string    `json:"version"`
+	Marketing      string    `json:"marketing"`
+	Kind           string    `json:"kind"`
+	Name           string    `json:"name"`
+	Requested      modeJSON  `json:"requested"`
+	Accepted       bool      `json:"accepted"`
+	Error          string    `json:"error,omitempty"` // the refusal, with its Windows code
+	Code           string    `json:"code,omitempty"`  // the refusal's code name
+	Effective      *modeJSON `json:"effective,omitempty"`
+	Ignored        *modeJSON `json:"ignored,omitempty"`
+	Implied        *modeJSON `json:"implied,omitempty"`
+	Overridden     *modeJSON `json:"overridden,omitempty"`
+	FlushTimer     *uint32   `json:"flushTimer,omitempty"`     // where the decision changed it
+	FlushThreshold *uint32   `json:"flushThreshold,omitempty"` // where the decision changed it
+	Fired          []string  `json:"fired"`
+}
+
+func decisionJSON(d *logmode.Decision) decisionView {
+	q := &d.Request
+	v := decisionView{Version: q.Version.String(), Marketing: q.Version.Marketing(), Kind: d.Kind.String(), Name: q.Name,
+		Requested: modeOf(q.Mode), Accepted: d.Accepted(), Fired: []string{}}
+	if !v.Accepted {
+		v.Error = d.Err.Error()
+		var e *winerr.Errno
+		if errors.As(d.Err, &e) {
+			v.Code = e.Name()
+		}
+	} else {
+		eff := modeOf(d.Effective)
+		v.Effective = &eff
+		for _, c := range []struct {
+			dst **modeJSON
+			m   logmode.Mode
+		}{{&v.Ignored, d.Ignored}, {&v.Implied, d.Implied}, {&v.Overridden, d.Overridden}} {
+			if c.m != 0 {
+				m := modeOf(c.m)
+				*c.dst = &m
+			}
+		}
+		if d.FlushTimer != q.FlushTimer {
+			v.FlushTimer = &d.FlushTimer
+		}
+		if d.FlushThreshold != q.FlushThreshold {
+			v.FlushThreshold = &d.FlushThreshold
+		}
+	}
+	for _, f := range d.Fired {
+		v.Fired = append(v.Fired, f.String())
+	}
+	return v
 }
 
 func printDecision(w io.Writer, d *logmode.Decision) {
@@ -176,44 +259,72 @@ func runModesTable(args []string, stdout, stderr io.Writer) int {
 	if *private {
 		kind = logmode.Private
 	}
-	fmt.Fprintf(stdout, "Windows %s (%s): LogFileMode flags of a %v\n\n", version, version.Marketing(), kind)
 	rules := logmode.RulesFor(version, kind)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VALUE\tFLAG\tRECOGNISED\tRULES")
-	var ignored []string
+	v := tableView{Version: version.String(), Marketing: version.Marketing(), Kind: kind.String(), Flags: []flagRow{}, EverySession: []string{}, Ignored: []string{}}
 	for _, rec := range logmode.Recognitions() {
 		r := rec.Kernel
 		if kind == logmode.Private {
 			r = rec.Private
 		}
 		if !logmode.Recognises(version, kind, rec.Flag) {
-			ignored = append(ignored, logmode.ShortName(rec.Flag))
+			v.Ignored = append(v.Ignored, logmode.ShortName(rec.Flag))
 			continue
 		}
-		var own []string
+		row := flagRow{Value: fmt.Sprintf("0x%08X", uint32(rec.Flag)), Flag: logmode.Name(rec.Flag), Recognised: fmt.Sprint(r), Rules: []string{}}
 		for i := range rules {
 			if rules[i].Flag == rec.Flag {
-				own = append(own, rules[i].Describe())
+				row.Rules = append(row.Rules, rules[i].Describe())
 			}
 		}
+		v.Flags = append(v.Flags, row)
+	}
+	for i := range rules {
+		if rules[i].Flag == 0 && rules[i].Effect == logmode.RequiresOneOf {
+			v.EverySession = append(v.EverySession, rules[i].Describe())
+		}
+	}
+	if *t.json {
+		return writeJSON("modes table", stdout, stderr, v)
+	}
+	fmt.Fprintf(stdout, "Windows %s (%s): LogFileMode flags of a %v\n\n", version, version.Marketing(), kind)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VALUE\tFLAG\tRECOGNISED\tRULES")
+	for _, row := range v.Flags {
+		own := row.Rules
 		first := "-"
 		if len(own) > 0 {
 			first = own[0]
 		}
-		fmt.Fprintf(tw, "0x%08X\t%s\t%v\t%s\n", uint32(rec.Flag), logmode.Name(rec.Flag), r, first)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", row.Value, row.Flag, row.Recognised, first)
 		for _, o := range own[min(1, len(own)):] {
 			fmt.Fprintf(tw, "\t\t\t%s\n", o)
 		}
 	}
 	tw.Flush()
 	fmt.Fprintln(stdout, "\nEvery session:")
-	for i := range rules {
-		if rules[i].Flag == 0 && rules[i].Effect == logmode.RequiresOneOf {
-			fmt.Fprintf(stdout, "  %s\n", rules[i].Describe())
-		}
+	for _, r := range v.EverySession {
+		fmt.Fprintf(stdout, "  %s\n", r)
 	}
-	if len(ignored) > 0 {
-		fmt.Fprintf(stdout, "\nNot recognised (ignored) by %s: %v\n", version, ignored)
+	if len(v.Ignored) > 0 {
+		fmt.Fprintf(stdout, "\nNot recognised (ignored) by %s: %v\n", version, v.Ignored)
 	}
 	return 0
+}
+
+// tableView is modes table's table, for its text and its JSON.
+type tableView struct {
+	Version      string    `json:"version"`
+	Marketing    string    `json:"marketing"`
+	Kind         string    `json:"kind"`
+	Flags        []flagRow `json:"flags"`        // the flags the version recognises
+	EverySession []string  `json:"everySession"` // the rules of every session
+	Ignored      []string  `json:"ignored"`      // the flags it does not recognise
+}
+
+// flagRow is one recognised flag and the rules in force for it.
+type flagRow struct {
+	Value      string   `json:"value"`
+	Flag       string   `json:"flag"`
+	Recognised string   `json:"recognised"` // since which version, as the text's RECOGNISED column
+	Rules      []string `json:"rules"`
 }

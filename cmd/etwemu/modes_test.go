@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -72,5 +73,59 @@ func TestModesTable(t *testing.T) {
 	if code := run([]string{"modes", "table", "--version", "6.2", "--private"}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "EVENT_TRACE_COMPRESSED_MODE") || strings.Contains(out.String(), "EVENT_TRACE_COMPRESSED_MODE is invalid") {
 		t.Errorf("private 6.2 table: exit %d\n%s", code, out.String())
+	}
+}
+
+// modes check -json gives the decision a script reads, with the exit status of the text:
+// the refusal's code and reason, or the effective mode and what changed, and every rule
+// that fired, as the text lists them.
+func TestModesCheckJSON(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		code     int
+		accepted bool
+		check    func(v decisionView) bool
+	}{
+		{[]string{"-version", "6.2", "-mode", "SEQUENTIAL,CIRCULAR", "-logfile", "a.etl", "-max-file-size", "10"}, 1, false, func(v decisionView) bool {
+			return v.Code == "ERROR_INVALID_PARAMETER" && strings.Contains(v.Error, "is invalid with") && v.Effective == nil && v.Requested.Value == "0x00000003"
+		}},
+		{[]string{"-mode", "REAL_TIME", "-name", ""}, 1, false, func(v decisionView) bool {
+			return v.Code == "ERROR_INVALID_PARAMETER" && strings.Contains(v.Error, "session name") && len(v.Fired) == 0
+		}},
+		{[]string{"-mode", "REAL_TIME"}, 0, true, func(v decisionView) bool {
+			return v.Effective != nil && v.Effective.Flags == "EVENT_TRACE_REAL_TIME_MODE" && v.Error == "" && v.Kind == "kernel logger"
+		}},
+	} {
+		var out, text, errb bytes.Buffer
+		code := runModes(append([]string{"check", "-json"}, c.args...), &out, &errb)
+		var v decisionView
+		if err := json.Unmarshal(out.Bytes(), &v); err != nil || code != c.code || v.Accepted != c.accepted || !c.check(v) {
+			t.Errorf("%q: exit %d, %v: %s", c.args, code, err, out.String())
+			continue
+		}
+		runModes(append([]string{"check"}, c.args...), &text, &errb)
+		for _, f := range v.Fired {
+			if !strings.Contains(text.String(), f) {
+				t.Errorf("%q: the JSON's rule %q is not in the text:\n%s", c.args, f, text.String())
+			}
+		}
+	}
+}
+
+// modes table -json holds the rows, rules and ignored flags its text shows.
+func TestModesTableJSON(t *testing.T) {
+	var out, text, errb bytes.Buffer
+	if code := runModes([]string{"table", "-version", "6.1", "-json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var v tableView
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v.Version != "6.1" || len(v.Flags) < 10 || len(v.EverySession) == 0 || len(v.Ignored) == 0 {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	runModes([]string{"table", "-version", "6.1"}, &text, &errb)
+	for _, r := range v.Flags {
+		if !strings.Contains(text.String(), r.Flag) || (len(r.Rules) > 0 && !strings.Contains(text.String(), r.Rules[0])) {
+			t.Errorf("row %+v is not in the text", r)
+		}
 	}
 }
