@@ -10,20 +10,28 @@ import (
 	"github.com/etwemu/etwemu/winerr"
 )
 
-// TestTraceCloseEndsProcess: Close (CloseTrace) ends a Process waiting for buffers of a
-// session that goes on, with nil, after the buffers queued before it were processed; the
-// session delivers the trace nothing written afterwards.
-func TestTraceCloseEndsProcess(t *testing.T) {
+// realTimeSession returns a synchronous kernel of one processor running the real-time
+// session "rt", both closed when the test ends.
+func realTimeSession(t *testing.T) (*Kernel, TraceHandle) {
+	t.Helper()
 	k, err := New(Config{Processors: 1, Synchronous: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.Close()
+	t.Cleanup(k.Close)
 	h, err := k.StartTrace("rt", &Properties{LogFileMode: RealTimeMode})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.StopTrace(h, "", nil)
+	t.Cleanup(func() { k.StopTrace(h, "", nil) })
+	return k, h
+}
+
+// TestTraceCloseEndsProcess: Close (CloseTrace) ends a Process waiting for buffers of a
+// session that goes on, with nil, after the buffers queued before it were processed; the
+// session delivers the trace nothing written afterwards.
+func TestTraceCloseEndsProcess(t *testing.T) {
+	k, h := realTimeSession(t)
 	r, err := k.EventRegister(guid.FromName("Etwemu.Test.TraceClose"), nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,16 +85,7 @@ func TestTraceCloseEndsProcess(t *testing.T) {
 // buffer came); Consume refuses before it attaches, and a refused Process leaves its
 // trace attached, to process or close.
 func TestConsumeNilArguments(t *testing.T) {
-	k, err := New(Config{Processors: 1, Synchronous: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
-	h, err := k.StartTrace("rt", &Properties{LogFileMode: RealTimeMode})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.StopTrace(h, "", nil)
+	k, _ := realTimeSession(t)
 	fn := func(*etl.Buffer) error { return nil }
 	var nilCtx context.Context
 	if err := k.Consume(nilCtx, "rt", 0, fn); !errors.Is(err, winerr.ErrInvalidParameter) {

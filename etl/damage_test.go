@@ -18,11 +18,17 @@ import (
 	"github.com/etwemu/etwemu/winver"
 )
 
-// fileOf writes bufs to a finalized file (EndTime set) and returns its bytes.
+// fileOf writes bufs to a finalized SEQUENTIAL file (EndTime set) and returns its bytes.
 func fileOf(t *testing.T, compress bool, bufs [][]byte) []byte {
 	t.Helper()
+	return fileWith(t, testInfo(winver.V2004, modeSequential, 0), compress, bufs)
+}
+
+// fileWith writes bufs to a finalized file of info's mode and returns its bytes.
+func fileWith(t *testing.T, info HeaderInfo, compress bool, bufs [][]byte) []byte {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "f.etl")
-	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeSequential, 0), Compress: compress})
+	w, err := Create(Options{Path: path, BufferSize: testBuf, Info: info, Compress: compress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,20 +566,7 @@ func TestCompressibleFileReadsWhole(t *testing.T) {
 // and is damage too.
 func TestCutCircularFile(t *testing.T) {
 	circular := func(n int) []byte { // 64 KB: the header buffer and 15 slots
-		path := filepath.Join(t.TempDir(), "circ.etl")
-		w, err := Create(Options{Path: path, BufferSize: testBuf, Info: testInfo(winver.V2004, modeCircular|modeKBytes, 64)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		writeAll(t, w, buffers(n))
-		if err := w.Close(Counters{EndTime: 133_000_000_100_000_000}); err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
+		return fileWith(t, testInfo(winver.V2004, modeCircular|modeKBytes, 64), false, buffers(n))
 	}
 	for _, tc := range []struct {
 		name   string
