@@ -49,6 +49,43 @@ type demoConfig struct {
 	// started, if not nil, runs once StartTrace has created the log file: the notices
 	// that it replaced a file wait for it, so that a refused start claims nothing.
 	started func()
+	// result, if not nil (-json), receives the run's figures, which runDemo prints as
+	// JSON in place of the text report.
+	result *demoResult
+}
+
+// demoResult is the demo's report for a script (-json): the figures of the text's result
+// lines, the log files, and its conclusions.
+type demoResult struct {
+	Version             string   `json:"version"`
+	Processors          int      `json:"processors"` // emulated, one writer goroutine each
+	GOMAXPROCS          int      `json:"gomaxprocs"`
+	LoggerMode          string   `json:"loggerMode"`
+	BufferSize          uint32   `json:"bufferSizeKB"`
+	PayloadBytes        int      `json:"payloadBytes"`
+	RecordBytes         uint64   `json:"recordBytes"` // per record, header and padding included
+	Seconds             float64  `json:"seconds"`
+	EventsWritten       uint64   `json:"eventsWritten"` // accepted by the session
+	EventsPerSecond     float64  `json:"eventsPerSecond"`
+	BytesPerSecond      float64  `json:"bytesPerSecond"`
+	EventsLost          uint32   `json:"eventsLost"`         // the session's, after StopTrace
+	WritersCountedLost  uint64   `json:"writersCountedLost"` // the writers' own count
+	FilteredOut         uint64   `json:"filteredOut"`
+	BuffersWritten      uint32   `json:"buffersWritten"`
+	LogBuffersLost      uint32   `json:"logBuffersLost"`
+	NumberOfBuffers     uint32   `json:"numberOfBuffers"`
+	MaximumBuffers      uint32   `json:"maximumBuffers"`
+	EventsOverwritten   uint64   `json:"eventsOverwritten"`
+	BuffersOverwritten  uint64   `json:"buffersOverwritten"`
+	BuffersPerProcessor []uint64 `json:"buffersPerProcessor"`
+	LoggerBusy          float64  `json:"loggerBusy"`  // share of the run
+	OutputShare         float64  `json:"outputShare"` // of the run, handing buffers to the sink and file
+	LoggerLimited       bool     `json:"loggerLimited"`
+	LogFiles            []string `json:"logFiles,omitempty"` // the first and, for NEWFILE, the last
+	LogFileBytes        int64    `json:"logFileBytes,omitempty"`
+	LogFileError        string   `json:"logFileError,omitempty"`
+	Interrupted         string   `json:"interrupted,omitempty"` // the signal that stopped the writers early
+	Conclusions         string   `json:"conclusions"`
 }
 
 // demoProvider is one of the demo's three providers and what the session asks of it.
@@ -84,6 +121,7 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.pmcSource, "pmc-source", pmc.NameAuto, "counter source for -pmc: auto (see etwemu pmc), perf-rdpmc, perf-read, tsc, synthetic")
 	fs.BoolVar(&cfg.force, "force", false, "with -logfile: "+forceHelp)
 	fs.Uint64Var(&cfg.maxFileMB, "max-file-size", 0, "MaximumFileSize of the -logfile in MB (KB with KBYTES_FOR_SIZE in -mode); 64 unless given, 0 for none")
+	asJSON := fs.Bool("json", false, "print the report as one JSON object when the run ends, and nothing while it runs")
 	about := "Usage: etwemu demo [flags]\n\nStarts one session, registers three providers (one fully enabled, two filtered\nby level and keyword) and writes events from one goroutine per emulated processor,\nthen reports throughput and losses. With -logfile the session writes an ETL file:\n\n  etwemu demo -logfile /tmp/demo.etl -events 20000\n  etwemu dump -summary /tmp/demo.etl\n\nSIGINT or SIGTERM (Ctrl-C) stops the writers and the session cleanly: the file is\nfinalized and the report printed, and the exit status is 128 plus the signal's number.\nA second signal exits at once."
 	if code := parseFlags(fs, about, "", args, stdout, stderr); code >= 0 {
 		return code
@@ -146,9 +184,18 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(context.Background(), stderr, "the demo's writers and session")
 	defer stop()
-	err = demo(ctx, cfg, stdout)
+	out := stdout
+	if *asJSON {
+		cfg.result, out = &demoResult{}, io.Discard
+	}
+	err = demo(ctx, cfg, out)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu demo: %v\n", err)
+	}
+	if *asJSON && cfg.result.Version != "" { // the run reached its report
+		if code := writeJSON("demo", stdout, stderr, cfg.result); code != 0 {
+			return code
+		}
 	}
 	if code := interruptedCode(ctx); code != 0 {
 		return code
@@ -387,12 +434,28 @@ func demo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	}
 	// The report's losses are the session's counters after StopTrace, the numbers the
 	// file's header was finalized with; the writers' own count is shown beside them.
-	report(out, cfg.procs, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats(), logger.FileErr())
+	report(out, cfg.result, cfg.procs, elapsed, delivered.Load(), lost.Load(), filtered.Load(), record, &final, logger.Stats(), logger.FileErr())
+	if r := cfg.result; r != nil {
+		r.Version, r.Processors, r.LoggerMode, r.PayloadBytes = cfg.version.String(), cfg.procs, logmode.Mode(logger.Mode()).Short(), cfg.payload
+		r.BufferSize = final.BufferSize
+		if cause := context.Cause(ctx); cause != nil {
+			r.Interrupted = cause.Error()
+		}
+		if err := logger.FileErr(); err != nil {
+			r.LogFileError = err.Error()
+		}
+	}
 	if cfg.logFile != "" {
 		if err := logger.FileErr(); err != nil {
 			fmt.Fprintf(out, "log file stopped taking buffers: %v\n", err)
 		}
 		files := logFiles(cfg.logFile, logger.LogFileName(), logmode.Mode(logger.Mode()), final.BuffersWritten)
+		if r := cfg.result; r != nil && files.count > 0 {
+			r.LogFiles, r.LogFileBytes = []string{files.first}, files.size
+			if files.count > 1 {
+				r.LogFiles = append(r.LogFiles, files.last)
+			}
+		}
 		if files.count > 0 {
 			what := "log file " + files.first
 			if files.count > 1 {
@@ -515,9 +578,19 @@ func progress(ctx context.Context, out io.Writer, cfg demoConfig, start time.Tim
 // report prints the run's numbers. lost is what the session's EventsLost says after
 // StopTrace (p.EventsLost, the figure the log file's header was finalized with);
 // writersLost is what the writers' tallies counted, shown beside it as a check.
-func report(out io.Writer, writers int, elapsed time.Duration, delivered, writersLost, filtered, record uint64, p *emu.Properties, s session.Stats, fileErr error) {
+func report(out io.Writer, r *demoResult, writers int, elapsed time.Duration, delivered, writersLost, filtered, record uint64, p *emu.Properties, s session.Stats, fileErr error) {
 	sec := elapsed.Seconds()
 	lost := uint64(p.EventsLost)
+	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
+	said := conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, s.EventsOverwritten, sec, p, fileErr, busy, output)
+	if r != nil {
+		*r = demoResult{GOMAXPROCS: runtime.GOMAXPROCS(0), RecordBytes: record, Seconds: sec,
+			EventsWritten: delivered, EventsPerSecond: float64(delivered) / sec, BytesPerSecond: float64(delivered*record) / sec,
+			EventsLost: p.EventsLost, WritersCountedLost: writersLost, FilteredOut: filtered,
+			BuffersWritten: p.BuffersWritten, LogBuffersLost: p.LogBuffersLost, NumberOfBuffers: p.NumberOfBuffers, MaximumBuffers: p.MaximumBuffers,
+			EventsOverwritten: s.EventsOverwritten, BuffersOverwritten: s.BuffersOverwritten, BuffersPerProcessor: s.BuffersPerStream,
+			LoggerBusy: busy, OutputShare: min(output, busy), LoggerLimited: lost > 0 && busy >= loggerBound, Conclusions: said}
+	}
 	fmt.Fprintf(out, "\nresult after %.2f s\n", sec)
 	fmt.Fprintf(out, "  events written     %12d  (%.2f M events/s; accepted by the session, what -events counts)\n", delivered, float64(delivered)/sec/1e6)
 	fmt.Fprintf(out, "  record bytes       %12d  (%.1f MB/s, %d bytes per record)\n", delivered*record, float64(delivered*record)/sec/1e6, record)
@@ -528,9 +601,8 @@ func report(out io.Writer, writers int, elapsed time.Duration, delivered, writer
 		fmt.Fprintf(out, "  events overwritten %12d  (in %d buffers the in-memory ring wrote over: not lost in Windows' terms, but no longer anywhere)\n", s.EventsOverwritten, s.BuffersOverwritten)
 	}
 	fmt.Fprintf(out, "  buffers per processor  %s\n", perProcessor(s.BuffersPerStream))
-	busy, output := share(s.LoggerBusy, elapsed), share(s.OutputTime, elapsed)
 	fmt.Fprintf(out, "  logger busy        %11.0f%%  (of the run: sealing, handing on and recycling buffers, %.0f%% of the run handing them to the sink and file; idle %.0f%%)\n\n", 100*busy, 100*min(output, busy), 100*(1-busy))
-	fmt.Fprint(out, conclusions(writers, runtime.GOMAXPROCS(0), delivered, lost, s.EventsOverwritten, sec, p, fileErr, busy, output))
+	fmt.Fprint(out, said)
 }
 
 // perProcessor lists the buffers each processor's stream wrote, cpuN=M. Past

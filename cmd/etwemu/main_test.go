@@ -95,6 +95,35 @@ func TestDemoReport(t *testing.T) {
 	}
 }
 
+// demo -json prints one JSON object and nothing else, with the report's figures: the
+// same run as TestDemoReport's, losses made by holding the logger.
+func TestDemoReportJSON(t *testing.T) {
+	demoFirstBuffer = func(_ context.Context, s *emu.Session) {
+		for s.Stats().EventsLost == 0 {
+			runtime.Gosched()
+		}
+	}
+	t.Cleanup(func() { demoFirstBuffer = nil })
+	var out, errb bytes.Buffer
+	code := run([]string{"demo", "-json", "-duration", "1h", "-events", "20000", "-processors", "2", "-payload", "32",
+		"-buffer-kb", "4", "-min-buffers", "4", "-max-buffers", "4"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("demo exited %d: %s", code, errb.String())
+	}
+	var r demoResult
+	dec := json.NewDecoder(&out)
+	if err := dec.Decode(&r); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if dec.More() {
+		t.Errorf("more than one JSON value on stdout")
+	}
+	if r.EventsWritten != 20000 || r.EventsLost == 0 || uint64(r.EventsLost) != r.WritersCountedLost || r.Processors != 2 ||
+		len(r.BuffersPerProcessor) != 2 || r.RecordBytes != 112 || r.LoggerMode != "REAL_TIME" || r.Conclusions == "" || r.EventsPerSecond <= 0 {
+		t.Errorf("demo -json: %+v", r)
+	}
+}
+
 // etwemu bench runs the short suite with a progress line per benchmark and prints a
 // table with one row per benchmark, the floors at 1.00.
 func TestBenchTable(t *testing.T) {
