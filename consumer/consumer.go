@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,10 +237,27 @@ func (c *Consumer) FromFiles(paths ...string) *Consumer {
 	return c
 }
 
+// addLocked adds s, once: as golang-etw's consumers keep their traces by name, a session
+// added again (by FromSessions and by FromTraceNames, as etwdump adds each producer's)
+// or a file named again is read once, not once per call. Session names compare without
+// regard to case, as Windows compares logger names; a session added with its object
+// keeps it, so that its providers' Filters apply.
 func (c *Consumer) addLocked(s source) {
-	if c.state == stateNew {
-		c.sources = append(c.sources, s)
+	if c.state != stateNew {
+		return
 	}
+	for i, o := range c.sources {
+		switch {
+		case s.path != "" && o.path == s.path:
+			return
+		case s.path == "" && o.path == "" && strings.EqualFold(o.name, s.name):
+			if o.session == nil && s.session != nil {
+				c.sources[i] = s
+			}
+			return
+		}
+	}
+	c.sources = append(c.sources, s)
 }
 
 func (c *Consumer) badLocked(err error) {
@@ -358,8 +376,10 @@ func (c *Consumer) Wait() error {
 // sessions deliver nothing more; Events takes no more events (DefaultEventCallback drops
 // them, counted in Dropped, as golang-etw's returns once its context is cancelled) and
 // the events it holds stay readable; an EventCallback of the user's still receives every
-// buffer already queued. Then Events closes and Stop returns Err. A file source ends
-// after the buffer it is reading. Stopping does not stop the sessions. Stop never waits
+// buffer already queued. Then Events closes and Stop returns nil: as golang-etw's Stop
+// returns only what closing its traces returned, the error a source ended with or a
+// callback returned is Err's (LastError, Wait), not Stop's. A file source ends after the
+// buffer it is reading. Stopping does not stop the sessions. Stop never waits
 // for Events to be read, so a reader may call it, or call it first and read after.
 // Called from a callback, as CloseTrace may be from ProcessTrace's, it stops the consumer
 // the same way but cannot wait for the callback it is in: it returns
@@ -378,7 +398,18 @@ func (c *Consumer) Stop() error {
 		close(c.stopped)
 	}
 	c.mu.Unlock()
-	return c.Shutdown(context.Background())
+	return closing(c.Shutdown(context.Background()))
+}
+
+// closing is what golang-etw's Stop, Abort and StopWithTimeout return of the consumer's
+// end: only what the close itself met (ERROR_CTX_CLOSE_PENDING, called from a callback),
+// never the sources' or callbacks' errors, which Err reports. (A tool's deferred Stop
+// reported a callback's error as its own failure.)
+func closing(err error) error {
+	if errors.Is(err, winerr.ErrCtxClosePending) {
+		return err
+	}
+	return nil
 }
 
 // Shutdown ends the consumer gracefully, as http.Server.Shutdown does: the sources
@@ -544,13 +575,19 @@ func (c *Consumer) Err() error {
 // LastError is Err (tekert's name).
 func (c *Consumer) LastError() error { return c.Err() }
 
-// Abort is Close (tekert's Abort: stop at once, dropping what is queued).
-func (c *Consumer) Abort() error { return c.Close() }
+// Abort is Close (tekert's Abort: stop at once, dropping what is queued), returning what
+// Stop returns: nil, or ERROR_CTX_CLOSE_PENDING from a callback.
+func (c *Consumer) Abort() error {
+	if err := c.made(); err != nil {
+		return err
+	}
+	return closing(c.Close())
+}
 
 // StopWithTimeout is tekert's: a timeout of 0 is Stop, a negative one is Abort, and any
 // other is Shutdown with that deadline, after which what is still queued is dropped
-// (counted in Dropped). Past the deadline it returns Err, not the deadline's error: as
-// tekert's, which returns only what closing the traces returned.
+// (counted in Dropped). It returns what Stop returns, the deadline's passing included:
+// as tekert's, which returns only what closing the traces returned.
 func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 	if err := c.made(); err != nil {
 		return err
@@ -562,10 +599,7 @@ func (c *Consumer) StopWithTimeout(timeout time.Duration) error {
 		return c.Abort()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	if err := c.shutdown(ctx, cancel); !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return c.Err()
+	return closing(c.shutdown(ctx, cancel))
 }
 
 // ProcessEvents reads Events until it closes, calling fn for each event (tekert's

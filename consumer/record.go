@@ -243,25 +243,15 @@ func (h *EventRecordHelper) GetPropertyUint(name string) (uint64, error) {
 // SetProperty sets a property of the event to be delivered, adding it if new.
 func (h *EventRecordHelper) SetProperty(name, value string) { h.event.EventData[name] = value }
 
-// ParseProperties checks that each named property exists (golang-etw parses them here;
-// the emulator decoded them already). It returns ErrUnknownProperty for the first that
-// does not.
-func (h *EventRecordHelper) ParseProperties(names ...string) error {
-	for _, n := range names {
-		if err := h.ParseProperty(n); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// ParseProperties parses the named properties (golang-etw's; the emulator decoded every
+// property already, so there is nothing left to fail). A name the event does not have is
+// no error, as in both forks, which report only a property that fails to parse:
+// callbacks ask for the properties of several kinds of event at once. GetPropertyString
+// and the other getters report ErrUnknownProperty for a missing one.
+func (h *EventRecordHelper) ParseProperties(names ...string) error { return nil }
 
 // ParseProperty is ParseProperties for one name.
-func (h *EventRecordHelper) ParseProperty(name string) error {
-	if _, ok := h.event.EventData[name]; !ok {
-		return fmt.Errorf("%w %s", ErrUnknownProperty, name)
-	}
-	return nil
-}
+func (h *EventRecordHelper) ParseProperty(name string) error { return nil }
 
 // applySelection drops the properties SelectFields did not name.
 func (h *EventRecordHelper) applySelection() {
