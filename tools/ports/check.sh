@@ -4,6 +4,7 @@
 # that the events they trace or read appear as golang-etw's event JSON:
 #
 #   go-winio-sample   github.com/microsoft/go-winio     pkg/etw/sample/main_windows.go
+#                                                       (pkg/etw/sample/sample.go before 2022)
 #   golang-etw-readme github.com/0xrawsec/golang-etw    the first Go code block of README.md
 #   tekert-simple     github.com/tekert/golang-etw      examples/simple/simple.go
 #
@@ -223,7 +224,20 @@ port() {
 	fi
 }
 
-port go-winio-sample winio "$1" pkg/etw/sample/main_windows.go
+# firstof DIR PATH...: the first PATH that DIR holds, else the last.
+firstof() {
+	local dir=$1 p
+	shift
+	for p in "$@"; do
+		if show "$dir" "$p" >/dev/null 2>&1; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "${@: -1}"
+}
+
+port go-winio-sample winio "$1" "$(firstof "$1" pkg/etw/sample/main_windows.go pkg/etw/sample/sample.go)"
 port golang-etw-readme golangetw "$2" README.md
 port tekert-simple golangetw "$3" examples/simple/simple.go
 exit "$failed"
