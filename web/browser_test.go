@@ -37,11 +37,17 @@ func chromium(t *testing.T) string {
 // also saves a screenshot there.
 func browse(t *testing.T, bin, url, shot string) string {
 	t.Helper()
+	return browseAt(t, bin, url, shot, "1500,1000")
+}
+
+// browseAt is browse in a window of size ("WIDTH,HEIGHT").
+func browseAt(t *testing.T, bin, url, shot, size string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=30000", "--window-size=1500,1000"}
+		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=30000", "--window-size=" + size}
 	out, err := exec.CommandContext(ctx, bin, append(args, "--dump-dom", url)...).Output()
 	if err != nil {
 		t.Fatalf("chromium --dump-dom %s: %v", url, err)
@@ -311,4 +317,62 @@ func TestBrowserOddInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A reader's mistakes leave the page working: a typed command the server refuses (longer
+// than MaxCommandBytes) is taken back, the page staying at its step with the command in
+// the box, and Step still works after it (the page kept sending it, and every button
+// failed); the arrow keys on the focused lesson menu are the menu's, not the page's
+// (they changed the step and the lesson at once), while elsewhere they step; and a
+// phone-wide window lays the page out within its width.
+func TestBrowserReaderMistakes(t *testing.T) {
+	bin := chromium(t)
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewHandler(lessons, "", nil))
+	defer srv.Close()
+	dir := os.Getenv("ETWEMU_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	long := strings.Repeat("A", MaxCommandBytes+1)
+	for _, c := range []struct {
+		name, hash, size string
+		want             []string
+	}{
+		{"long-command", "#lesson=01-first-session&play=end&run=" + long + "&after=0", "1500,1000",
+			[]string{`data-typed="0"`, `data-step="15"`, "at most 4096 bytes", fmt.Sprintf(`data-input="%d"`, len(long))}},
+		{"long-command-then-back", "#lesson=01-first-session&step=5&run=" + long + "&after=1", "1500,1000",
+			[]string{`data-typed="0"`, `data-step="6"`}},
+		{"arrow-in-menu", "#lesson=01-first-session&step=3&key=lesson:ArrowRight", "1500,1000", []string{`data-step="3"`}},
+		{"arrow-on-page", "#lesson=01-first-session&step=3&key=picture:ArrowRight", "1500,1000", []string{`data-step="4"`}},
+		{"phone", "#lesson=13-blinded-provider&step=16", "390,844", []string{`data-step="16"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dom := browseAt(t, bin, srv.URL+"/"+c.hash, filepath.Join(dir, "mistake-"+c.name+".png"), c.size)
+			if !strings.Contains(dom, `data-state="ready"`) {
+				t.Fatalf("the page did not get ready:\n%.2000s", dom)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(dom, w) {
+					t.Errorf("the page lacks %q", w)
+				}
+			}
+			// Headless Chromium's window is at least 500 pixels wide: the page must lay out
+			// within it, not wider (it was 1,104 pixels, its columns side by side).
+			width := regexp.MustCompile(`data-width="(\d+)"`).FindStringSubmatch(dom)
+			client := regexp.MustCompile(`data-client-width="(\d+)"`).FindStringSubmatch(dom)
+			if c.name == "phone" && (width == nil || client == nil || atoi(width[1]) > atoi(client[1]) || atoi(client[1]) > 520) {
+				t.Errorf("a narrow window: the page lays out %v pixels wide in a window of %v", width, client)
+			}
+		})
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	fmt.Sscan(s, &n)
+	return n
 }

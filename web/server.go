@@ -22,6 +22,9 @@ const DefaultAddr = "127.0.0.1:8077"
 //go:embed assets
 var assets embed.FS
 
+// MaxCommandBytes bounds a command the page sends: a typed line is one command.
+const MaxCommandBytes = 4096
+
 // ReplayTimeout bounds one replay (a step, a typed command).
 const ReplayTimeout = 10 * time.Second
 
@@ -172,8 +175,8 @@ func (h *Handler) serveFrame(w http.ResponseWriter, r *http.Request) {
 	steps := make([]Step, 0, len(l.Steps)+len(req.Typed)) // a lesson of no steps has [] (not null) in the frame
 	steps = append(steps, l.Steps...)
 	for _, t := range req.Typed {
-		if len(t) > 4096 || strings.ContainsAny(t, "\r\n") {
-			http.Error(w, "a typed command is one line of at most 4096 bytes", http.StatusBadRequest)
+		if len(t) > MaxCommandBytes || strings.ContainsAny(t, "\r\n") {
+			http.Error(w, fmt.Sprintf("a typed command is one line of at most %d bytes", MaxCommandBytes), http.StatusBadRequest)
 			return
 		}
 		steps = append(steps, Step{Command: strings.TrimSpace(t)})

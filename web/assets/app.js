@@ -6,7 +6,7 @@
 
 const state = {
   lessons: [], lesson: "", typed: [], step: 0, total: 0,
-  frame: null, prev: new Map(), selected: null, live: false, liveTimer: 0, busy: false,
+  frame: null, prev: new Map(), selected: null, live: false, liveTimer: 0, busy: false, queued: null,
 };
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -337,20 +337,34 @@ function render(f) {
   document.body.setAttribute("data-step", String(f.step));
 }
 
+// go shows step of the lesson and the typed commands, and reports whether it could. A
+// call while a request runs is kept, the last one only, and made when that request ends:
+// a lesson chosen meanwhile is not lost.
 async function go(step) {
-  if (state.busy) return;
+  if (state.busy) {
+    state.queued = step;
+    return false;
+  }
   state.busy = true;
+  let ok = false;
   try {
     const f = await api("/api/frame", { lesson: state.lesson, typed: state.typed, step: step });
     state.step = f.step;
     state.total = f.steps.length;
     render(f);
     setHash();
+    ok = true;
   } catch (e) {
     showError(e);
   } finally {
     state.busy = false;
   }
+  if (state.queued !== null) {
+    const next = state.queued;
+    state.queued = null;
+    return go(next);
+  }
+  return ok;
 }
 
 function showError(e) {
@@ -437,11 +451,14 @@ async function main() {
   document.getElementById("prev").addEventListener("click", () => go(Math.max(0, state.step - 1)));
   document.getElementById("next").addEventListener("click", () => go(state.step + 1));
   document.getElementById("last").addEventListener("click", () => go(-1));
-  document.getElementById("cmdform").addEventListener("submit", (ev) => {
+  document.getElementById("cmdform").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const input = document.getElementById("cmd");
     const cmd = input.value.trim();
-    if (!cmd) return;
+    if (!cmd || state.busy) return;
+    // A command the server refuses (too long, too many steps) is taken back: the page
+    // stays where it was, with the command in the box to mend.
+    const before = { typed: state.typed.slice(), lesson: state.lesson };
     // A typed command runs after the current step; the steps after it are dropped.
     const lessonSteps = state.total - state.typed.length;
     if (state.step < lessonSteps) {
@@ -454,7 +471,12 @@ async function main() {
     }
     state.typed.push(cmd);
     input.value = "";
-    go(-1);
+    if (!(await go(-1))) {
+      state.typed = before.typed;
+      state.lesson = before.lesson;
+      document.getElementById("lesson").value = before.lesson;
+      input.value = cmd;
+    }
   });
   document.getElementById("picture").addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-select]");
@@ -471,14 +493,17 @@ async function main() {
     drawDT();
   });
   document.addEventListener("keydown", (ev) => {
-    if (ev.target.tagName === "INPUT" || state.live) return;
+    // The arrows of a focused field are the field's: the lesson menu's change the lesson.
+    if (["INPUT", "SELECT", "TEXTAREA"].includes(ev.target.tagName) || state.live) return;
     if (ev.key === "ArrowRight") go(state.step + 1);
     if (ev.key === "ArrowLeft") go(Math.max(0, state.step - 1));
   });
 
   // The address says where to start: #lesson=NAME&step=N&typed=CMD..., #live=1, or
   // #lesson=NAME&play=N|end&back=K&select=KIND:KEY, which steps forward one step at a
-  // time as the Step button does and then back K steps (what the browser test does).
+  // time as the Step button does and then back K steps; then what the browser test does
+  // as a reader would: run=CMD types each command and submits it, key=ID:KEY presses a
+  // key on that element, after=N presses Step N times.
   const p = new URLSearchParams(location.hash.slice(1));
   if (p.get("live") === "1" && info.live) {
     sel.value = "#live";
@@ -494,6 +519,21 @@ async function main() {
   } else {
     await loadLesson(name, Number(p.get("step") || 0), p.getAll("typed"));
   }
+  for (const cmd of p.getAll("run")) {
+    document.getElementById("cmd").value = cmd;
+    document.getElementById("cmdform").requestSubmit();
+    while (state.busy) await new Promise((r) => setTimeout(r, 10));
+  }
+  for (const k of p.getAll("key")) {
+    const [id, key] = k.split(":");
+    document.getElementById(id).dispatchEvent(new KeyboardEvent("keydown", { key: key, bubbles: true }));
+    while (state.busy) await new Promise((r) => setTimeout(r, 10));
+  }
+  for (let i = Number(p.get("after") || 0); i > 0; i--) await go(state.step + 1);
+  document.body.setAttribute("data-typed", String(state.typed.length));
+  document.body.setAttribute("data-input", String(document.getElementById("cmd").value.length));
+  document.body.setAttribute("data-width", String(document.documentElement.scrollWidth));
+  document.body.setAttribute("data-client-width", String(document.documentElement.clientWidth));
   document.body.setAttribute("data-state", "ready");
 }
 
