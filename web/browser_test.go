@@ -349,6 +349,10 @@ func TestBrowserReaderMistakes(t *testing.T) {
 		{"arrow-in-menu", "#lesson=01-first-session&step=3&key=lesson:ArrowRight", "1500,1000", []string{`data-step="3"`}},
 		{"arrow-on-page", "#lesson=01-first-session&step=3&key=picture:ArrowRight", "1500,1000", []string{`data-step="4"`}},
 		{"phone", "#lesson=13-blinded-provider&step=16", "390,844", []string{`data-step="16"`}},
+		// A name that reorders the line or holds an escape is shown escaped, in the step
+		// list and on its card, as the text output shows it; a long one is cut.
+		{"odd-names", "#lesson=01-first-session&play=end&run=register%20%E2%80%AEevil%1B%5B31m&run=register%20" + strings.Repeat("P", 3000), "1500,1000",
+			[]string{`data-typed="2"`, `register \u202eevil\x1b[31m`, `\u202eevil\x1b[31m<small>`, "… (3000 characters)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dom := browseAt(t, bin, srv.URL+"/"+c.hash, filepath.Join(dir, "mistake-"+c.name+".png"), c.size)
@@ -364,7 +368,10 @@ func TestBrowserReaderMistakes(t *testing.T) {
 			// within it, not wider (it was 1,104 pixels, its columns side by side).
 			width := regexp.MustCompile(`data-width="(\d+)"`).FindStringSubmatch(dom)
 			client := regexp.MustCompile(`data-client-width="(\d+)"`).FindStringSubmatch(dom)
-			if c.name == "phone" && (width == nil || client == nil || atoi(width[1]) > atoi(client[1]) || atoi(client[1]) > 520) {
+			if text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(dom, ""); strings.ContainsAny(text, "\u202e\x1b") {
+				t.Errorf("the page shows a raw U+202E or ESC")
+			}
+			if (c.name == "phone" || c.name == "odd-names") && (width == nil || client == nil || atoi(width[1]) > atoi(client[1]) || c.name == "phone" && atoi(client[1]) > 520) {
 				t.Errorf("a narrow window: the page lays out %v pixels wide in a window of %v", width, client)
 			}
 		})

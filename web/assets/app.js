@@ -34,6 +34,21 @@ function val(key, value, cls) {
   return el("span", { "data-k": key, class: cls }, String(value));
 }
 
+// shown is a name or a command as the page shows it, as the text output does
+// (quote.Shown): what a terminal or the text's direction would act on escaped (control
+// characters but the tab, the bidirectional overrides that reorder a line), and past most
+// characters (64 for a name) cut, saying how long it was, so that a long name does not
+// widen the page.
+function shown(s, most = 64) {
+  s = String(s);
+  const cut = s.length > most ? s.slice(0, most) : s;
+  const esc = cut.replace(/[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const h = c.charCodeAt(0).toString(16);
+    return c.charCodeAt(0) < 0x80 ? "\\x" + h.padStart(2, "0") : "\\u" + h.padStart(4, "0");
+  });
+  return cut === s ? esc : `${esc}… (${s.length} characters)`;
+}
+
 const hex = (n, w) => "0x" + Number(n).toString(16).padStart(w || 1, "0");
 const bits8 = (n) => Number(n).toString(2).padStart(8, "0");
 
@@ -67,7 +82,7 @@ function drawLogger(row, lv, nproc) {
   const card = el("article", { class: "card click", "data-select": `logger:${id}`, tabindex: 0, role: "button",
     "aria-label": `logger ${id} ${row.name}: show its ${row.kind === "private logger" ? "ETW_UM_LOGGER_CONTEXT" : "WMI_LOGGER_CONTEXT"}`,
     style: `border-top: 5px solid ${loggerColor(id)}` });
-  card.append(el("h3", {}, val(`${k}.name`, row.name), el("small", {}, "LoggerId ", val(`${k}.id`, id), " · ", val(`${k}.mode`, row.loggerMode), " · ", row.kind, " · ", size / 1024, " KB buffers")));
+  card.append(el("h3", {}, val(`${k}.name`, shown(row.name)), el("small", {}, "LoggerId ", val(`${k}.id`, id), " · ", val(`${k}.mode`, row.loggerMode), " · ", row.kind, " · ", size / 1024, " KB buffers")));
   const counters = el("dl", { class: "counters" });
   for (const [name, field, bad] of [["EventsLost", "eventsLost", true], ["BuffersWritten", "buffersWritten", false],
     ["LogBuffersLost", "logBuffersLost", true], ["RealTimeBuffersLost", "realTimeBuffersLost", true],
@@ -168,7 +183,7 @@ function drawProvider(g, regs, alone) {
   const name = g ? (g.provider || g.guid) : alone.provider;
   const guid = g ? g.guid : alone.guid;
   const card = el("article", { class: "card" });
-  card.append(el("h3", {}, name, el("small", {}, guid)));
+  card.append(el("h3", {}, shown(name), el("small", {}, guid)));
   const slotOf = new Map();
   if (g) {
     for (const s of g.slots) slotOf.set(s.slot, s);
@@ -198,7 +213,7 @@ function drawProvider(g, regs, alone) {
   for (const r of list) {
     const reg = el("div", { class: "click", "data-select": `reg:${r.provider}`, tabindex: 0, role: "button", "aria-label": `${r.provider}'s ETW_REG_ENTRY: show it as dt does` });
     if (!r.registered) {
-      reg.append(el("div", { class: "rowlabel" }, `${r.provider}: not registered (a session may enable it before it registers)`));
+      reg.append(el("div", { class: "rowlabel" }, `${shown(r.provider)}: not registered (a session may enable it before it registers)`));
       card.append(reg);
       continue;
     }
@@ -239,7 +254,7 @@ function drawFiles(files) {
   const cards = el("div", { class: "cards files" });
   for (const f of files) {
     const card = el("article", { class: "card" });
-    card.append(el("h3", {}, val(`file.${f.name}.name`, f.name), el("small", {}, val(`file.${f.name}.size`, f.size), " bytes · ", val(`file.${f.name}.buffers`, f.buffers.length + (f.moreBuffers || 0)), f.buffers.length + (f.moreBuffers || 0) === 1 ? " buffer" : " buffers")));
+    card.append(el("h3", {}, val(`file.${f.name}.name`, shown(f.name)), el("small", {}, val(`file.${f.name}.size`, f.size), " bytes · ", val(`file.${f.name}.buffers`, f.buffers.length + (f.moreBuffers || 0)), f.buffers.length + (f.moreBuffers || 0) === 1 ? " buffer" : " buffers")));
     const strip = el("div", { class: "strip" });
     f.buffers.forEach((b, i) => {
       const frac = b.bufferSize > 0 ? Math.min(1, b.filled / b.bufferSize) : 0;
@@ -299,7 +314,7 @@ function drawStory(f) {
     now.append(el("p", { class: "comment" }, f.title), el("p", { class: "hint" }, "Press Step to run the first command."));
   } else {
     for (const c of last.comment || []) now.append(el("p", { class: "comment" }, c));
-    if (last.command) now.append(el("code", { class: "cmd" }, last.command));
+    if (last.command) now.append(el("code", { class: "cmd" }, shown(last.command, 200)));
     if (last.output) now.append(el("pre", { class: "out" + (last.output.startsWith("TAMPERED") ? " tampered" : "") }, last.output.replace(/\n$/, "")));
     if (last.error) now.append(el("pre", { class: "out err" }, "error: " + last.error));
   }
@@ -308,7 +323,7 @@ function drawStory(f) {
   f.steps.forEach((s, i) => {
     const ran = f.ran[i];
     const cls = [i < f.step ? "done" : "", i === f.step - 1 ? "current" : "", ran && ran.error ? "failed" : ""].join(" ").trim();
-    ol.append(el("li", { class: cls, title: (s.comment || []).join(" "), onclick: () => go(i + 1) }, s.command || "(commentary)"));
+    ol.append(el("li", { class: cls, title: (s.comment || []).join(" "), onclick: () => go(i + 1) }, s.command ? shown(s.command, 200) : "(commentary)"));
   });
   const cur = ol.querySelector(".current");
   if (cur) cur.scrollIntoView({ block: "nearest" });
