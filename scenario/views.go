@@ -563,9 +563,12 @@ type fileRow struct {
 	// maxFileBuffers of them; More counts the rest). The text view leaves them out.
 	Buffers []fileBuffer `json:"buffers"`
 	More    int          `json:"moreBuffers,omitempty"`
-	// WrapAt is the index in Buffers of the oldest buffer after the header when it is
-	// not the first: a circular file wrapped there, and the buffers before it are newer.
-	// -1 when the file is in order.
+	// WrapAt is the index in Buffers of the oldest buffer after the header when the file
+	// wrapped: a circular file wrapped there, and the buffers before it are newer. It is
+	// 1 when the ring came round to its start: a circular file whose first buffer after
+	// the header is not the session's first (SequenceNumber 1, the header buffer being
+	// 0), or, finalized, holds fewer buffers than its BuffersWritten. -1 when the file
+	// never wrapped.
 	WrapAt int `json:"wrapAt"`
 	// Err is why the buffers could not all be read, if they could not.
 	Err string `json:"error,omitempty"`
@@ -614,7 +617,10 @@ func fileRowOf(name string, data []byte) fileRow {
 			oldest = i
 		}
 	}
-	if oldest > 1 {
+	h := rd.Header()
+	came := h.LogFileMode&uint32(logmode.Circular) != 0 && oldest == 1 &&
+		(f.Buffers[1].SequenceNumber > 1 || h.EndTime != 0 && rd.BuffersRead() < int(h.BuffersWritten))
+	if oldest > 1 || came {
 		f.WrapAt = oldest
 	}
 	return f

@@ -3,6 +3,8 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -112,3 +114,36 @@ func TestAttach(t *testing.T) {
 }
 
 var emuGUID = guid.MustParse("6a0f2d3c-1b2a-4c5d-8e9f-0a1b2c3d4e5f")
+
+// A circular file whose ring came round to its start again reads in order, its oldest
+// buffer first after the header: files marks it wrapped there all the same (WrapAt 1),
+// where it said the file never wrapped. A ring short of its start is not marked.
+func TestFilesRingCameRound(t *testing.T) {
+	for _, c := range []struct {
+		writes int
+		want   []int64
+		wrapAt int
+	}{
+		{30, []int64{0, 1, 2, 3}, -1},    // three buffers, never wrapped
+		{400, []int64{0, 19, 20, 21}, 1}, // the lesson's: wrapped and round again
+		{430, []int64{0, 22, 20, 21}, 2}, // wrapped, the oldest second
+	} {
+		m, out := machine(t, "start ring mode=CIRCULAR,USE_KBYTES_FOR_SIZE file=ring.etl maxfile=16 buffer=4 min=2 max=4",
+			"register Chatty", "enable ring Chatty", fmt.Sprintf("write Chatty %d size=100", c.writes), "flush ring")
+		out.Reset()
+		if err := m.Exec("files -json"); err != nil {
+			t.Fatal(err)
+		}
+		var files []fileRow
+		if err := json.Unmarshal(out.Bytes(), &files); err != nil || len(files) != 1 {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		var seqs []int64
+		for _, b := range files[0].Buffers {
+			seqs = append(seqs, b.SequenceNumber)
+		}
+		if !slices.Equal(seqs, c.want) || files[0].WrapAt != c.wrapAt {
+			t.Errorf("%d writes: buffers %v wrapAt %d; want %v and %d", c.writes, seqs, files[0].WrapAt, c.want, c.wrapAt)
+		}
+	}
+}

@@ -264,7 +264,8 @@ function drawFiles(files) {
       el("div", { class: "lvl", style: `height:${Math.round(frac * 100)}%` }), el("span", {}, i === 0 ? "H" : b.sequenceNumber)));
     });
     card.append(strip);
-    if (f.wrapAt > 0) card.append(el("p", { class: "warn" }, `Circular: the logger wrapped to the start; buffer ${f.wrapAt} (dashed) is the oldest, the ones before it are newer.`));
+    if (f.wrapAt === 1) card.append(el("p", { class: "warn" }, "Circular: the logger wrapped and came round to the start again; buffer 1 (dashed) is the oldest, so the file reads in order, but the buffers before it were overwritten."));
+    else if (f.wrapAt > 0) card.append(el("p", { class: "warn" }, `Circular: the logger wrapped to the start; buffer ${f.wrapAt} (dashed) is the oldest, the ones before it are newer.`));
     if (f.moreBuffers) card.append(el("p", { class: "hint" }, `and ${f.moreBuffers} more buffers`));
     if (f.error) card.append(el("p", { class: "warn" }, f.error));
     cards.append(card);
