@@ -637,3 +637,20 @@ func TestTypedNamesShown(t *testing.T) {
 		}
 	}
 }
+
+// ExecView runs a view outside the output quota, and nothing but a view.
+func TestExecView(t *testing.T) {
+	m, _, err := runLimited(t, Limits{Output: 1 << 10}, "start s mode=REAL_TIME\nregister P\nenable s P\nlogger s\nexpect ERROR_NOT_ENOUGH_QUOTA strdump\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ExecView(context.Background(), "strdump -json"); err != nil {
+		t.Errorf("a view past the quota: %v", err)
+	}
+	if err := m.Exec("strdump"); !errors.Is(err, winerr.ErrNotEnoughQuota) {
+		t.Errorf("the learner's next command: %v, want the quota's refusal still", err)
+	}
+	if err := m.ExecView(context.Background(), "write P 1"); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Errorf("ExecView of a write: %v", err)
+	}
+}

@@ -318,6 +318,24 @@ func (m *Machine) Exec(line string) error {
 	return err
 }
 
+// ExecView runs one of the read-only views (strdump, logger, bufdump, guids, regs, files,
+// guid, reg) for a caller that draws the kernel, outside the output quota
+// (Limits.Output): a page draws the kernel after the learner's commands, whatever they
+// printed, and what it reads does not count against them. A view prints what the kernel
+// holds, which the other limits bound. Any other command is refused.
+func (m *Machine) ExecView(ctx context.Context, line string) error {
+	name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+	switch strings.ToLower(name) {
+	case "strdump", "logger", "bufdump", "guids", "regs", "files", "guid", "reg":
+	default:
+		return winerr.New(winerr.ErrInvalidParameter, "%s is not a view", quote.Short(name))
+	}
+	n := m.printed.n
+	m.printed.n = 0
+	defer func() { m.printed.n = n }()
+	return m.ExecContext(ctx, line)
+}
+
 // ExecContext is Exec that stops a long command (a write of many events) when ctx is
 // done, with ctx's cause in its error, and runs none once it is.
 func (m *Machine) ExecContext(ctx context.Context, line string) error {

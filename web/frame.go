@@ -70,7 +70,7 @@ func (c *capWriter) String() string {
 func view(ctx context.Context, m *scenario.Machine, out *switchWriter, cmd string) (json.RawMessage, error) {
 	var b bytes.Buffer
 	out.w = &b
-	if err := m.ExecContext(ctx, cmd); err != nil {
+	if err := m.ExecView(ctx, cmd); err != nil { // the page's own reading: not the learner's quota
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return json.RawMessage(bytes.TrimSpace(b.Bytes())), nil

@@ -352,3 +352,28 @@ func TestStalledAnswersAreBounded(t *testing.T) {
 		unstall(i)
 	}
 }
+
+// The page's own reading of the kernel is not the learner's: once the learner's commands
+// have printed past the output quota, their next command is refused with
+// ERROR_NOT_ENOUGH_QUOTA, and the frame is still drawn (its views ran out of the quota
+// too, and the whole frame failed with 500).
+func TestViewsOutsideTheOutputQuota(t *testing.T) {
+	saved := Limits
+	t.Cleanup(func() { Limits = saved })
+	Limits.Output = 64 << 10
+	steps := []Step{{Command: "start s mode=BUFFERING buffer=64 min=8"}, {Command: "register P"},
+		{Command: "enable s P"}, {Command: "write P 2000 size=16"}}
+	for range 3 {
+		steps = append(steps, Step{Command: "logdump s t=2000"}) // about 150 KB each
+	}
+	f, err := Replay(context.Background(), Lesson{}, steps, len(steps))
+	if err != nil {
+		t.Fatalf("the frame failed: %v", err)
+	}
+	if last := f.Ran[len(f.Ran)-1]; !strings.Contains(last.Error, "ERROR_NOT_ENOUGH_QUOTA") {
+		t.Errorf("the last logdump: %q, want the quota's refusal", last.Error)
+	}
+	if f.Views == nil || !strings.Contains(string(f.Views.Strdump), `"name": "s"`) {
+		t.Errorf("the frame's views: %+v", f.Views)
+	}
+}
