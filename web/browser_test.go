@@ -349,6 +349,13 @@ func TestBrowserReaderMistakes(t *testing.T) {
 		{"arrow-in-menu", "#lesson=01-first-session&step=3&key=lesson:ArrowRight", "1500,1000", []string{`data-step="3"`}},
 		{"arrow-on-page", "#lesson=01-first-session&step=3&key=picture:ArrowRight", "1500,1000", []string{`data-step="4"`}},
 		{"phone", "#lesson=13-blinded-provider&step=16", "390,844", []string{`data-step="16"`}},
+		// A lesson's ## lines wrap its sentences: they show as one paragraph, the title
+		// as one of its own (each line was a paragraph, breaking sentences in two).
+		// An address edited in the bar goes where it says (the page ignored it).
+		{"address", "#lesson=01-first-session&step=3&goto=lesson%3D04-circular%26step%3D2", "1500,1000",
+			[]string{`data-step="2"`, `start ring mode=CIRCULAR`}},
+		{"prose", "#lesson=01-first-session&step=1", "1500,1000",
+			[]string{`<p class="comment">Lesson 1: a session, a provider, events on two processors, and the kernel's views.</p>`, "AutoLogger sessions itself, from their registry settings"}},
 		// A name that reorders the line or holds an escape is shown escaped, in the step
 		// list and on its card, as the text output shows it; a long one is cut.
 		{"odd-names", "#lesson=01-first-session&play=end&run=register%20%E2%80%AEevil%1B%5B31m&run=register%20" + strings.Repeat("P", 3000), "1500,1000",

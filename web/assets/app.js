@@ -312,9 +312,9 @@ function drawStory(f) {
   now.replaceChildren();
   const last = f.ran[f.ran.length - 1];
   if (!last) {
-    now.append(el("p", { class: "comment" }, f.title), el("p", { class: "hint" }, "Press Step to run the first command."));
+    now.append(el("p", { class: "comment" }, f.title), el("p", { class: "hint" }, "Press Step (or the \u2192 key) to run the first command, Back (\u2190) to undo one; click a step to go to it."));
   } else {
-    for (const c of last.comment || []) now.append(el("p", { class: "comment" }, c));
+    for (const para of paragraphs(last.comment)) now.append(el("p", { class: "comment" }, para));
     if (last.command) now.append(el("code", { class: "cmd" }, shown(last.command, 200)));
     if (last.output) now.append(el("pre", { class: "out" + (last.output.startsWith("TAMPERED") ? " tampered" : "") }, last.output.replace(/\n$/, "")));
     if (last.error) now.append(el("pre", { class: "out err" }, "error: " + last.error));
@@ -324,20 +324,46 @@ function drawStory(f) {
   f.steps.forEach((s, i) => {
     const ran = f.ran[i];
     const cls = [i < f.step ? "done" : "", i === f.step - 1 ? "current" : "", ran && ran.error ? "failed" : ""].join(" ").trim();
-    ol.append(el("li", { class: cls, title: (s.comment || []).join(" "), onclick: () => go(i + 1) }, s.command ? shown(s.command, 200) : "(commentary)"));
+    ol.append(el("li", { class: cls, title: (s.comment || []).join(" "), tabindex: 0, onclick: () => go(i + 1),
+      onkeydown: (ev) => { if (ev.key === "Enter") go(i + 1); } }, s.command ? shown(s.command, 200) : "(commentary)"));
   });
+  // The current step in view within the steps' own panel, never by scrolling the page
+  // (which hid the command and its output above it).
   const cur = ol.querySelector(".current");
-  if (cur) cur.scrollIntoView({ block: "nearest" });
+  const box = document.getElementById("story");
+  if (cur && getComputedStyle(box).position === "sticky") {
+    const top = cur.offsetTop - box.offsetTop;
+    if (top < box.scrollTop || top + cur.offsetHeight > box.scrollTop + box.clientHeight) box.scrollTop = Math.max(0, top - box.clientHeight / 2);
+  }
   document.getElementById("pos").textContent = `step ${f.step} of ${f.steps.length}`;
 }
 
-// highlight marks every keyed value that differs from the previous picture.
+// paragraphs joins a step's comment lines into paragraphs: a lesson's ## lines wrap its
+// sentences, an empty ## line ends a paragraph, and a lesson's title line is one of its own.
+function paragraphs(lines) {
+  const out = [];
+  let cur = [];
+  for (const [i, l] of (lines || []).entries()) {
+    if (i === 0 && /^Lesson \d+:/.test(l)) {
+      out.push(l);
+    } else if (l === "") {
+      if (cur.length) out.push(cur.join(" "));
+      cur = [];
+    } else cur.push(l);
+  }
+  if (cur.length) out.push(cur.join(" "));
+  return out;
+}
+
+// highlight marks every keyed value that differs from the previous picture (not in the
+// live view, where every counter changes at every redraw).
 function highlight() {
   const next = new Map();
   for (const e of document.querySelectorAll("[data-k]")) {
     const k = e.getAttribute("data-k");
     const v = e.getAttribute("data-v") ?? e.getAttribute("data-n") ?? e.textContent;
     next.set(k, v);
+    if (state.live) continue;
     if (state.prev.size && state.prev.has(k) && state.prev.get(k) !== v) e.classList.add("changed");
     if (state.prev.size && !state.prev.has(k) && !k.startsWith("dt.")) e.classList.add("changed");
   }
@@ -425,6 +451,7 @@ function startLive() {
   lastLive = null;
   state.prev = new Map();
   document.getElementById("transcript").replaceChildren();
+  document.getElementById("pos").textContent = "live";
   for (const id of ["first", "prev", "next", "last", "cmd"]) document.getElementById(id).disabled = true;
   history.replaceState(null, "", "#live=1");
   pollLive();
@@ -433,6 +460,7 @@ function startLive() {
 function stopLive() {
   state.live = false;
   clearTimeout(state.liveTimer);
+  if (document.body.getAttribute("data-state") === "live") document.body.setAttribute("data-state", "ready");
   for (const id of ["first", "prev", "next", "last", "cmd"]) document.getElementById(id).disabled = false;
 }
 
@@ -494,6 +522,17 @@ async function main() {
       input.value = cmd;
     }
   });
+  // An address typed or edited in the bar goes where it says (the page's own changes use
+  // replaceState, which fires no hashchange).
+  window.addEventListener("hashchange", () => {
+    const q = new URLSearchParams(location.hash.slice(1));
+    if (q.get("live") === "1" && info.live) {
+      sel.value = "#live";
+      startLive();
+      return;
+    }
+    loadLesson(q.get("lesson") ?? info.first, Number(q.get("step") || 0), q.getAll("typed"));
+  });
   document.getElementById("picture").addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-select]");
     if (!t) return;
@@ -519,7 +558,7 @@ async function main() {
   // #lesson=NAME&play=N|end&back=K&select=KIND:KEY, which steps forward one step at a
   // time as the Step button does and then back K steps; then what the browser test does
   // as a reader would: run=CMD types each command and submits it, key=ID:KEY presses a
-  // key on that element, after=N presses Step N times.
+  // key on that element, after=N presses Step N times, goto=ADDRESS edits the address.
   const p = new URLSearchParams(location.hash.slice(1));
   if (p.get("live") === "1" && info.live) {
     sel.value = "#live";
@@ -546,6 +585,11 @@ async function main() {
     while (state.busy) await new Promise((r) => setTimeout(r, 10));
   }
   for (let i = Number(p.get("after") || 0); i > 0; i--) await go(state.step + 1);
+  if (p.has("goto")) { // an address edited in the bar: goto=ADDRESS
+    location.hash = p.get("goto");
+    await new Promise((r) => setTimeout(r, 50));
+    while (state.busy) await new Promise((r) => setTimeout(r, 10));
+  }
   document.body.setAttribute("data-typed", String(state.typed.length));
   document.body.setAttribute("data-input", String(document.getElementById("cmd").value.length));
   document.body.setAttribute("data-width", String(document.documentElement.scrollWidth));
