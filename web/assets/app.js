@@ -62,7 +62,7 @@ async function api(path, body) {
 
 function drawKernel(v) {
   document.getElementById("kernel").textContent =
-    `Windows ${v.version}, ${v.processors} processors` + (state.live ? ", live: logger goroutines and real clocks" : ", synchronous kernel with a manual clock");
+    `Windows ${v.version}, ${v.processors} processor${v.processors === 1 ? "" : "s"}` + (state.live ? ", live: logger goroutines and real clocks" : ", synchronous kernel with a manual clock");
   const loggers = document.getElementById("loggers");
   loggers.replaceChildren();
   const rows = v.strdump || [];
