@@ -32,6 +32,24 @@ func chromium(t *testing.T) string {
 	return p
 }
 
+// lessonServer returns the browser, a server of the examples' lessons (closed when the
+// test ends) and the folder for screenshots: $ETWEMU_SCREENSHOTS, or the test's own.
+func lessonServer(t *testing.T) (bin string, srv *httptest.Server, dir string) {
+	t.Helper()
+	bin = chromium(t)
+	lessons, err := LoadLessons(examples.Lessons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewServer(NewHandler(lessons, "", nil))
+	t.Cleanup(srv.Close)
+	dir = os.Getenv("ETWEMU_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	return bin, srv, dir
+}
+
 // browse loads url in headless Chromium, with virtual time so that the page's scripts
 // and its requests finish before the DOM is taken, and returns the DOM; with shot it
 // also saves a screenshot there.
@@ -242,17 +260,7 @@ func checkDrawn(t *testing.T, got map[string]string, lesson string, n int) int {
 // buffers, no logger). The screenshots go to $ETWEMU_SCREENSHOTS, or the test's
 // temporary folder.
 func TestBrowserLesson01(t *testing.T) {
-	bin := chromium(t)
-	lessons, err := LoadLessons(examples.Lessons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(NewHandler(lessons, "", nil))
-	defer srv.Close()
-	dir := os.Getenv("ETWEMU_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	bin, srv, dir := lessonServer(t)
 	const lesson = "01-first-session"
 	l, _ := ParseLesson(lesson, mustRead(t, lesson+".scenario"))
 	last := len(l.Steps)
@@ -326,17 +334,7 @@ func TestBrowserOddInput(t *testing.T) {
 // (they changed the step and the lesson at once), while elsewhere they step; and a
 // phone-wide window lays the page out within its width.
 func TestBrowserReaderMistakes(t *testing.T) {
-	bin := chromium(t)
-	lessons, err := LoadLessons(examples.Lessons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(NewHandler(lessons, "", nil))
-	defer srv.Close()
-	dir := os.Getenv("ETWEMU_SCREENSHOTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	bin, srv, dir := lessonServer(t)
 	long := strings.Repeat("A", MaxCommandBytes+1)
 	for _, c := range []struct {
 		name, hash, size string
