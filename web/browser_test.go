@@ -346,6 +346,9 @@ func TestBrowserReaderMistakes(t *testing.T) {
 			[]string{`data-typed="0"`, `data-step="6"`}},
 		{"arrow-in-menu", "#lesson=01-first-session&step=3&key=lesson:ArrowRight", "1500,1000", []string{`data-step="3"`}},
 		{"arrow-on-page", "#lesson=01-first-session&step=3&key=picture:ArrowRight", "1500,1000", []string{`data-step="4"`}},
+		// Quick presses add up (ten presses went one step: those made while a request ran
+		// were dropped).
+		{"arrows-quick", "#lesson=01-first-session&step=3" + strings.Repeat("&key=picture:ArrowRight", 6) + "&key=picture:ArrowLeft", "1500,1000", []string{`data-step="8"`}},
 		{"phone", "#lesson=13-blinded-provider&step=16", "390,844", []string{`data-step="16"`}},
 		// A lesson's ## lines wrap its sentences: they show as one paragraph, the title
 		// as one of its own (each line was a paragraph, breaking sentences in two).

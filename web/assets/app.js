@@ -6,7 +6,7 @@
 
 const state = {
   lessons: [], lesson: "", typed: [], step: 0, total: 0,
-  frame: null, prev: new Map(), selected: null, live: false, liveTimer: 0, busy: false, queued: null,
+  frame: null, prev: new Map(), selected: null, live: false, liveTimer: 0, busy: false, queued: null, delta: 0,
 };
 
 const SVGNS = "http://www.w3.org/2000/svg";
@@ -406,7 +406,22 @@ async function go(step) {
     state.queued = null;
     return go(next);
   }
+  if (state.delta !== 0) {
+    const d = state.delta;
+    state.delta = 0;
+    return go(Math.max(0, state.step + d));
+  }
   return ok;
+}
+
+// stepBy moves d steps from the current one; presses while a request runs add up, so
+// that ten quick presses of the arrow key go ten steps.
+function stepBy(d) {
+  if (state.busy) {
+    state.delta += d;
+    return;
+  }
+  go(Math.max(0, state.step + d));
 }
 
 function showError(e) {
@@ -433,7 +448,7 @@ async function pollLive() {
     let rate = "";
     if (lastLive && f.seconds > lastLive.seconds) rate = Math.round((f.eventsWritten - lastLive.eventsWritten) / (f.seconds - lastLive.seconds)).toLocaleString("en") + " events/s";
     lastLive = f;
-    now.replaceChildren(el("p", { class: "comment" }, "Live: one writer per processor writes as etwemu demo does; the picture is redrawn four times a second."),
+    now.replaceChildren(el("p", { class: "comment" }, "Live: one writer per processor writes as etwemu demo does; the picture is redrawn four times a second. Its counters and its buffer lists are read a moment apart while the writers go on, so they may differ by a buffer or two."),
       el("p", {}, el("span", { class: "rate", "data-k": "live.rate" }, rate || "…")),
       el("p", {}, "events accepted: ", val("live.written", f.eventsWritten.toLocaleString("en")), ` in ${f.seconds.toFixed(1)} s`));
     drawKernel(f.views);
@@ -492,8 +507,8 @@ async function main() {
   if (info.live) sel.append(el("option", { value: "#live" }, "Live: writers on a running kernel"));
   sel.addEventListener("change", () => (sel.value === "#live" ? startLive() : loadLesson(sel.value, 0)));
   document.getElementById("first").addEventListener("click", () => go(0));
-  document.getElementById("prev").addEventListener("click", () => go(Math.max(0, state.step - 1)));
-  document.getElementById("next").addEventListener("click", () => go(state.step + 1));
+  document.getElementById("prev").addEventListener("click", () => stepBy(-1));
+  document.getElementById("next").addEventListener("click", () => stepBy(1));
   document.getElementById("last").addEventListener("click", () => go(-1));
   document.getElementById("cmdform").addEventListener("submit", async (ev) => {
     ev.preventDefault();
@@ -550,8 +565,8 @@ async function main() {
   document.addEventListener("keydown", (ev) => {
     // The arrows of a focused field are the field's: the lesson menu's change the lesson.
     if (["INPUT", "SELECT", "TEXTAREA"].includes(ev.target.tagName) || state.live) return;
-    if (ev.key === "ArrowRight") go(state.step + 1);
-    if (ev.key === "ArrowLeft") go(Math.max(0, state.step - 1));
+    if (ev.key === "ArrowRight") stepBy(1);
+    if (ev.key === "ArrowLeft") stepBy(-1);
   });
 
   // The address says where to start: #lesson=NAME&step=N&typed=CMD..., #live=1, or
@@ -579,11 +594,11 @@ async function main() {
     document.getElementById("cmdform").requestSubmit();
     while (state.busy) await new Promise((r) => setTimeout(r, 10));
   }
-  for (const k of p.getAll("key")) {
+  for (const k of p.getAll("key")) { // pressed one after another, as fast as a reader can
     const [id, key] = k.split(":");
     document.getElementById(id).dispatchEvent(new KeyboardEvent("keydown", { key: key, bubbles: true }));
-    while (state.busy) await new Promise((r) => setTimeout(r, 10));
   }
+  while (state.busy) await new Promise((r) => setTimeout(r, 10));
   for (let i = Number(p.get("after") || 0); i > 0; i--) await go(state.step + 1);
   if (p.has("goto")) { // an address edited in the bar: goto=ADDRESS
     location.hash = p.get("goto");
