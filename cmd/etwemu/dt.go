@@ -466,6 +466,7 @@ func jsonView(w layout.View) any {
 func writeJSON(cmd string, stdout, stderr io.Writer, v any) int {
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // a terminal's or a script's JSON: "<<" as it is, not \u003c\u003c
 	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(stderr, "etwemu %s: %v\n", cmd, err)
 		return 1

@@ -28,6 +28,7 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 	source := fs.String("source", pmc.NameAuto, "counter source to read: auto, perf-rdpmc, perf-read, tsc, synthetic")
 	counters := fs.Int("counters", pmc.DefaultPlatformCounters, fmt.Sprintf("counters per processor of the emulated HAL (1 to %d)", pmc.MaxPlatformCounters))
 	reads := fs.Int("reads", 100000, "reads to time (1 to 100000000)")
+	asJSON := fs.Bool("json", false, "print one JSON object: the sources and the chosen one, the reads, the layouts")
 	if code := parseFlags(fs, pmcAbout, "", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -47,7 +48,11 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 	}
 
 	d := pmc.Detect()
-	fmt.Fprintf(stdout, "Counter sources on this machine, best first (-> chosen):\n%s\n", d)
+	out := stdout
+	if *asJSON {
+		out = io.Discard // the text goes nowhere; the object is printed at the end
+	}
+	fmt.Fprintf(out, "Counter sources on this machine, best first (-> chosen):\n%s\n", d)
 	src, _, err := pmc.Choose(*source)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu pmc: %v\n", err)
@@ -73,13 +78,18 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 		set.Read(0, uint64(i+2), last)
 	}
 	per := time.Since(start) / time.Duration(*reads)
-	fmt.Fprintf(stdout, "%s: %d reads of processor 0's %d counters, %v per read\n", src.Name(), *reads, len(srcs), per)
+	view := pmcView{Sources: []pmcSource{}, Source: src.Name(), Reads: *reads, NsPerRead: float64(per.Nanoseconds()), Counters: []pmcCounter{}, Layouts: []pmcLayout{}}
+	for _, c := range d.Candidates {
+		view.Sources = append(view.Sources, pmcSource{Name: c.Name, Usable: c.OK, Chosen: c.Name == d.Chosen, Why: c.Why})
+	}
+	fmt.Fprintf(out, "%s: %d reads of processor 0's %d counters, %v per read\n", src.Name(), *reads, len(srcs), per)
 	for i, s := range srcs {
-		fmt.Fprintf(stdout, "  %-20v first %d, last %d\n", s, first[i], last[i])
+		fmt.Fprintf(out, "  %-20v first %d, last %d\n", s, first[i], last[i])
+		view.Counters = append(view.Counters, pmcCounter{Source: s.String(), First: first[i], Last: last[i]})
 	}
 
-	fmt.Fprintf(stdout, "\nETW_PMC_SUPPORT (offsets x86/x64; sizes with one ProcessorCtrs element), HAL with %d counters per processor:\n", *counters)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(out, "\nETW_PMC_SUPPORT (offsets x86/x64; sizes with one ProcessorCtrs element), HAL with %d counters per processor:\n", *counters)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "versions\tSource\tHookIdCount\tHookId[4]\tCountersCount\tProcessorCtrs\tsize\tmax sources")
 	seen := map[winver.Range]bool{}
 	for _, v := range winver.All() {
@@ -94,14 +104,54 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(tw, "%v\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", l.Versions, kind, pair(l.HookIDCount), pair(l.HookID),
 			pair(l.CountersCount), pair(l.ProcessorCtrs), pair(l.Size), hal.MaxCounters(v))
+		view.Layouts = append(view.Layouts, pmcLayout{Versions: l.Versions.String(), Source: kind, HookIDCount: l.HookIDCount, HookID: l.HookID,
+			CountersCount: l.CountersCount, ProcessorCtrs: l.ProcessorCtrs, Size: l.Size, MaxSources: hal.MaxCounters(v)})
 	}
 	tw.Flush()
 	if version != 0 {
 		if _, ok := pmc.LayoutFor(version); !ok {
-			fmt.Fprintf(stdout, "Windows %s has no PMC support for loggers (6.2 and later).\n", version)
+			fmt.Fprintf(out, "Windows %s has no PMC support for loggers (6.2 and later).\n", version)
 		}
 	}
+	if *asJSON {
+		return writeJSON("pmc", stdout, stderr, view)
+	}
 	return 0
+}
+
+// pmcView is what pmc prints, for -json.
+type pmcView struct {
+	Sources   []pmcSource  `json:"sources"` // best first
+	Source    string       `json:"source"`  // the one read
+	Reads     int          `json:"reads"`
+	NsPerRead float64      `json:"nsPerRead"`
+	Counters  []pmcCounter `json:"counters"`
+	Layouts   []pmcLayout  `json:"layouts"` // ETW_PMC_SUPPORT by version range
+}
+
+type pmcSource struct {
+	Name   string `json:"name"`
+	Usable bool   `json:"usable"`
+	Chosen bool   `json:"chosen"` // what auto picks
+	Why    string `json:"why"`
+}
+
+type pmcCounter struct {
+	Source string `json:"source"`
+	First  uint64 `json:"first"` // the first read and the last, of processor 0
+	Last   uint64 `json:"last"`
+}
+
+// pmcLayout is one row of the layout table; each pair is the x86 and the x64 value.
+type pmcLayout struct {
+	Versions      string    `json:"versions"`
+	Source        string    `json:"source"`
+	HookIDCount   [2]uint32 `json:"hookIdCount"`
+	HookID        [2]uint32 `json:"hookId"`
+	CountersCount [2]uint32 `json:"countersCount"`
+	ProcessorCtrs [2]uint32 `json:"processorCtrs"`
+	Size          [2]uint32 `json:"size"`
+	MaxSources    int       `json:"maxSources"`
 }
 
 func pair(v [2]uint32) string { return fmt.Sprintf("%#x/%#x", v[0], v[1]) }

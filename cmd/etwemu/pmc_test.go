@@ -74,3 +74,28 @@ func TestDemoPMCThenDump(t *testing.T) {
 		t.Errorf("%d events with counters, %d without", with, without)
 	}
 }
+
+// pmc -json gives what the text does, as one object: each source with whether it can be
+// used and why, the one auto chooses, the reads of the source read, and the layouts.
+func TestPMCJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"pmc", "-json", "-source", "synthetic", "-reads", "10", "-counters", "2"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var v pmcView
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	chosen := 0
+	for _, s := range v.Sources {
+		if s.Chosen {
+			chosen++
+		}
+		if s.Why == "" {
+			t.Errorf("source %s says nothing of why", s.Name)
+		}
+	}
+	if chosen != 1 || v.Source != "synthetic" || v.Reads != 10 || len(v.Counters) != 2 || v.Counters[0].Last <= v.Counters[0].First || len(v.Layouts) != 3 || v.Layouts[2].MaxSources == 0 {
+		t.Errorf("pmc -json: %+v", v)
+	}
+}
