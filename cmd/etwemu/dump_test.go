@@ -94,6 +94,30 @@ func TestLogsave(t *testing.T) {
 	}
 }
 
+// logsave -json prints one object whose figures agree with each other and with the file:
+// the events kept are those written, less those refused and overwritten, and dump finds
+// them in the saved ring.
+func TestLogsaveJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ring.etl")
+	var out, errb bytes.Buffer
+	if code := run([]string{"logsave", "-json", "-events", "5000", "-buffers", "4", "-o", path}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	var r logsaveResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if r.EventsWritten != 5000 || r.RingBuffers != 4 || r.File != path || r.EventsKept == 0 ||
+		r.EventsKept != uint64(r.EventsWritten-r.EventsRefused)-r.EventsOverwritten || r.BuffersSaved == 0 {
+		t.Fatalf("logsave -json: %+v", r)
+	}
+	out.Reset()
+	run([]string{"dump", path}, &out, &errb)
+	if !strings.Contains(out.String(), "\n"+fmt.Sprint(r.EventsKept+2)+" records (2 in the header buffer)\n") {
+		t.Errorf("dump of the saved ring does not hold the %d events kept:\n%s", r.EventsKept, tail(out.String()))
+	}
+}
+
 // dump says when a file holds another number of buffers than its header's BuffersWritten
 // (circular files), and why, and is silent when they agree (6.2 compressed files too,
 // whose header counts buffers as real Windows 8 files do).

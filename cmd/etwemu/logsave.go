@@ -25,6 +25,7 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	payload := fs.Int("payload", 100, fmt.Sprintf("payload bytes per event (0 to %d, and the record must fit a buffer)", maxPayload))
 	out := fs.String("o", filepath.Join(os.TempDir(), "etwemu-ring.etl"), "the ETL file to save the ring to (an existing ETL file is replaced, with a line saying so; other files need -force)")
 	force := fs.Bool("force", false, forceHelp)
+	asJSON := fs.Bool("json", false, "print the report as one JSON object, and nothing while it runs")
 	version := winver.Default
 	fs.Var(&version, "version", "Windows version to emulate, 6.0 ... 6.3, 10.0, 1511 ... 2004 (EventRegister exists from 6.0)")
 	about := "Usage: etwemu logsave [flags]\n\nStarts an in-memory session (EVENT_TRACE_BUFFERING_MODE), writes events until its\nring of buffers has recycled its oldest ones many times, then saves the ring to an\nETL file, as xperf -flush does for an in-memory logger. The file holds the newest\nevents; etwemu dump shows them.\n\nSIGINT or SIGTERM (Ctrl-C) stops the writing early: the ring as it stands is saved,\nthe report printed, and the exit status is 128 plus the signal's number. A second\nsignal exits at once."
@@ -51,9 +52,18 @@ func runLogsave(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible(context.Background(), stderr, "writing the ring")
 	defer stop()
-	err := logsave(ctx, version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, stdout, func() { stderr.Write(notices.Bytes()) })
+	text, res := io.Writer(stdout), (*logsaveResult)(nil)
+	if *asJSON {
+		text, res = io.Discard, &logsaveResult{}
+	}
+	err := logsave(ctx, version, *events, uint32(*buffers), uint32(*bufferKB), *payload, *out, text, func() { stderr.Write(notices.Bytes()) }, res)
 	if err != nil {
 		fmt.Fprintf(stderr, "etwemu logsave: %v\n", err)
+	}
+	if res != nil && res.File != "" { // the ring was saved
+		if code := writeJSON("logsave", stdout, stderr, res); code != 0 {
+			return code
+		}
 	}
 	if code := interruptedCode(ctx); code != 0 {
 		return code
@@ -72,10 +82,25 @@ var logsaveWriting func(ctx context.Context)
 // logsaveBatch is how many events logsave writes between two looks at its context.
 const logsaveBatch = 1024
 
+// logsaveResult is logsave's report for a script (-json).
+type logsaveResult struct {
+	RingBuffers       uint32 `json:"ringBuffers"`
+	BufferSizeKB      uint32 `json:"bufferSizeKB"`
+	EventsWritten     int    `json:"eventsWritten"`
+	EventsOverwritten uint64 `json:"eventsOverwritten"`
+	BuffersRecycled   uint64 `json:"buffersRecycled"`
+	EventsRefused     int    `json:"eventsRefused"`
+	EventsLost        uint64 `json:"eventsLost"`
+	BuffersSaved      int    `json:"buffersSaved"`
+	EventsKept        uint64 `json:"eventsKept"` // the newest, in the saved ring
+	File              string `json:"file"`
+	Interrupted       string `json:"interrupted,omitempty"` // the signal that stopped the writing early
+}
+
 // logsave writes events into a BUFFERING session's ring and saves the ring to path,
-// calling saving just before it writes the file. ctx ending (a signal) stops the writing
-// early; the ring as it stands is saved.
-func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer, saving func()) error {
+// calling saving just before it writes the file, and fills res, if not nil. ctx ending
+// (a signal) stops the writing early; the ring as it stands is saved.
+func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferKB uint32, payload int, path string, out io.Writer, saving func(), res *logsaveResult) error {
 	k, err := emu.New(emu.Config{Version: v, Processors: 2})
 	if err != nil {
 		return err
@@ -136,6 +161,13 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 	fmt.Fprintf(out, "wrote %d events: %d overwritten in %d recycled buffers, %d refused (EventsLost %d)\n",
 		events, s.EventsOverwritten, s.BuffersOverwritten, refused, s.EventsLost)
 	kept := uint64(events-refused) - s.EventsOverwritten
+	if res != nil {
+		*res = logsaveResult{RingBuffers: p.MinimumBuffers, BufferSizeKB: p.BufferSize, EventsWritten: events, EventsOverwritten: s.EventsOverwritten,
+			BuffersRecycled: s.BuffersOverwritten, EventsRefused: refused, EventsLost: s.EventsLost, BuffersSaved: n, EventsKept: kept, File: path}
+		if cause := context.Cause(ctx); cause != nil && events < wanted {
+			res.Interrupted = cause.Error()
+		}
+	}
 	fmt.Fprintf(out, "saved %d buffers holding the newest %d events to %s\nread it with: etwemu dump %s\n",
 		n, kept, path, path)
 	if kept == 0 {
