@@ -654,3 +654,32 @@ func TestExecView(t *testing.T) {
 		t.Errorf("ExecView of a write: %v", err)
 	}
 }
+
+// What a learner tries: a 64-bit keyword mask comes out of guids -json exact (a JSON
+// number lost its low bits in JavaScript and jq, and the page drew 0x10000000000000000);
+// a name unregistered registers again; unregistering a name never registered is
+// ERROR_INVALID_HANDLE, not a success; expect takes ERROR_SUCCESS and names itself once.
+func TestLearnerCorners(t *testing.T) {
+	m, out, err := runLimited(t, Limits{}, `start a mode=REAL_TIME
+register P
+enable a P any=0xfffffffffffffff1 all=0x8000000000000001
+unregister P
+register P
+expect ERROR_SUCCESS write P 1
+expect ERROR_INVALID_HANDLE unregister Nope
+`)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var b bytes.Buffer
+	m.out = &b
+	if err := m.Exec("guids -json"); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.String(); !strings.Contains(s, `"matchAnyKeyword": "0xfffffffffffffff1"`) || !strings.Contains(s, `"matchAllKeyword": "0x8000000000000001"`) {
+		t.Errorf("guids -json:\n%s", s)
+	}
+	if err := m.Exec("expect ERROR_FOO write P 1"); err == nil || strings.Count(err.Error(), "expect: ") != 1 {
+		t.Errorf("expect of no code: %v, want it named once", err)
+	}
+}

@@ -797,7 +797,7 @@ func cmdRegister(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0])
-	if p.reg != nil {
+	if p.reg != nil && !p.closed { // an unregistered name registers again, as a program may
 		return fmt.Errorf("the name %s is taken by a registration; register the provider again under another name with guid=%v", p.shown, p.g)
 	}
 	g := p.g // the name's GUID binds to it only once a registration holds it
@@ -813,7 +813,7 @@ func cmdRegister(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	p.g, p.reg = g, reg
+	p.g, p.reg, p.closed = g, reg, false
 	fmt.Fprintf(m.out, "registered %s %s: ETW_REG_ENTRY index %d, EnableMask 0x%02X\n", p.shown, p.g, reg.Index(), reg.EnableMask())
 	return nil
 }
@@ -824,7 +824,10 @@ func cmdUnregister(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0])
-	if err := k.EventUnregister(p.reg); err != nil { // a nil or closed handle: the kernel answers
+	if p.reg == nil {
+		return winerr.New(winerr.ErrInvalidHandle, "%s is not registered, so there is no handle to unregister: register %s first", p.shown, p.shown)
+	}
+	if err := k.EventUnregister(p.reg); err != nil { // a closed handle: the kernel answers
 		return err
 	}
 	p.closed = p.reg != nil
@@ -1046,8 +1049,8 @@ func cmdWrite(m *Machine, a args) error {
 	}
 	each, left := v[0]+abi.EventHeaderSize, m.limits.Writes-min(m.written, m.limits.Writes)
 	if n > left/each { // n*each could pass 2^64 where a caller raised Limits.Events
-		return winerr.New(winerr.ErrNotEnoughQuota, "%d events of %d bytes would write more than the %d KB this scenario's writes have left of the most a scenario may write (%d KB, scenario.Limits.Writes)",
-			n, v[0], left>>10, m.limits.Writes>>10)
+		return winerr.New(winerr.ErrNotEnoughQuota, "%d events of %d bytes (%d with the %d-byte header) would write more than the %d KB this scenario's writes have left of the most a scenario may write (%d KB, scenario.Limits.Writes)",
+			n, v[0], each, abi.EventHeaderSize, left>>10, m.limits.Writes>>10)
 	}
 	m.written += n * each
 	payload := make([]byte, v[0])
@@ -1351,12 +1354,15 @@ func cmdExpect(m *Machine, a args) error {
 		return errors.New("name a code and a command: expect ERROR_ALREADY_EXISTS start s")
 	}
 	want := strings.ToUpper(a.raw[0])
+	if want == "ERROR_SUCCESS" { // winerror.h's name for 0
+		want = "SUCCESS"
+	}
 	if _, ok := winerr.ByName(want); !ok && want != "SUCCESS" {
-		return fmt.Errorf("expect: %s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", quote.Shown(a.raw[0]))
+		return fmt.Errorf("%s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", quote.Shown(a.raw[0]))
 	}
 	c, ok := commands[strings.ToLower(a.raw[1])]
 	if !ok || c.raw {
-		return fmt.Errorf("expect: %s is not a command it can run", quote.Short(a.raw[1]))
+		return fmt.Errorf("%s is not a command it can run", quote.Short(a.raw[1]))
 	}
 	inner, err := parseArgs(a.raw[2:], c)
 	if err != nil {

@@ -435,13 +435,15 @@ func (h *newest) Pop() any {
 	return x
 }
 
-// slotRow is one enabled slot of a GUID entry.
+// slotRow is one enabled slot of a GUID entry. The keywords are hexadecimal strings, as
+// logdump's are: a 64-bit mask as a JSON number loses its low bits in JavaScript and jq
+// (0xffffffffffffffff read back as 2^64).
 type slotRow struct {
 	Slot            int    `json:"slot"`
 	LoggerID        uint16 `json:"loggerId"`
 	Level           uint8  `json:"level"`
-	MatchAnyKeyword uint64 `json:"matchAnyKeyword"`
-	MatchAllKeyword uint64 `json:"matchAllKeyword"`
+	MatchAnyKeyword string `json:"matchAnyKeyword"`
+	MatchAllKeyword string `json:"matchAllKeyword"`
 }
 
 // guidRow is one GUID entry.
@@ -470,7 +472,8 @@ func viewGuids(m *Machine, a args) error {
 			Slots: []slotRow{}, Registrations: e.Registrations()}
 		for i := range 8 {
 			if s, ok := e.Slot(i); ok && s.IsEnabled {
-				r.Slots = append(r.Slots, slotRow{Slot: i, LoggerID: s.LoggerID, Level: s.Level, MatchAnyKeyword: s.MatchAnyKeyword, MatchAllKeyword: s.MatchAllKeyword})
+				r.Slots = append(r.Slots, slotRow{Slot: i, LoggerID: s.LoggerID, Level: s.Level,
+					MatchAnyKeyword: fmt.Sprintf("0x%x", s.MatchAnyKeyword), MatchAllKeyword: fmt.Sprintf("0x%x", s.MatchAllKeyword)})
 			}
 		}
 		rows = append(rows, r)
@@ -481,7 +484,7 @@ func viewGuids(m *Machine, a args) error {
 		for _, r := range rows {
 			fmt.Fprintf(w, "%s %s\t%s\tRefCount %d\tRegistrations %d\tslots in use 0b%08b\n", r.GUID, quote.Shown(r.Provider), r.Type, r.RefCount, r.Registrations, r.Mask)
 			for _, s := range r.Slots {
-				fmt.Fprintf(w, "  EnableInfo[%d]\tLoggerId %d\tLevel %d\tMatchAnyKeyword 0x%x\tMatchAllKeyword 0x%x\n", s.Slot, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword)
+				fmt.Fprintf(w, "  EnableInfo[%d]\tLoggerId %d\tLevel %d\tMatchAnyKeyword %s\tMatchAllKeyword %s\n", s.Slot, s.LoggerID, s.Level, s.MatchAnyKeyword, s.MatchAllKeyword)
 			}
 		}
 	})

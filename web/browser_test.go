@@ -211,6 +211,7 @@ func checkDrawn(t *testing.T, got map[string]string, lesson string, n int) int {
 			want("guid."+id+".slot."+i, "L"+num(s["loggerId"]))
 			want("guid."+id+".slot."+i+".logger", num(s["loggerId"]))
 			want("guid."+id+".slot."+i+".level", num(s["level"]))
+			want("guid."+id+".slot."+i+".any", s["matchAnyKeyword"].(string)) // exact: a hex string, not a float
 		}
 		for i := range 8 {
 			if !used[fmt.Sprint(i)] {

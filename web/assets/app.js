@@ -200,7 +200,7 @@ function drawProvider(g, regs, alone) {
       if (s) {
         cell.append(el("div", {}, "Logger ", val(`guid.${guid}.slot.${i}.logger`, s.loggerId)),
           el("div", {}, "Level ", val(`guid.${guid}.slot.${i}.level`, s.level)),
-          el("div", { title: `MatchAnyKeyword ${hex(s.matchAnyKeyword)}, MatchAllKeyword ${hex(s.matchAllKeyword)}` }, "Any ", val(`guid.${guid}.slot.${i}.any`, hex(s.matchAnyKeyword))));
+          el("div", { title: `MatchAnyKeyword ${s.matchAnyKeyword}, MatchAllKeyword ${s.matchAllKeyword}` }, "Any ", val(`guid.${guid}.slot.${i}.any`, s.matchAnyKeyword)));
       } else {
         cell.append(el("div", { class: "n" }, "free"));
       }
