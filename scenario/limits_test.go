@@ -682,4 +682,8 @@ expect ERROR_INVALID_HANDLE unregister Nope
 	if err := m.Exec("expect ERROR_FOO write P 1"); err == nil || strings.Count(err.Error(), "expect: ") != 1 {
 		t.Errorf("expect of no code: %v, want it named once", err)
 	}
+	// P is registered; its GUID has no group entry, and the error says it is the group's.
+	if err := m.Exec("guid P group=1"); err == nil || !strings.Contains(err.Error(), "no group GUID entry") {
+		t.Errorf("guid P group=1: %v", err)
+	}
 }

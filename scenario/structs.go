@@ -38,6 +38,9 @@ func viewGuid(m *Machine, a args) error {
 	}
 	group := g == "1"
 	e, ok := k.LookupGuidEntry(p.g, group)
+	if !ok && group {
+		return fmt.Errorf("no group GUID entry %s for %s (a group's entry exists once a provider registers with traits naming the group, or a session enables the group)", p.g, p.shown)
+	}
 	if !ok {
 		return fmt.Errorf("no GUID entry for %s %s (an entry exists once the provider registers or a session enables it)", p.shown, p.g)
 	}
