@@ -824,13 +824,15 @@ func cmdUnregister(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0])
-	if p.reg == nil {
-		return winerr.New(winerr.ErrInvalidHandle, "%s is not registered, so there is no handle to unregister: register %s first", p.shown, p.shown)
-	}
 	if err := k.EventUnregister(p.reg); err != nil { // a closed handle: the kernel answers
 		return err
 	}
-	p.closed = p.reg != nil
+	if p.reg == nil {
+		// The kernel's answer to a zero REGHANDLE: success, and nothing done.
+		fmt.Fprintf(m.out, "%s holds no registration: EventUnregister of a zero REGHANDLE succeeds and does nothing\n", p.shown)
+		return nil
+	}
+	p.closed = true
 	fmt.Fprintf(m.out, "unregistered %s\n", p.shown)
 	return nil
 }
