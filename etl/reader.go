@@ -468,11 +468,7 @@ func (rd *Reader) missing() {
 // one that holds fewer was cut. A file preallocated to its maximum cannot tell.
 func (rd *Reader) unwrapped() bool {
 	h := &rd.header
-	unit := int64(1 << 20)
-	if h.LogFileMode&modeKBytes != 0 {
-		unit = 1 << 10
-	}
-	limit := int64(h.MaximumFileSize) * unit
+	limit := maxFileBytes(h.LogFileMode, h.MaximumFileSize)
 	return limit > 0 && rd.size <= limit-int64(h.BufferSize)
 }
 

@@ -140,11 +140,7 @@ func Create(o Options) (*Writer, error) {
 	if o.Permissions == 0 {
 		w.o.Permissions = 0o644
 	}
-	unit := int64(1 << 20)
-	if w.mode&modeKBytes != 0 {
-		unit = 1 << 10
-	}
-	w.limit = int64(o.Info.MaxFileSize) * unit
+	w.limit = maxFileBytes(w.mode, o.Info.MaxFileSize)
 	if err := checkFile(o.Info.Version, o.BufferSize); err != nil {
 		return nil, err
 	}
@@ -373,6 +369,15 @@ func (w *Writer) writeAt(b []byte, off int64) error {
 // (winerr.WriteFailed).
 func diskErr(err error, format string, args ...any) error {
 	return winerr.WriteFailed(err, fmt.Sprintf(format, args...))
+}
+
+// maxFileBytes is MaximumFileSize in bytes: MB, or KB with
+// EVENT_TRACE_USE_KBYTES_FOR_SIZE in mode; 0 for no limit.
+func maxFileBytes(mode, size uint32) int64 {
+	if mode&modeKBytes != 0 {
+		return int64(size) << 10
+	}
+	return int64(size) << 20
 }
 
 func (w *Writer) advance(n int64) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -63,15 +64,15 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 // package's refusal of its value ("1x", go test's count of runs, is no duration; -1 is
 // no count); "" otherwise.
 func valueHint(fs *flag.FlagSet, err error) string {
-	m := regexp.MustCompile(`for flag -(\S+): parse error`).FindStringSubmatch(err.Error())
+	m := parseError.FindStringSubmatch(err.Error())
 	if m == nil {
 		return ""
 	}
-	if f := fs.Lookup(m[1]); f != nil {
+	if f := fs.Lookup(m[2]); f != nil {
 		if g, ok := f.Value.(flag.Getter); ok {
 			switch g.Get().(type) {
 			case time.Duration:
-				if longDuration.MatchString(invalidValue(err)) {
+				if v, _ := strconv.Unquote(m[1]); longDuration.MatchString(v) {
 					return " (a duration such as 300ms, 2s or 1m; that one passes the largest, about 2562047h)"
 				}
 				return " (a duration such as 300ms, 2s or 1m)"
@@ -85,18 +86,13 @@ func valueHint(fs *flag.FlagSet, err error) string {
 	return ""
 }
 
+// parseError matches the flag package's refusal of a value: the value as %q quotes it,
+// then the flag.
+var parseError = regexp.MustCompile(`invalid value (".*") for flag -(\S+): parse error`)
+
 // longDuration matches a well-formed duration, which time.ParseDuration refuses only when
 // it passes the largest time.Duration.
 var longDuration = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h)$`)
-
-// invalidValue returns the value a flag parse error quotes ("" if none).
-func invalidValue(err error) string {
-	m := regexp.MustCompile(`invalid value "([^"]*)"`).FindStringSubmatch(err.Error())
-	if m == nil {
-		return ""
-	}
-	return m[1]
-}
 
 // flagAfter returns, for a command given more arguments than it takes, the hint that a
 // flag written after its positional argument was taken as another argument; "" if none.
