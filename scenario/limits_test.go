@@ -691,3 +691,27 @@ unregister Nope
 		t.Errorf("guid P group=1: %v", err)
 	}
 }
+
+// -json is refused by the commands that have no JSON form, naming those that do, and
+// taken by every command whose usage offers it.
+func TestJSONOnlyWhereOffered(t *testing.T) {
+	m, out, err := runLimited(t, Limits{}, "start a mode=REAL_TIME\nregister P\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, line := range []string{"register Q -json", "enable a P -json", "query a -json", "advance 1ms -json"} {
+		err := m.Exec(line)
+		if err == nil || !strings.Contains(err.Error(), "-json: this command has no JSON form (") || !strings.Contains(err.Error(), "regs") {
+			t.Errorf("%s: %v, want -json refused with the commands that have it", line, err)
+		}
+	}
+	if names := jsonCommands(); len(names) < 5 {
+		t.Fatalf("commands offering -json: %v", names)
+	}
+	m.out = io.Discard
+	for _, line := range []string{"regs -json", "guids -json", "files -json", "reg P -json", "guid P -json", "logger a -json", "bufdump a -json", "logdump a -json", "pmc a -json"} {
+		if err := m.Exec(line); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+}

@@ -449,6 +449,9 @@ func parseArgs(words []string, c command) (args, error) {
 			continue
 		}
 		if w == "-json" {
+			if !strings.Contains(c.usage, " [-json]") {
+				return a, fmt.Errorf("-json: this command has no JSON form (%s have)", strings.Join(jsonCommands(), ", "))
+			}
 			a.opts["json"] = "true"
 			continue
 		}
@@ -469,6 +472,18 @@ func parseArgs(words []string, c command) (args, error) {
 		return a, fmt.Errorf("%d %s, want %s", n, got, want)
 	}
 	return a, nil
+}
+
+// jsonCommands returns the commands whose usage offers -json, sorted.
+func jsonCommands() []string {
+	var names []string
+	for name, c := range commands {
+		if strings.Contains(c.usage, " [-json]") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // opt writes option k=v as an error message shows it: v escaped and cut (quote.Shown).
