@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/winver"
 )
 
@@ -567,12 +568,5 @@ func (r PrivateStart) String() string {
 	} else {
 		s += "Wnode.Guid need not be registered; "
 	}
-	return s + fmt.Sprintf("at most %d private logger%s per process", r.PerProcess, plural(r.PerProcess))
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
+	return s + fmt.Sprintf("at most %d private logger%s per process", r.PerProcess, quote.S(r.PerProcess))
 }

@@ -715,3 +715,23 @@ func TestJSONOnlyWhereOffered(t *testing.T) {
 		}
 	}
 }
+
+// Counts of one are written in the singular.
+func TestOneIsSingular(t *testing.T) {
+	m, out, err := runLimited(t, Limits{}, "start a mode=BUFFERING min=1 max=1 buffer=4\nregister P\nenable a P\nwrite P 1\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var b bytes.Buffer
+	m.out = &b
+	for _, line := range []string{"logdump a", "bufdump a", "save a one.etl"} {
+		if err := m.Exec(line); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+	for _, want := range []string{": 1 event in its buffers", ": 4 buffers of 4096 bytes", ": 1 buffer after the header"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
+	}
+}

@@ -748,7 +748,7 @@ func cmdSave(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "saved %s to %s: %d buffers after the header\n", quote.Shown(a.pos[0]), quote.Shown(a.pos[1]), n)
+	fmt.Fprintf(m.out, "saved %s to %s: %s after the header\n", quote.Shown(a.pos[0]), quote.Shown(a.pos[1]), quote.Count(n, "buffer"))
 	return nil
 }
 

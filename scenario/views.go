@@ -268,7 +268,7 @@ func viewBufdump(m *Machine, a args) error {
 		return err
 	}
 	return m.show(a, rows, func(w io.Writer) {
-		fmt.Fprintf(w, "logger %d %q: %d buffers of %d bytes; current buffer by processor %v\n", l.ID(), l.Name(), len(rows), l.BufferSize(), cur)
+		fmt.Fprintf(w, "logger %d %q: %s of %d bytes; current buffer by processor %v\n", l.ID(), l.Name(), quote.Count(len(rows), "buffer"), l.BufferSize(), cur)
 		if live {
 			fmt.Fprintln(w, "(the session has a logger goroutine: records are not counted)")
 		}
@@ -346,7 +346,7 @@ func viewLogdump(m *Machine, a args) error {
 		rows = []*decode.Event{}
 	}
 	return m.show(a, rows, func(w io.Writer) {
-		fmt.Fprintf(w, "logger %d %q: %d events in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), total, len(rows))
+		fmt.Fprintf(w, "logger %d %q: %s in its buffers, the last %d by timestamp\n", l.ID(), l.Name(), quote.Count(total, "event"), len(rows))
 		fmt.Fprintln(w, "TimeStamp\tProcessor\tBuffer\tOffset\tProvider\tId\tLevel\tKeyword\tPayload\tPMC")
 		for _, r := range rows {
 			who, id := r.ProviderName, fmt.Sprint(r.Event.Descriptor.ID)

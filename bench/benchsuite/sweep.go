@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/etwemu/etwemu/bench/benchbase"
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // ScalingCases are the designs the processor sweep compares, each written from
@@ -230,7 +231,7 @@ func SweepTable(points []SweepPoint) string {
 	if len(counts) > 0 {
 		first = counts[0]
 	}
-	fmt.Fprintf(&b, " emulator vs %d writer%s | emulator × floor, same round | machine probe varied |\n|---:|", first, plural(first))
+	fmt.Fprintf(&b, " emulator vs %d writer%s | emulator × floor, same round | machine probe varied |\n|---:|", first, quote.S(first))
 	for range ds {
 		b.WriteString("---:|")
 	}
@@ -298,14 +299,6 @@ func distinct[K comparable](points []SweepPoint, key func(SweepPoint) K) []K {
 		}
 	}
 	return out
-}
-
-// plural is "s" unless n is 1.
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // chartColors are the lines' colours, by design.

@@ -195,7 +195,7 @@ func dump(path string, o dumpOptions, out io.Writer) error {
 			return err
 		}
 	} else if !asJSON {
-		fmt.Fprintf(out, "\n%d records (%d in the header buffer)\n", n, nh)
+		fmt.Fprintf(out, "\n%s (%d in the header buffer)\n", quote.Count(n, "record"), nh)
 	}
 	if !asJSON && limit == 0 && damage == nil {
 		noteBufferCount(out, f.BuffersRead(), h)
@@ -627,7 +627,7 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 		bytes += o.Bytes
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "\n%d records in %d groups (%d in the header buffer), %d bytes\n", records, len(rows), header, bytes)
+	fmt.Fprintf(out, "\n%s in %s (%d in the header buffer), %s\n", quote.Count(records, "record"), quote.Count(len(rows), "group"), header, quote.Count(bytes, "byte"))
 	if s.others {
 		fmt.Fprintf(out, "(dump -summary keeps a row for %d groups; the records of the others are summed in the row \"other\")\n", maxSummaryGroups)
 	}
@@ -666,7 +666,7 @@ func printHeader(out io.Writer, enc *json.Encoder, asJSON bool, h etl.LogfileHea
 	}
 	fmt.Fprintf(out, "logger %q, file %q\n", dh.Logger, dh.File)
 	fmt.Fprintf(out, "Windows %s build %d, trace format %s, %s, buffers of %d bytes, mode %s\n",
-		dh.OS, dh.Build, dh.TraceFormat, plural(int(dh.Processors), "processor"), dh.BufferSize, dh.LogFileMode)
+		dh.OS, dh.Build, dh.TraceFormat, quote.Count(dh.Processors, "processor"), dh.BufferSize, dh.LogFileMode)
 	start, end := dh.Start, dh.End
 	if start == "" {
 		start = fmt.Sprintf("none (StartTime %d is no time)", h.StartTime)
@@ -772,7 +772,7 @@ func dumpBuffers(path string, o dumpOptions, out io.Writer) error {
 		}
 	}
 	if !o.json {
-		fmt.Fprintf(out, "\n%d buffers\n", n)
+		fmt.Fprintf(out, "\n%s\n", quote.Count(n, "buffer"))
 		if o.limit == 0 && damage == nil {
 			noteBufferCount(out, f.BuffersRead(), h)
 		}

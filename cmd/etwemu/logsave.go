@@ -12,6 +12,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
 	"github.com/etwemu/etwemu/winver"
@@ -158,8 +159,8 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 	}
 	s := k.Session(h).Stats()
 	fmt.Fprintf(out, "in-memory session: a ring of %d buffers of %d KB (MaximumBuffers ignored in BUFFERING mode)\n", p.MinimumBuffers, p.BufferSize)
-	fmt.Fprintf(out, "wrote %d events: %d overwritten in %d recycled buffers, %d refused (EventsLost %d)\n",
-		events, s.EventsOverwritten, s.BuffersOverwritten, refused, s.EventsLost)
+	fmt.Fprintf(out, "wrote %s: %d overwritten in %d recycled buffer%s, %d refused (EventsLost %d)\n",
+		quote.Count(events, "event"), s.EventsOverwritten, s.BuffersOverwritten, quote.S(s.BuffersOverwritten), refused, s.EventsLost)
 	kept := uint64(events-refused) - s.EventsOverwritten
 	if res != nil {
 		*res = logsaveResult{RingBuffers: p.MinimumBuffers, BufferSizeKB: p.BufferSize, EventsWritten: events, EventsOverwritten: s.EventsOverwritten,
@@ -168,8 +169,8 @@ func logsave(ctx context.Context, v winver.Version, events int, buffers, bufferK
 			res.Interrupted = cause.Error()
 		}
 	}
-	fmt.Fprintf(out, "saved %d buffers holding the newest %d events to %s\nread it with: etwemu dump %s\n",
-		n, kept, path, path)
+	fmt.Fprintf(out, "saved %s holding the newest %s to %s\nread it with: etwemu dump %s\n",
+		quote.Count(n, "buffer"), quote.Count(kept, "event"), path, path)
 	if kept == 0 {
 		return fmt.Errorf("the saved ring holds no event (%d written, %d refused, %d overwritten)", events, refused, s.EventsOverwritten)
 	}

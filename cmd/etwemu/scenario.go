@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/scenario"
 )
 
@@ -124,10 +125,10 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 		return interrupted(ctx, m, "run: "+name, err, ran, stderr)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "etwemu run: %s: %v (%s ran before it)\n", name, err, plural(ran, "command"))
+		fmt.Fprintf(stderr, "etwemu run: %s: %v (%s ran before it)\n", name, err, quote.Count(ran, "command"))
 		return 1
 	}
-	fmt.Fprintf(stderr, "etwemu run: %s: %s ran\n", name, plural(ran, "command"))
+	fmt.Fprintf(stderr, "etwemu run: %s: %s ran\n", name, quote.Count(ran, "command"))
 	return 0
 }
 
@@ -138,19 +139,12 @@ func interrupted(ctx context.Context, m *scenario.Machine, what string, err erro
 	if e := m.StopAll(); e != nil {
 		fmt.Fprintf(stderr, "etwemu %s: %v\n", what, e)
 	}
-	done := plural(ran, "command") + " ran before it" // the command the signal stopped
+	done := quote.Count(ran, "command") + " ran before it" // the command the signal stopped
 	if err == nil {
-		err, done = context.Cause(ctx), plural(ran, "command")+" succeeded"
+		err, done = context.Cause(ctx), quote.Count(ran, "command")+" succeeded"
 	}
 	fmt.Fprintf(stderr, "etwemu %s: %v (%s); every session was stopped\n", what, err, done)
 	return interruptedCode(ctx)
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func runShell(args []string, stdout, stderr io.Writer) int {

@@ -78,3 +78,16 @@ func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&15]})
 }
+
+// Count returns n and noun, the noun with an s unless n is 1: "1 event", "2 events".
+func Count[N ~int | ~int32 | ~int64 | ~uint | ~uint16 | ~uint32 | ~uint64](n N, noun string) string {
+	return strconv.FormatInt(int64(n), 10) + " " + noun + S(n)
+}
+
+// S returns "s" unless n is 1, for a noun whose count a format writes apart from it.
+func S[N ~int | ~int32 | ~int64 | ~uint | ~uint16 | ~uint32 | ~uint64](n N) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -49,3 +49,20 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{Count(0, "event"), "0 events"},
+		{Count(1, "event"), "1 event"},
+		{Count(uint64(2), "buffer"), "2 buffers"},
+		{Count(int32(-1), "byte"), "-1 bytes"},
+		{"processor" + S(uint16(1)), "processor"},
+		{"processor" + S(uint(3)), "processors"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%q, want %q", c.got, c.want)
+		}
+	}
+}
