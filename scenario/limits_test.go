@@ -735,3 +735,24 @@ func TestOneIsSingular(t *testing.T) {
 		}
 	}
 }
+
+// expect takes a code by number as well as by name (87, 0x57, 0xC000000D, 0), and
+// advance refuses a step under one tick rather than leave the clock where it was.
+func TestExpectByNumberAndAdvanceUnderATick(t *testing.T) {
+	m, out, err := runLimited(t, Limits{}, "start a mode=REAL_TIME\nexpect 87 start b\nexpect 0x57 start b\nexpect 0 start c mode=REAL_TIME\nexpect 183 start a mode=REAL_TIME\nadvance 150ns\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(out, "clock: 1 tick\n") {
+		t.Errorf("advance 150ns:\n%s", out)
+	}
+	for line, want := range map[string]string{
+		"expect 0xC000000D start b": "expected STATUS_INVALID_PARAMETER, got ERROR_INVALID_PARAMETER (87)",
+		"expect 12345 start b":      "12345 is no Windows code the emulator returns",
+		"advance 10ns":              "less than one tick of the manual clock (100ns)",
+	} {
+		if err := m.Exec(line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", line, err, want)
+		}
+	}
+}

@@ -552,7 +552,7 @@ func init() {
 		"write": {"write R N [size=S] [proc=CPU] [level=L] [keyword=K] [id=ID]", "EventWriteEx N times through registration R: events of S payload bytes (default 16) on processor CPU (default 0; a number past the kernel's processors wraps around, as WriteOptions.Processor does)",
 			2, 2, "size proc level keyword id", false, cmdWrite},
 		"advance": {"advance DURATION", "move the manual clock on: 1ms, 2s, 100us (timestamps read it; the synchronous kernel runs no flush timer, so nothing is flushed by it)", 1, 1, "", false, cmdAdvance},
-		"expect":  {"expect CODE COMMAND ...", "run COMMAND, which must fail with the Windows code CODE (ERROR_INVALID_PARAMETER, ...) or succeed for SUCCESS", 0, 0, "", true, cmdExpect},
+		"expect":  {"expect CODE COMMAND ...", "run COMMAND, which must fail with the Windows code CODE, by name or number (ERROR_INVALID_PARAMETER or 87, STATUS_INVALID_PARAMETER or 0xC000000D, ...), or succeed for SUCCESS or 0", 0, 0, "", true, cmdExpect},
 		"echo":    {"echo TEXT", "print TEXT", 0, 0, "", true, cmdEcho},
 		"help":    {"help [COMMAND]", "list the commands, or explain one", 0, 1, "", false, cmdHelp},
 		"strdump": {"strdump [-json]", "every logger: id, name, kind, mode, buffers and counters (like !wmitrace.strdump)", 0, 0, "", false, viewStrdump},
@@ -1340,12 +1340,15 @@ func cmdAdvance(m *Machine, a args) error {
 		return fmt.Errorf("%s: a duration such as 1ms or 2s", quote.Short(a.pos[0]))
 	}
 	ticks, now := int64(d/(time.Second/clockFrequency)), m.clk.Peek()
+	if ticks == 0 && d > 0 {
+		return fmt.Errorf("%s is less than one tick of the manual clock (%v): the clock would not move", quote.Short(a.pos[0]), time.Second/clockFrequency)
+	}
 	if ticks > math.MaxInt64-now {
 		return fmt.Errorf("%s would pass the end of the clock: it stands at %d ticks and holds at most %d (2^63-1 ticks of 100 ns, about %d years)",
 			a.pos[0], now, int64(math.MaxInt64), int64(math.MaxInt64)/clockFrequency/(365*24*3600))
 	}
 	m.clk.Advance(ticks)
-	fmt.Fprintf(m.out, "clock: %d ticks\n", m.clk.Peek())
+	fmt.Fprintf(m.out, "clock: %s\n", quote.Count(m.clk.Peek(), "tick"))
 	return nil
 }
 
@@ -1371,11 +1374,18 @@ func cmdExpect(m *Machine, a args) error {
 		return errors.New("name a code and a command: expect ERROR_ALREADY_EXISTS start s")
 	}
 	want := strings.ToUpper(a.raw[0])
+	if n, err := strconv.ParseUint(a.raw[0], 0, 32); err == nil { // 87, 0xC000000D
+		if e, ok := winerr.ByCode(uint32(n)); ok {
+			want = e.Name()
+		} else if n == 0 {
+			want = "SUCCESS"
+		}
+	}
 	if want == "ERROR_SUCCESS" { // winerror.h's name for 0
 		want = "SUCCESS"
 	}
 	if _, ok := winerr.ByName(want); !ok && want != "SUCCESS" {
-		return fmt.Errorf("%s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER, ERROR_ALREADY_EXISTS, STATUS_INVALID_PARAMETER, ..., or SUCCESS)", quote.Shown(a.raw[0]))
+		return fmt.Errorf("%s is no Windows code the emulator returns (ERROR_INVALID_PARAMETER or 87, ERROR_ALREADY_EXISTS or 183, STATUS_INVALID_PARAMETER or 0xC000000D, ..., or SUCCESS or 0)", quote.Shown(a.raw[0]))
 	}
 	c, ok := commands[strings.ToLower(a.raw[1])]
 	if !ok || c.raw {

@@ -44,11 +44,17 @@ func ntstatus(code uint32, name string) *Errno {
 	return known(&Errno{code: code, name: name, status: true})
 }
 
-// byName holds every code below by its name; filled as they are made.
-var byName = map[string]*Errno{}
+// byName and byCode hold every code below by its name and by its number (a Win32 code
+// is below 0x10000, an NTSTATUS here 0x80000000 or more, so no number is both); filled
+// as they are made.
+var (
+	byName = map[string]*Errno{}
+	byCode = map[uint32]*Errno{}
+)
 
 func known(e *Errno) *Errno {
 	byName[e.name] = e
+	byCode[e.code] = e
 	return e
 }
 
@@ -56,6 +62,13 @@ func known(e *Errno) *Errno {
 // it is one the emulator returns.
 func ByName(name string) (*Errno, bool) {
 	e, ok := byName[name]
+	return e, ok
+}
+
+// ByCode returns the code whose number is code (87, 0xC000000D), if it is one the
+// emulator returns.
+func ByCode(code uint32) (*Errno, bool) {
+	e, ok := byCode[code]
 	return e, ok
 }
 

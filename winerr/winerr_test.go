@@ -56,6 +56,21 @@ func TestByName(t *testing.T) {
 	}
 }
 
+// Every code is found by its number, which no other code has.
+func TestByCode(t *testing.T) {
+	if len(byCode) != len(byName) {
+		t.Fatalf("%d codes by number, %d by name: two codes share a number", len(byCode), len(byName))
+	}
+	for _, e := range byName {
+		if got, ok := ByCode(e.Code()); !ok || got != e {
+			t.Errorf("ByCode(%#x) = %v, %v, want %v", e.Code(), got, ok, e)
+		}
+	}
+	if _, ok := ByCode(0); ok {
+		t.Error("a code numbered 0 found")
+	}
+}
+
 // Because is New with the reason written out: the same error, without formatting.
 func TestBecause(t *testing.T) {
 	err := Because(ErrNotSupported, "no such call on 5.1")

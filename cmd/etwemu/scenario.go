@@ -200,7 +200,7 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, l.Err)
 			return 1
 		}
-		if w := strings.TrimSpace(l.Text); w == "quit" || w == "exit" {
+		if w := strings.TrimSpace(l.Text); strings.EqualFold(w, "quit") || strings.EqualFold(w, "exit") {
 			return 0
 		}
 		if err := m.ExecContext(ctx, l.Text); err != nil {

@@ -278,3 +278,17 @@ func TestShellPromptOnTerminal(t *testing.T) {
 		t.Errorf("the last prompt is not ended by a newline:\n%q", s)
 	}
 }
+
+// quit and exit leave the shell in any case, as the commands are taken in any case.
+func TestShellQuitInAnyCase(t *testing.T) {
+	for _, word := range []string{"quit", "QUIT", "Exit"} {
+		var out, errb bytes.Buffer
+		in := strings.NewReader("echo before\n" + word + "\necho after\n")
+		if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 {
+			t.Errorf("%s: exit %d, stderr %q", word, code, errb.String())
+		}
+		if !strings.Contains(out.String(), "before") || strings.Contains(out.String(), "after") {
+			t.Errorf("%s: stdout %q", word, out.String())
+		}
+	}
+}
