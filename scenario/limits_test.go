@@ -708,12 +708,45 @@ func TestJSONOnlyWhereOffered(t *testing.T) {
 	if names := jsonCommands(); len(names) < 5 {
 		t.Fatalf("commands offering -json: %v", names)
 	}
-	m.out = io.Discard
+	// Every JSON form parses, and its keys are written alike: lowerCamelCase.
 	for _, line := range []string{"regs -json", "guids -json", "files -json", "reg P -json", "guid P -json", "logger a -json", "bufdump a -json", "logdump a -json", "pmc a -json"} {
+		var b bytes.Buffer
+		m.out = &b
 		if err := m.Exec(line); err != nil {
 			t.Errorf("%s: %v", line, err)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(b.Bytes(), &v); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, b.String())
+			continue
+		}
+		if k := upperKey(v); k != "" {
+			t.Errorf("%s: key %q is not lowerCamelCase as the others are", line, k)
 		}
 	}
+}
+
+// upperKey returns a key of v's objects, at any depth, that starts with a capital.
+func upperKey(v any) string {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if k != "" && k[0] >= 'A' && k[0] <= 'Z' {
+				return k
+			}
+			if k := upperKey(e); k != "" {
+				return k
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if k := upperKey(e); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // Counts of one are written in the singular.

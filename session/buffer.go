@@ -255,13 +255,13 @@ func (b *Buffer) settle(fit uint32) uint64 {
 
 // BufferView is a snapshot of one buffer for views and invariant checks.
 type BufferView struct {
-	ID             int
-	State          abi.BufferState
-	Stream         int
-	CurrentOffset  uint32
-	ReferenceCount uint32
-	SavedOffset    uint32
-	Closed         bool
+	ID             int             `json:"id"`
+	State          abi.BufferState `json:"state"`
+	Stream         int             `json:"stream"`
+	CurrentOffset  uint32          `json:"currentOffset"`
+	ReferenceCount uint32          `json:"referenceCount"`
+	SavedOffset    uint32          `json:"savedOffset"`
+	Closed         bool            `json:"closed"`
 }
 
 // filled returns where the records of an unsealed buffer end, from its view v: a closed

@@ -184,11 +184,11 @@ func checkDrawn(t *testing.T, got map[string]string, lesson string, n int) int {
 		}
 		free, flush := 0, 0
 		for _, b := range bufdump[id] {
-			bid := num(b["ID"])
+			bid := num(b["id"])
 			want("buf."+id+"."+bid+".state", b["stateName"].(string))
 			if b["current"].(bool) {
-				want("cur."+id+"."+num(b["Stream"]), bid)
-				want("buf."+id+"."+bid+".offset", fmt.Sprintf("0x%x", int64(b["CurrentOffset"].(float64))))
+				want("cur."+id+"."+num(b["stream"]), bid)
+				want("buf."+id+"."+bid+".offset", fmt.Sprintf("0x%x", int64(b["currentOffset"].(float64))))
 			}
 			switch b["stateName"] {
 			case "Free":

@@ -91,19 +91,19 @@ function drawLogger(row, lv, nproc) {
   }
   card.append(counters);
   // Each processor's current buffer as a fill bar.
-  const byId = new Map(bufs.map((b) => [b.ID, b]));
+  const byId = new Map(bufs.map((b) => [b.id, b]));
   const current = bufs.filter((b) => b.current);
   for (let p = 0; p < nproc; p++) {
-    const b = current.find((x) => x.Stream === p);
+    const b = current.find((x) => x.stream === p);
     const line = el("div", { class: "proc" }, el("span", { class: "label" }, `CPU ${p}`));
     if (!b) {
       line.append(el("span", { class: "off" }, "no current buffer"), el("span"));
     } else {
-      const bar = fillBar(b.CurrentOffset, size, loggerColor(id), `processor ${p}'s current buffer ${b.ID} (${b.stateName}): ${b.CurrentOffset} of ${size} bytes`);
-      bar.setAttribute("data-k", `buf.${id}.${b.ID}.state`);
+      const bar = fillBar(b.currentOffset, size, loggerColor(id), `processor ${p}'s current buffer ${b.id} (${b.stateName}): ${b.currentOffset} of ${size} bytes`);
+      bar.setAttribute("data-k", `buf.${id}.${b.id}.state`);
       bar.setAttribute("data-v", b.stateName);
       line.append(bar,
-        el("span", { class: "off" }, "buffer ", val(`cur.${id}.${p}`, b.ID), " @ ", val(`buf.${id}.${b.ID}.offset`, hex(b.CurrentOffset)), ` / ${hex(size)}`));
+        el("span", { class: "off" }, "buffer ", val(`cur.${id}.${p}`, b.id), " @ ", val(`buf.${id}.${b.id}.offset`, hex(b.currentOffset)), ` / ${hex(size)}`));
     }
     card.append(line);
   }
@@ -153,9 +153,9 @@ function fillBar(used, size, color, label) {
 
 function bufCell(b, size, cls, id) {
   // A free buffer holds nothing, whatever offset its last use left in its header.
-  const frac = size > 0 && cls !== "free" ? Math.min(1, b.CurrentOffset / size) : 0;
-  return el("div", { class: `buf ${cls}`, title: `buffer ${b.ID}, ${b.stateName}, processor ${b.Stream}, CurrentOffset ${hex(b.CurrentOffset)}, ${b.records} records`, "data-k": `buf.${id}.${b.ID}.state`, "data-v": b.stateName },
-    el("div", { class: "lvl", style: `height:${Math.round(frac * 100)}%` }), el("span", {}, b.ID));
+  const frac = size > 0 && cls !== "free" ? Math.min(1, b.currentOffset / size) : 0;
+  return el("div", { class: `buf ${cls}`, title: `buffer ${b.id}, ${b.stateName}, processor ${b.stream}, CurrentOffset ${hex(b.currentOffset)}, ${b.records} records`, "data-k": `buf.${id}.${b.id}.state`, "data-v": b.stateName },
+    el("div", { class: "lvl", style: `height:${Math.round(frac * 100)}%` }), el("span", {}, b.id));
 }
 
 function drawProviders(v) {
