@@ -81,7 +81,11 @@ func hex2(c byte) string {
 
 // Count returns n and noun, the noun with an s unless n is 1: "1 event", "2 events".
 func Count[N ~int | ~int32 | ~int64 | ~uint | ~uint16 | ~uint32 | ~uint64](n N, noun string) string {
-	return strconv.FormatInt(int64(n), 10) + " " + noun + S(n)
+	d := strconv.FormatUint(uint64(n), 10)
+	if n < 0 {
+		d = strconv.FormatInt(int64(n), 10)
+	}
+	return d + " " + noun + S(n)
 }
 
 // S returns "s" unless n is 1, for a noun whose count a format writes apart from it.

@@ -58,6 +58,7 @@ func TestCount(t *testing.T) {
 		{Count(1, "event"), "1 event"},
 		{Count(uint64(2), "buffer"), "2 buffers"},
 		{Count(int32(-1), "byte"), "-1 bytes"},
+		{Count(uint64(1<<63), "tick"), "9223372036854775808 ticks"},
 		{"processor" + S(uint16(1)), "processor"},
 		{"processor" + S(uint(3)), "processors"},
 	} {
