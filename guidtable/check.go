@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 // Check walks the table and reports every broken rule through report. It takes each
@@ -131,6 +133,6 @@ func (e *Entry) checkLocked(report func(rule, detail string)) {
 		bad("entry-aggregate", "ProviderEnableInfo %+v, slots aggregate to %+v", got, want)
 	}
 	if refs := e.refs.Load(); refs != int64(len(e.regs)+used) || refs <= 0 {
-		bad("entry-refs", "RefCount %d, with %d registrations and %d used slots", refs, len(e.regs), used)
+		bad("entry-refs", "RefCount %d, with %s and %s", refs, quote.Count(len(e.regs), "registration"), quote.Count(used, "used slot"))
 	}
 }

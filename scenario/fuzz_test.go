@@ -33,7 +33,7 @@ func FuzzScenario(f *testing.F) {
 	}
 	for _, s := range []string{
 		"kernel processors=8 disk=4\nstart s file=s.etl mode=SEQUENTIAL buffer=64\nregister P\nenable s P level=255 any=0xffffffffffffffff\nwrite P 256 size=65535 proc=7\nquery s\nfiles\nstop s\n",
-		"advance 2562047h\nadvance 2562047h\nexpect SUCCESS advance 1ns\nlogdump 2 t=0x7fffffff\nbufdump 2 bytes=65536 -json\n",
+		"advance 2562047h\nadvance 2562047h\nexpect SUCCESS advance 100ns\nlogdump 2 t=0x7fffffff\nbufdump 2 bytes=65536 -json\n",
 		"start s mode=BUFFERING buffer=64 min=32 max=32\nregister P\nenable s P\nwrite P 256 size=1000\nsave s s.etl\nupdate s max=32 flush=1\ncounters s TotalCycles via=native\nhooks s 0x0524\nsyswrite s 0x0524 size=65535\npmc s\n",
 		"start s1\nenable s1 P\nwrite Q 2\nlogdump s t=-1\nkernel processors=9\nkernel disk=5\nwrite P 257\n",
 	} {

@@ -789,3 +789,17 @@ func TestExpectByNumberAndAdvanceUnderATick(t *testing.T) {
 		}
 	}
 }
+
+// A code's number is decimal, or hex after 0x: a leading zero does not make it octal.
+func TestCodeNumber(t *testing.T) {
+	for s, want := range map[string]uint64{"87": 87, "087": 87, "0x57": 87, "0X57": 87, "0xc000000d": 0xC000000D, "0": 0, "00": 0} {
+		if n, err := codeNumber(s); err != nil || n != want {
+			t.Errorf("codeNumber(%q) = %d, %v; want %d", s, n, err, want)
+		}
+	}
+	for _, s := range []string{"8_7", "0b1010111", "-87", "0x", "4294967383", "ERROR_BUSY"} {
+		if n, err := codeNumber(s); err == nil {
+			t.Errorf("codeNumber(%q) = %d, want an error", s, n)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func cmdCheck(m *Machine, a args) error {
 		fmt.Fprintln(m.out, "check: the GUID entries, registrations and loggers agree")
 		return nil
 	}
-	fmt.Fprintf(m.out, "check: %d disagreements\n", len(vs))
+	fmt.Fprintf(m.out, "check: %s\n", quote.Count(len(vs), "disagreement"))
 	for _, v := range vs {
 		fmt.Fprintf(m.out, "  %s\n", v)
 	}

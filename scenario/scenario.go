@@ -551,7 +551,7 @@ func init() {
 		"syswrite": {"syswrite NAME HOOK [size=S] [proc=CPU]", "write a kernel event with a SYSTEM_TRACE_HEADER (hook id HOOK) to session NAME", 2, 2, "size proc", false, cmdSysWrite},
 		"write": {"write R N [size=S] [proc=CPU] [level=L] [keyword=K] [id=ID]", "EventWriteEx N times through registration R: events of S payload bytes (default 16) on processor CPU (default 0; a number past the kernel's processors wraps around, as WriteOptions.Processor does)",
 			2, 2, "size proc level keyword id", false, cmdWrite},
-		"advance": {"advance DURATION", "move the manual clock on: 1ms, 2s, 100us (timestamps read it; the synchronous kernel runs no flush timer, so nothing is flushed by it)", 1, 1, "", false, cmdAdvance},
+		"advance": {"advance DURATION", "move the manual clock on: 1ms, 2s, 100us, in ticks of 100ns (less than one is refused, a remainder below one dropped; timestamps read it; the synchronous kernel runs no flush timer, so nothing is flushed by it)", 1, 1, "", false, cmdAdvance},
 		"expect":  {"expect CODE COMMAND ...", "run COMMAND, which must fail with the Windows code CODE, by name or number (ERROR_INVALID_PARAMETER or 87, STATUS_INVALID_PARAMETER or 0xC000000D, ...), or succeed for SUCCESS or 0", 0, 0, "", true, cmdExpect},
 		"echo":    {"echo TEXT", "print TEXT", 0, 0, "", true, cmdEcho},
 		"help":    {"help [COMMAND]", "list the commands, or explain one", 0, 1, "", false, cmdHelp},
@@ -644,7 +644,7 @@ func cmdKernel(m *Machine, a args) error {
 	if _, err := m.kernel(); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.out, "kernel: %s (%s), %d processors, synchronous, manual clock at %d MHz\n", m.version.Marketing(), m.version, m.procs, clockFrequency/1_000_000)
+	fmt.Fprintf(m.out, "kernel: %s (%s), %s, synchronous, manual clock at %d MHz\n", m.version.Marketing(), m.version, quote.Count(m.procs, "processor"), clockFrequency/1_000_000)
 	return nil
 }
 
@@ -1357,6 +1357,15 @@ func cmdEcho(m *Machine, a args) error {
 	return nil
 }
 
+// codeNumber reads a Windows code written as a number: decimal (87), or hex after 0x
+// (0xC000000D). A leading zero is decimal still, not octal as Go's base 0 would read it.
+func codeNumber(s string) (uint64, error) {
+	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
+		return strconv.ParseUint(h, 16, 32)
+	}
+	return strconv.ParseUint(s, 10, 32)
+}
+
 // codeName returns the Windows name of the code err carries: SUCCESS for nil.
 func codeName(err error) string {
 	if err == nil {
@@ -1374,7 +1383,7 @@ func cmdExpect(m *Machine, a args) error {
 		return errors.New("name a code and a command: expect ERROR_ALREADY_EXISTS start s")
 	}
 	want := strings.ToUpper(a.raw[0])
-	if n, err := strconv.ParseUint(a.raw[0], 0, 32); err == nil { // 87, 0xC000000D
+	if n, err := codeNumber(a.raw[0]); err == nil { // 87, 0xC000000D
 		if e, ok := winerr.ByCode(uint32(n)); ok {
 			want = e.Name()
 		} else if n == 0 {

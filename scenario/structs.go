@@ -5,6 +5,7 @@ import (
 
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/layout"
 )
 
@@ -54,7 +55,7 @@ func viewGuid(m *Machine, a args) error {
 	fields := []field{
 		{off("RefCount"), "RefCount", fmt.Sprint(e.RefCount())},
 		{off("Guid"), "Guid", e.GUID().String()},
-		{off("RegListHead"), "RegListHead", fmt.Sprintf("%d registrations", e.Registrations())},
+		{off("RegListHead"), "RegListHead", quote.Count(e.Registrations(), "registration")},
 		{off("ProviderEnableInfo"), "ProviderEnableInfo", slotText(e.Provider(), true)},
 	}
 	base := off("EnableInfo")

@@ -19,7 +19,7 @@ var runAbout = fmt.Sprintf(`Usage: etwemu run [-disk MB] FILE
 Runs a scenario: one command per line on an emulated kernel that is synchronous, with a
 manual clock and in-memory files, so a scenario prints the same text every time. It
 stops at the first command that fails unless the line expects that failure
-(expect ERROR_... COMMAND), and says on stderr how many commands succeeded. "-" reads the
+(expect ERROR_... COMMAND, or the code by number), and says on stderr how many commands succeeded. "-" reads the
 scenario from standard input. A line longer than %d bytes is an error naming its
 line. The in-memory disk holds -disk MB, all log files together: past it a log file's
 writes fail as on a full disk (ERROR_DISK_FULL) and its session counts the buffers in
