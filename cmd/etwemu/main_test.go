@@ -59,12 +59,7 @@ func TestHelpAndUnknownCommands(t *testing.T) {
 // logger is held at its first buffer until the writers, finding no free buffer, have
 // lost events.
 func TestDemoReport(t *testing.T) {
-	demoFirstBuffer = func(_ context.Context, s *emu.Session) {
-		for s.Stats().EventsLost == 0 {
-			runtime.Gosched()
-		}
-	}
-	t.Cleanup(func() { demoFirstBuffer = nil })
+	holdLoggerUntilLoss(t)
 	var out, errb bytes.Buffer
 	// -events, not -duration, ends the run: the writers cannot reach it while the logger
 	// is held, as the four small buffers hold some 140 events.
@@ -95,15 +90,21 @@ func TestDemoReport(t *testing.T) {
 	}
 }
 
-// demo -json prints one JSON object and nothing else, with the report's figures: the
-// same run as TestDemoReport's, losses made by holding the logger.
-func TestDemoReportJSON(t *testing.T) {
+// holdLoggerUntilLoss holds the demo's logger at its first buffer until the writers,
+// finding no free buffer, have lost events: losses made by state, not by timing.
+func holdLoggerUntilLoss(t *testing.T) {
 	demoFirstBuffer = func(_ context.Context, s *emu.Session) {
 		for s.Stats().EventsLost == 0 {
 			runtime.Gosched()
 		}
 	}
 	t.Cleanup(func() { demoFirstBuffer = nil })
+}
+
+// demo -json prints one JSON object and nothing else, with the report's figures: the
+// same run as TestDemoReport's, losses made by holding the logger.
+func TestDemoReportJSON(t *testing.T) {
+	holdLoggerUntilLoss(t)
 	var out, errb bytes.Buffer
 	code := run([]string{"demo", "-json", "-duration", "1h", "-events", "20000", "-processors", "2", "-payload", "32",
 		"-buffer-kb", "4", "-min-buffers", "4", "-max-buffers", "4"}, &out, &errb)
