@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -185,11 +184,8 @@ func runSweep(ctx context.Context, writers []int, count int, asJSON bool, svg st
 		points = []benchsuite.SweepPoint{} // [] in JSON: interrupted before a whole round
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(points); err != nil {
-			fmt.Fprintf(stderr, "etwemu bench: %v\n", err)
-			return 1
+		if code := writeJSON("bench", stdout, stderr, points); code != 0 {
+			return code
 		}
 	} else {
 		fmt.Fprintf(stdout, "Processor sweep: 64-byte events from %s writer goroutines (GOMAXPROCS = writers), %d run(s) a point, on %d CPUs, %s/%s\n\n",
