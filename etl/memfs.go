@@ -40,7 +40,9 @@ type MemFS struct {
 // 4, 8, 16 and 32 KB, which end at memPage; every page after holds memPage, so that a
 // larger file takes less than a page more than its size. A file grown a buffer at a
 // time used to double one first page up to memPage, copying it each time: half the
-// bytes a session's start and stop allocated.
+// bytes a session's start and stop allocated. A page is made when a byte is first
+// written into it: a file grown by Truncate (a preallocated log file) is sparse, as on
+// a disk file system, and its unwritten pages read as zeros without taking memory.
 const (
 	memPage      = 64 << 10
 	memFirstPage = 4 << 10
@@ -80,7 +82,7 @@ func pagesFor(size int64) int {
 type memData struct {
 	fs      *MemFS
 	mu      sync.Mutex
-	pages   [][]byte // pagesFor(size) of them, page i pageStart(i+1)-pageStart(i) bytes; zero past size; protected by mu
+	pages   [][]byte // pagesFor(size) of them, page i pageStart(i+1)-pageStart(i) bytes or nil (never written: zeros); zero past size; protected by mu
 	size    int64    // protected by mu
 	removed bool     // set by Remove under mu: the file holds nothing and grows no more
 }
@@ -91,7 +93,13 @@ func (d *memData) readAt(p []byte, off int64) int {
 	n := 0
 	for n < len(p) && off < d.size {
 		i, in := pageAt(off)
-		k := copy(p[n:n+int(min(int64(len(p)-n), d.size-off))], d.pages[i][in:])
+		dst := p[n : n+int(min(int64(len(p)-n), d.size-off, pageStart(i+1)-off))]
+		if d.pages[i] == nil {
+			clear(dst)
+		} else {
+			copy(dst, d.pages[i][in:])
+		}
+		k := len(dst)
 		n += k
 		off += int64(k)
 	}
@@ -103,6 +111,9 @@ func (d *memData) readAt(p []byte, off int64) int {
 func (d *memData) writeAt(p []byte, off int64) {
 	for len(p) > 0 {
 		i, in := pageAt(off)
+		if d.pages[i] == nil {
+			d.pages[i] = make([]byte, pageStart(i+1)-pageStart(i))
+		}
 		k := copy(d.pages[i][in:], p)
 		p = p[k:]
 		off += int64(k)
@@ -121,7 +132,7 @@ func (d *memData) grow(size int64, name string) error {
 		return err
 	}
 	for i := len(d.pages); pageStart(i) < size; i++ {
-		d.pages = append(d.pages, make([]byte, pageStart(i+1)-pageStart(i)))
+		d.pages = append(d.pages, nil) // made by the first write into it
 	}
 	d.size = size
 	return nil
@@ -134,7 +145,7 @@ func (d *memData) shrink(size int64) {
 	keep := pagesFor(size)
 	clear(d.pages[keep:]) // let the collector have them
 	d.pages = d.pages[:keep]
-	if keep > 0 {
+	if keep > 0 && d.pages[keep-1] != nil {
 		clear(d.pages[keep-1][size-pageStart(keep-1):]) // a later growth reads zeros
 	}
 	d.size = size

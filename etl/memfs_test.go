@@ -182,12 +182,15 @@ func TestMemFSPages(t *testing.T) {
 				t.Fatalf("limit %d, op %d: file of %d bytes (%d used) differs from the model's %d", limit, i, len(got), m.Used(), len(model))
 			}
 			d := m.files["p"]
-			held, last := int64(0), int64(0)
-			for _, pg := range d.pages {
-				held, last = held+int64(len(pg)), int64(len(pg))
+			held := int64(0)
+			for j, pg := range d.pages {
+				if pg != nil && int64(len(pg)) != pageStart(j+1)-pageStart(j) {
+					t.Fatalf("limit %d, op %d: page %d of %d bytes", limit, i, j, len(pg))
+				}
+				held += int64(len(pg))
 			}
-			if held < d.size || held-last >= d.size && d.size > 0 || d.size == 0 && held != 0 {
-				t.Fatalf("limit %d, op %d: pages of %d bytes, the last of %d, for a file of %d", limit, i, held, last, d.size)
+			if len(d.pages) != pagesFor(d.size) {
+				t.Fatalf("limit %d, op %d: %d pages for a file of %d", limit, i, len(d.pages), d.size)
 			}
 			if d.size < memPage && held > max(2*d.size-1, memFirstPage) || d.size >= memPage && held >= d.size+memPage {
 				t.Fatalf("limit %d, op %d: pages of %d bytes for a file of %d", limit, i, held, d.size)
@@ -197,7 +200,8 @@ func TestMemFSPages(t *testing.T) {
 }
 
 // A small file that grows past a page at once keeps its bytes, in the short pages,
-// then whole ones: 4, 4, 8, 16 and 32 KB, then 64 KB.
+// then whole ones: 4, 4, 8, 16 and 32 KB, then 64 KB; the pages between, never
+// written, take nothing.
 func TestMemFSShortPageGrowsPastAPage(t *testing.T) {
 	var m MemFS
 	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
@@ -214,8 +218,36 @@ func TestMemFSShortPageGrowsPastAPage(t *testing.T) {
 	for _, pg := range m.files["p"].pages {
 		sizes = append(sizes, len(pg)>>10)
 	}
-	if want := []int{4, 4, 8, 16, 32, 64, 64}; !slices.Equal(sizes, want) {
+	if want := []int{4, 0, 0, 0, 0, 0, 64}; !slices.Equal(sizes, want) {
 		t.Fatalf("pages of %v KB, want %v", sizes, want)
+	}
+}
+
+// A file grown by Truncate, as a preallocated log file is, is sparse: it counts its
+// size against the capacity, reads zeros, and takes a page only where it is written.
+func TestMemFSTruncateIsSparse(t *testing.T) {
+	var m MemFS
+	f, _ := m.OpenFile("p", os.O_RDWR|os.O_CREATE, 0)
+	const size = 64 << 20
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	if m.Used() != size {
+		t.Fatalf("%d bytes used, want %d", m.Used(), size)
+	}
+	if _, err := f.WriteAt([]byte{7}, size/2); err != nil {
+		t.Fatal(err)
+	}
+	held := 0
+	for _, pg := range m.files["p"].pages {
+		held += len(pg)
+	}
+	if held != memPage {
+		t.Fatalf("pages of %d bytes after one write into a %d-byte file, want one page of %d", held, size, memPage)
+	}
+	got := make([]byte, 3)
+	if _, err := f.ReadAt(got, size/2-1); err != nil || !bytes.Equal(got, []byte{0, 7, 0}) {
+		t.Fatalf("read %v (%v), want [0 7 0]", got, err)
 	}
 }
 
