@@ -449,7 +449,7 @@ func parseArgs(words []string, c command) (args, error) {
 			continue
 		}
 		if w == "-json" {
-			if !strings.Contains(c.usage, " [-json]") {
+			if !c.hasJSON() {
 				return a, fmt.Errorf("-json: this command has no JSON form (%s have)", strings.Join(jsonCommands(), ", "))
 			}
 			a.opts["json"] = "true"
@@ -478,7 +478,7 @@ func parseArgs(words []string, c command) (args, error) {
 func jsonCommands() []string {
 	var names []string
 	for name, c := range commands {
-		if strings.Contains(c.usage, " [-json]") {
+		if c.hasJSON() {
 			names = append(names, name)
 		}
 	}
@@ -524,6 +524,9 @@ type command struct {
 	raw      bool   // the words are passed unparsed (expect, echo)
 	run      func(m *Machine, a args) error
 }
+
+// hasJSON reports whether the command's usage offers -json.
+func (c command) hasJSON() bool { return strings.Contains(c.usage, " [-json]") }
 
 var commands map[string]command
 

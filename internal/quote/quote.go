@@ -81,11 +81,10 @@ func hex2(c byte) string {
 
 // Count returns n and noun, the noun with an s unless n is 1: "1 event", "2 events".
 func Count[N ~int | ~int32 | ~int64 | ~uint | ~uint16 | ~uint32 | ~uint64](n N, noun string) string {
-	d := strconv.FormatUint(uint64(n), 10)
 	if n < 0 {
-		d = strconv.FormatInt(int64(n), 10)
+		return strconv.FormatInt(int64(n), 10) + " " + noun + "s"
 	}
-	return d + " " + noun + S(n)
+	return strconv.FormatUint(uint64(n), 10) + " " + noun + S(n)
 }
 
 // S returns "s" unless n is 1, for a noun whose count a format writes apart from it.
