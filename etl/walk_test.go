@@ -104,7 +104,8 @@ func TestBufferClockNeedsAClockType(t *testing.T) {
 }
 
 // BenchmarkCountRecords counts the records of a full 64 KB buffer of 64-byte events, as
-// the counting sink does for every buffer the demo's logger hands on.
+// the counting sink does for every buffer the demo's logger hands on, here with the
+// buffer in this processor's cache.
 func BenchmarkCountRecords(b *testing.B) {
 	buf := make([]byte, 64<<10)
 	off := abi.BufferHeaderSize
