@@ -124,7 +124,8 @@ const endOfData = 0xFFFFFFFF
 // (KindUnknown for a marker no kind has), its header kind's size, the size of the items
 // the marker announces after a system, compact or perfinfo header (PMC counters, a PEBS
 // index), and where in the header the USHORT record size is. The framing rules of every
-// walk: frameRecord's, and CountRecords', which reads nothing else.
+// walk: frameRecord's, and CountRecords', which reads nothing else (its EVENT_HEADER fast
+// path is these rules for that kind, which TestCountRecordsMatchesFrameRecord holds it to).
 func frame(m uint32) (kind Kind, header, items, sizeAt int) {
 	flags, typ := byte(m>>24), byte(m>>16)
 	switch {
