@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,28 @@ func shellViews(t *testing.T, lesson string, n int) (strdump, guids, regs, files
 	return
 }
 
+// shellOutput runs a lesson's first n commands on a scenario machine, as `etwemu run`
+// does, and returns what the n-th printed.
+func shellOutput(t *testing.T, lesson string, n int) string {
+	t.Helper()
+	l, err := ParseLesson(lesson, mustRead(t, lesson+".scenario"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	m := scenario.New(&out)
+	defer m.Close()
+	for _, s := range l.Steps[:n] {
+		out.Reset()
+		if s.Command != "" {
+			if err := m.Exec(s.Command); err != nil {
+				t.Fatalf("%s: %v", s.Command, err)
+			}
+		}
+	}
+	return out.String()
+}
+
 // num formats a JSON number as the page draws it.
 func num(v any) string { return fmt.Sprint(int64(v.(float64))) }
 
@@ -285,6 +308,39 @@ func TestBrowserLesson01(t *testing.T) {
 			}
 			t.Logf("%d drawn values agree with the views' JSON", n)
 		})
+	}
+}
+
+// A command's output that holds a table keeps the table's columns: bufdump's line about
+// the buffers stays text that wraps, and its table is a block of its own (span.table,
+// drawn unwrapped with a scroll bar of its own) that holds exactly the table's lines. In
+// the steps panel the table, wider than the panel, wrapped into a column of fragments.
+// The screenshot shows the table as the page draws it.
+func TestBrowserTablesKeepTheirColumns(t *testing.T) {
+	bin, srv, dir := lessonServer(t)
+	const lesson = "01-first-session"
+	l, err := ParseLesson(lesson, mustRead(t, lesson+".scenario"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := slices.IndexFunc(l.Steps, func(s Step) bool { return s.Command == "bufdump lesson" }) + 1
+	if step == 0 {
+		t.Fatal("lesson 01 has no step bufdump lesson")
+	}
+	dom := browse(t, bin, fmt.Sprintf("%s/#lesson=%s&play=%d", srv.URL, lesson, step), filepath.Join(dir, "lesson01-bufdump.png"))
+	if !strings.Contains(dom, fmt.Sprintf(`data-step="%d"`, step)) {
+		t.Fatalf("the page did not reach step %d:\n%.2000s", step, dom)
+	}
+	// What bufdump prints at that step: its first line, then the table.
+	views := shellOutput(t, lesson, step)
+	head, table, ok := strings.Cut(strings.TrimSuffix(views, "\n"), "\n")
+	if !ok || !strings.HasPrefix(table, "Buffer  Processor") {
+		t.Fatalf("bufdump's output is not a line and a table:\n%s", views)
+	}
+	text := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace // as the DOM's text is serialised
+	want := `<pre class="out">` + text(head) + `<span class="table">` + text(table) + `</span></pre>`
+	if !strings.Contains(dom, want) {
+		t.Fatalf("the output is not drawn as its line and a table block %q:\n%.4000s", want, dom)
 	}
 }
 

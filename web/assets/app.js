@@ -307,6 +307,27 @@ function drawDT() {
 
 // ---- the steps ----
 
+// outputBlocks splits a command's output into what wraps and what must not: a table's
+// lines (columns aligned by runs of two or more spaces, as the text views print them)
+// go in a block of their own that keeps its lines whole and scrolls sideways, so that
+// a table wider than the steps panel keeps its columns; the other lines wrap.
+function outputBlocks(text) {
+  const blocks = [];
+  let lines = [], table = false;
+  const flush = () => {
+    if (lines.length) blocks.push(table ? el("span", { class: "table" }, lines.join("\n")) : lines.join("\n"));
+    lines = [];
+  };
+  for (const line of text.split("\n")) {
+    const t = line === "" ? table : /\S {2,}\S/.test(line); // a blank line stays with its block
+    if (t !== table) flush();
+    table = t;
+    lines.push(line);
+  }
+  flush();
+  return blocks;
+}
+
 function drawStory(f) {
   const now = document.getElementById("now");
   now.replaceChildren();
@@ -316,7 +337,7 @@ function drawStory(f) {
   } else {
     for (const para of paragraphs(last.comment)) now.append(el("p", { class: "comment" }, para));
     if (last.command) now.append(el("code", { class: "cmd" }, shown(last.command, 200)));
-    if (last.output) now.append(el("pre", { class: "out" + (last.output.startsWith("TAMPERED") ? " tampered" : "") }, last.output.replace(/\n$/, "")));
+    if (last.output) now.append(el("pre", { class: "out" + (last.output.startsWith("TAMPERED") ? " tampered" : "") }, outputBlocks(last.output.replace(/\n$/, ""))));
     if (last.error) now.append(el("pre", { class: "out err" }, "error: " + last.error));
   }
   const ol = document.getElementById("transcript");
