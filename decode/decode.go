@@ -130,9 +130,11 @@ func (d *Decoder) Buffer(b *etl.Buffer, n int, fn func(*Event) error) error {
 func (d *Decoder) Decode(b *etl.Buffer, r etl.Record, e *Event) {
 	buf := e.Buffer
 	*e = Event{Record: r, Buffer: buf, Sequence: b.Header.SequenceNumber, Processor: b.Header.ProcessorIndex(), LoggerID: b.Header.LoggerID}
-	if c, ok := b.Clock(); ok {
+	switch c, ok := b.Clock(); {
+	case r.Kind == etl.KindUnknown: // no timestamp was read: no time
+	case ok:
 		e.Time, _ = c.Time(r.TimeStamp)
-	} else {
+	default:
 		e.Time, _ = d.Clock.Time(r.TimeStamp)
 	}
 	switch r.Kind {

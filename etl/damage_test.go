@@ -403,12 +403,13 @@ func TestExpansionBudget(t *testing.T) {
 			}
 			return nil
 		})
+		// Each bomb read is also a damaged buffer: its zeros frame no record.
+		d := damage(t, err)
 		if floor == 0 {
-			d := damage(t, err)
-			if !d.Stopped || !errors.Is(err, errBudget) || read < 3 || read >= 100 {
+			if !d.Stopped || !errors.Is(d.Stop, errBudget) || read < 3 || read >= 100 || d.Lost != read {
 				t.Errorf("no floor: %d bombs read; damage %+v: %v", read, d, err)
 			}
-		} else if err != nil || read != len(bombs) {
+		} else if d.Stopped || read != len(bombs) || d.Lost != read {
 			t.Errorf("a floor of %d bytes: %d bombs of %d read: %v", floor, read, len(bombs), err)
 		}
 	}

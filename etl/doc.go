@@ -13,7 +13,8 @@
 // it knows (EVENT_HEADER with extended items, system, compact, perfinfo, classic,
 // instance, message), decompresses compressed buffers, reports unknown kinds as records
 // of KindUnknown, and names the file offset of whatever it cannot read. Damage costs what
-// it touches: a bad record its buffer, a buffer that does not decompress itself; a cut or
+// it touches: a bad record its buffer (a record of a kind it does not know too, for what
+// follows it cannot be framed), a buffer that does not decompress itself; a cut or
 // damaged file gives everything before the damage and then a *DamageError (the file, the
 // offset, "holds N of M buffers" where the header is finalized; ERROR_FILE_CORRUPT). Work
 // is bounded by the file's size: a compressed buffer decompresses to at most the file's

@@ -51,9 +51,10 @@ func (b *Buffer) EventRecords() uint64 {
 
 // Records walks the buffer's records in order and calls fn for each. It stops without
 // error at an end-of-data fill; at a marker it does not know it calls fn once with a
-// KindUnknown record and stops. A size that runs past the data is an error naming the
-// file offset; the records before it were delivered, and the reader that read the buffer
-// counts it as damaged (see DamageError). fn's error is returned as it is.
+// KindUnknown record and stops with an error naming the offsets, for the rest of the
+// buffer cannot be framed. A size that runs past the data is an error naming the file
+// offset too; in both cases the records before it were delivered, and the reader that
+// read the buffer counts it as damaged (see DamageError). fn's error is returned as it is.
 func (b *Buffer) Records(fn func(Record) error) error {
 	it := b.Iter()
 	for r, ok := it.Next(); ok; r, ok = it.Next() {
@@ -92,10 +93,15 @@ func (it *RecordIter) Next() (Record, bool) {
 		return it.end(&RecordError{FileOffset: b.FileOffset, Err: err})
 	}
 	if !more {
-		it.end(nil)
-		if r.Kind == KindUnknown && r.Marker != 0xFFFFFFFF {
+		if r.Kind == KindUnknown && r.Marker != endOfData {
+			// A kind the reader does not know: its size is not known either, so the
+			// walk cannot go past it, and the rest of the buffer is not read. The record
+			// is delivered, and the buffer counted as damaged, as for a bad record.
+			it.end(&RecordError{FileOffset: b.FileOffset, Err: fmt.Errorf("offset %#x: unknown record marker %#08x: the %d bytes from there to the end of data are not read",
+				it.off, r.Marker, len(b.Data)-it.off)})
 			return r, true
 		}
+		it.end(nil)
 		return Record{}, false
 	}
 	it.off += abi.Align(r.Size)

@@ -15,7 +15,7 @@ type Kind uint8
 // Record kinds the reader tells apart (phnt TRACE_HEADER_TYPE_*; the 0x90 marker is
 // MESSAGE).
 const (
-	KindUnknown     Kind = iota // a marker the reader does not know; the buffer's walk ends there
+	KindUnknown     Kind = iota // a marker the reader does not know; the buffer's walk ends there, damaged
 	KindEventHeader             // EVENT_HEADER (manifest and TraceLogging events)
 	KindSystem                  // SYSTEM_TRACE_HEADER (kernel events, the log-file header)
 	KindCompact                 // the compact system header

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
@@ -15,8 +16,9 @@ const seedBuf = 1024
 
 // kindsBuffer is a sealed buffer of seedBuf bytes holding one record of every header kind
 // the reader knows (an EVENT_HEADER with extended items, system with PMC counters,
-// compact, perfinfo, classic, instance, message, error), then an unknown marker.
-func kindsBuffer(seq int64, proc uint8) []byte {
+// compact, perfinfo, classic, instance, message, error), then, with unknown, a record of
+// a kind it does not know, which ends its walk (the buffer is damaged).
+func kindsBuffer(seq int64, proc uint8, unknown bool) []byte {
 	b := make([]byte, seedBuf)
 	le := binary.LittleEndian
 	off := abi.BufferHeaderSize
@@ -65,8 +67,10 @@ func kindsBuffer(seq int64, proc uint8) []byte {
 		}
 		put(r)
 	}
-	le.PutUint32(b[off:], 0x77AB0010) // an unknown marker ends the walk
-	off += 16
+	if unknown {
+		le.PutUint32(b[off:], 0x77AB0010) // an unknown marker ends the walk
+		off += 16
+	}
 	for i := off; i < len(b); i++ {
 		b[i] = 0xFF
 	}
@@ -89,13 +93,15 @@ func seedFiles(tb testing.TB) map[string][]byte {
 		maxKB    uint32
 		compress bool
 		v        winver.Version
+		unknown  bool // the third buffer ends in a record of a kind the reader does not know
 	}{
-		{"sequential", modeSequential, 0, false, winver.V2004},
-		{"sequential-6.1", modeSequential, 0, false, winver.V6_1},
-		{"compressed", modeSequential, 0, true, winver.V2004},
-		{"compressed-6.2", modeSequential, 0, true, winver.V6_2},
-		{"circular", modeCircular | modeKBytes, 4, false, winver.V2004},
-		{"preallocated", modeSequential | modeKBytes | modePreallocate, 8, false, winver.V2004},
+		{"sequential", modeSequential, 0, false, winver.V2004, false},
+		{"sequential-6.1", modeSequential, 0, false, winver.V6_1, false},
+		{"compressed", modeSequential, 0, true, winver.V2004, false},
+		{"compressed-6.2", modeSequential, 0, true, winver.V6_2, false},
+		{"circular", modeCircular | modeKBytes, 4, false, winver.V2004, false},
+		{"preallocated", modeSequential | modeKBytes | modePreallocate, 8, false, winver.V2004, false},
+		{"unknown-kind", modeSequential, 0, false, winver.V2004, true},
 	} {
 		path := filepath.Join(dir, c.name+".etl")
 		w, err := Create(Options{Path: path, BufferSize: seedBuf, Info: testInfo(c.v, c.mode, c.maxKB), Compress: c.compress})
@@ -103,7 +109,7 @@ func seedFiles(tb testing.TB) map[string][]byte {
 			tb.Fatal(c.name, err)
 		}
 		for i := range 6 {
-			w.WriteBuffer(kindsBuffer(int64(i+1), uint8(i%2)))
+			w.WriteBuffer(kindsBuffer(int64(i+1), uint8(i%2), c.unknown && i == 2))
 		}
 		w.Flush()
 		w.Close(Counters{EndTime: 133_000_000_100_000_000})
@@ -131,12 +137,19 @@ func TestSeedFiles(t *testing.T) {
 		}
 		kinds := map[Kind]int{}
 		err = rd.Walk(func(_ *Buffer, r Record) error { kinds[r.Kind]++; return nil })
-		damaged := name == "cut-at-buffer" || name == "cut-mid-buffer" || name == "bad-record" || name == "compressed-cut"
+		damaged := name == "cut-at-buffer" || name == "cut-mid-buffer" || name == "bad-record" || name == "compressed-cut" || name == "unknown-kind"
 		if (err != nil) != damaged {
 			t.Errorf("%s: %v", name, err)
 		}
-		if len(kinds) != 9 {
-			t.Errorf("%s: kinds %v, want all nine", name, kinds)
+		want := 8 // every kind the reader knows
+		if name == "unknown-kind" {
+			want = 9
+			if d := damage(t, err); d.Stopped || d.Lost != 1 || !strings.Contains(err.Error(), "file offset 0xc00: offset 0x1c0: unknown record marker 0x77ab0010: the 16 bytes") {
+				t.Errorf("%s: the buffer with the unknown record is not the one damaged buffer: %+v: %v", name, d, err)
+			}
+		}
+		if len(kinds) != want {
+			t.Errorf("%s: kinds %v, want %d", name, kinds, want)
 		}
 		if len(b) > 16<<10 {
 			t.Errorf("%s: %d bytes", name, len(b))

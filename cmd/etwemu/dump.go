@@ -35,7 +35,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	summary := fs.Bool("summary", false, "instead of the records, one row per provider (or kernel hook) and event id: count, bytes, first and last time, as tracerpt -summary")
 	buffers := fs.Bool("buffers", false, "instead of the records, one row per buffer: its WMI_BUFFER_HEADER as stored (offsets, sequence, processor, flags, type) and its record count")
 	order := fs.String("sort", "file", "record order: file (buffer by buffer, as stored) or time (the processors' buffer streams merged by timestamp, holding one buffer per processor and an index of 16 bytes a buffer; for files of at most 2,097,152 buffers, 128 GB of 64 KB buffers)")
-	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\nFlags come before the file.\n\nA damaged file (cut short, a bad record, a buffer that does not decompress)\nprints everything that could be read, then the damage on stderr, and exits 1:\na bad record costs the rest of its buffer, not the file. Work is bounded by the\nfile's size: compressed buffers expand to at most the file's BufferSize each and,\nin all, to 4 GB or 32 times their stored bytes, whichever is more.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
+	about := "Usage: etwemu dump [flags] FILE.etl\n\nPrints an ETL file's header and its records: files etwemu writes (any mode,\ncompressed too) and Windows files for the header kinds the reader knows.\nFlags come before the file.\n\nA damaged file (cut short, a bad record or one of a kind the reader does not\nknow, a buffer that does not decompress) prints everything that could be read,\nthen the damage on stderr, and exits 1: a bad record costs the rest of its\nbuffer, not the file. Work is bounded by the file's size: compressed buffers\nexpand to at most the file's BufferSize each and, in all, to 4 GB or 32 times\ntheir stored bytes, whichever is more.\n\n  etwemu dump -limit 10 FILE.etl     the header and the first ten records\n  etwemu dump -summary FILE.etl      events per provider and id\n  etwemu dump -buffers FILE.etl      every buffer's header, one row each\n  etwemu dump -json FILE.etl | jq .  one JSON object per line"
 	if code := parseFlags(fs, about, "FILE.etl", args, stdout, stderr); code >= 0 {
 		return code
 	}
@@ -617,7 +617,11 @@ func (s *summary) print(out io.Writer, asJSON bool, records, header int) error {
 		if r.ID >= 0 {
 			id = strconv.Itoa(r.ID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, r.who, id, r.Count, r.Bytes, timeText(r.First, r.FirstTS), timeText(r.Last, r.LastTS))
+		first, last := timeText(r.First, r.FirstTS), timeText(r.Last, r.LastTS)
+		if r.Kind == etl.KindUnknown {
+			first, last = "-", "-" // a record of a kind the reader does not know: no timestamp read
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t\n", r.Kind, r.who, id, r.Count, r.Bytes, first, last)
 		events += r.Count
 		bytes += r.Bytes
 	}

@@ -570,6 +570,18 @@ func TestDumpDamagedFile(t *testing.T) {
 		if code != 1 || !strings.Contains(msg, "file offset 0x3000") || !strings.Contains(msg, "1 damaged buffer(s) skipped") || n < all*3/4 {
 			t.Errorf("%v bad record: exit %d, %d of %d, %q", mode, code, n, all, msg)
 		}
+		// A marker no kind has (the helper's flipped bytes): the record is shown as of an
+		// unknown kind, and the rest of its buffer, which cannot be framed, is damage.
+		unknown := append([]byte{}, whole...)
+		copy(unknown[3*bs+72:], []byte{0xDE, 0xAD, 0xBE, 0xEF})
+		writeFile(t, badf, unknown)
+		code, msg, n = count(mode, badf)
+		if code != 1 || !strings.Contains(msg, "file offset 0x3000: offset 0x48: unknown record marker 0xefbeadde") || !strings.Contains(msg, "1 damaged buffer(s) skipped") || n < all*3/4 {
+			t.Errorf("%v unknown marker: exit %d, %d of %d, %q", mode, code, n, all, msg)
+		}
+		if len(mode) > 0 && mode[0] == "-summary" && !regexp.MustCompile(`\n\s+unknown\s+-\s+1\s+0\s+-\s+-\n`).MatchString(out.String()) {
+			t.Errorf("dump -summary: the unknown record's row is not one record of no time:\n%s", out.String())
+		}
 		// A bad record in the header buffer costs the rest of the header buffer only.
 		writeFile(t, badf, badHeader)
 		code, msg, n = count(mode, badf)
