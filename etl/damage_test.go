@@ -96,6 +96,30 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 	}
 }
 
+// A BufferSize in an uncompressed buffer's header that is not the file's costs that
+// buffer: every buffer stored uncompressed has the file's size, so the reading goes on one
+// BufferSize later. (A size of 0 or one past the reader's bound ended the reading there,
+// and a size of two buffers swallowed the next buffer, unsaid.)
+func TestBadBufferSizeCostsItsBuffer(t *testing.T) {
+	good := fileOf(t, false, buffers(6))
+	for _, size := range []uint32{0, abi.BufferHeaderSize, testBuf - 8, testBuf + 8, 2 * testBuf, maxBufferSize + 1, 0xFFFFFFFF} {
+		bad := patch(good, 3*testBuf, size) // WMI_BUFFER_HEADER's first field: BufferSize
+		ids, err := walkAll(t, bad)
+		if want := append(idsOf(0, 2), idsOf(3, 3)...); !slicesEqual(ids, want) {
+			t.Errorf("BufferSize %#x: read ids %v, want %v (buffer 3 of 6 lost, the rest read)", size, ids, want)
+		}
+		d := damage(t, err)
+		if d.Lost != 1 || d.Stopped || d.Buffers != 7 || !strings.Contains(err.Error(), fmt.Sprintf("offset 0x3000: BufferSize %#x in a file of 0x1000-byte buffers", size)) {
+			t.Errorf("BufferSize %#x: damage %+v: %v", size, d, err)
+		}
+	}
+	// The last buffer's: the reading goes on to the file's end, which is there.
+	bad := patch(good, 6*testBuf, 2*testBuf)
+	if ids, err := walkAll(t, bad); len(ids) != 15 || damage(t, err).Lost != 1 {
+		t.Errorf("the last buffer's BufferSize: %d ids, %v", len(ids), err)
+	}
+}
+
 // A buffer of zeros inside a file costs that buffer, plain or compressed: the reading
 // goes on after it and reports it; zeros that run to the end of the file are space never
 // written, the file's end; zeros followed by bytes that are no buffer stop the reading
