@@ -129,6 +129,11 @@ func TestBadInputs(t *testing.T) {
 			t.Errorf("etwemu %s: exit %d, first line %q; want exit %d and %q", shown, code, first, c.code, c.want)
 		}
 	}
+	// modes with no subcommand prints its usage and then says what is missing.
+	var modesOut, modesErr bytes.Buffer
+	if code := run([]string{"modes"}, &modesOut, &modesErr); code != 2 || !strings.HasSuffix(modesErr.String(), "\netwemu modes: name a subcommand, check or table\n") {
+		t.Errorf("etwemu modes: exit %d, stderr ends %q", code, modesErr.String()[max(0, modesErr.Len()-80):])
+	}
 	// Refused before anything is created: no log file is left behind.
 	if code := run([]string{"demo", "-version", "5.1", "-logfile", demoFile}, &out, &errb); code != 2 {
 		t.Fatalf("demo -version 5.1 -logfile: exit %d", code)

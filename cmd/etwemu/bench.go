@@ -20,7 +20,7 @@ import (
 
 func runBench(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark")
+	benchtime := fs.Duration("benchtime", 300*time.Millisecond, "time per benchmark (1ms to 10m)")
 	full := fs.Bool("full", false, fmt.Sprintf("run the whole suite of bench/ (%d benchmarks) instead of the short one (%d)", len(benchsuite.Full()), len(benchsuite.Short())))
 	sweep := fs.Bool("sweep", false, "instead of the suite, the processor sweep: events/s of the emulator, the floor, the floor with recycled buffers and the mutex with 1 to -max-writers writer goroutines, and in every round the machine probe (ALU work alone), whose spread shows whether the machine held still")
 	maxWriters := fs.Int("max-writers", runtime.NumCPU(), "with -sweep: the most writer goroutines (1 to 256); every count from 1 up is measured")

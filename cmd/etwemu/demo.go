@@ -104,7 +104,7 @@ var demoProviders = []demoProvider{
 func runDemo(args []string, stdout, stderr io.Writer) int {
 	cfg := demoConfig{version: winver.Default}
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "how long the writers run")
+	fs.DurationVar(&cfg.duration, "duration", 3*time.Second, "how long the writers run (1ms to 24h)")
 	fs.Int64Var(&cfg.events, "events", 0, fmt.Sprintf("stop once this many events were written in all, 0 to %d (0: run for -duration); filtered and lost events do not count, so a -logfile holds this many unless the file lost buffers", maxDemoEvents))
 	fs.IntVar(&cfg.payload, "payload", 64, fmt.Sprintf("payload bytes per event (0 to %d)", maxPayload))
 	fs.UintVar(&cfg.bufferKB, "buffer-kb", 64, fmt.Sprintf("session BufferSize in KB (0: the default; 1 to %d, which StartTrace clamps to the version's range)", maxBufferKB))

@@ -85,6 +85,7 @@ func modesHelp(w io.Writer) {
 func runModes(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		modesHelp(stderr)
+		fmt.Fprintln(stderr, "\netwemu modes: name a subcommand, check or table")
 		return 2
 	}
 	switch args[0] {
