@@ -115,24 +115,8 @@ func drawn(dom string) map[string]string {
 // and returns the JSON its views print.
 func shellViews(t *testing.T, lesson string, n int) (strdump, guids, regs, files []map[string]any, bufdump map[string][]map[string]any) {
 	t.Helper()
-	src, err := examples.Lessons.ReadFile(lesson + ".scenario")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := ParseLesson(lesson, string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out bytes.Buffer
-	m := scenario.New(&out)
-	defer m.Close()
-	for _, s := range l.Steps[:n] {
-		if s.Command != "" {
-			if err := m.Exec(s.Command); err != nil {
-				t.Fatalf("%s: %v", s.Command, err)
-			}
-		}
-	}
+	m := shellMachine(t, lesson, n, &out)
 	get := func(cmd string, v any) {
 		out.Reset()
 		if err := m.Exec(cmd); err != nil {
@@ -160,13 +144,22 @@ func shellViews(t *testing.T, lesson string, n int) (strdump, guids, regs, files
 // does, and returns what the n-th printed.
 func shellOutput(t *testing.T, lesson string, n int) string {
 	t.Helper()
+	var out bytes.Buffer
+	shellMachine(t, lesson, n, &out)
+	return out.String()
+}
+
+// shellMachine runs a lesson's first n commands on a scenario machine that prints to out,
+// which it clears before each command, and returns the machine, closed when the test
+// ends: out holds what the n-th command printed.
+func shellMachine(t *testing.T, lesson string, n int, out *bytes.Buffer) *scenario.Machine {
+	t.Helper()
 	l, err := ParseLesson(lesson, mustRead(t, lesson+".scenario"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	m := scenario.New(&out)
-	defer m.Close()
+	m := scenario.New(out)
+	t.Cleanup(m.Close)
 	for _, s := range l.Steps[:n] {
 		out.Reset()
 		if s.Command != "" {
@@ -175,7 +168,7 @@ func shellOutput(t *testing.T, lesson string, n int) string {
 			}
 		}
 	}
-	return out.String()
+	return m
 }
 
 // num formats a JSON number as the page draws it.
