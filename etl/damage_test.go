@@ -96,13 +96,15 @@ func TestBadRecordCostsItsBuffer(t *testing.T) {
 	}
 }
 
-// A BufferSize in an uncompressed buffer's header that is not the file's costs that
-// buffer: every buffer stored uncompressed has the file's size, so the reading goes on one
-// BufferSize later. (A size of 0 or one past the reader's bound ended the reading there,
-// and a size of two buffers swallowed the next buffer, unsaid.)
+// A BufferSize in an uncompressed buffer's header that no buffer of the file can have
+// (below a header, above the file's) costs that buffer: every buffer stored uncompressed
+// has the file's size, so the reading goes on one BufferSize later. (A size of 0 or one
+// past the reader's bound ended the reading there, and a size of two buffers swallowed
+// the next buffer, unsaid.) In a compressed file, a buffer whose compressed flag is the
+// damage is read by its own stored size, costs itself, and the reading goes on after it.
 func TestBadBufferSizeCostsItsBuffer(t *testing.T) {
 	good := fileOf(t, false, buffers(6))
-	for _, size := range []uint32{0, abi.BufferHeaderSize, testBuf - 8, testBuf + 8, 2 * testBuf, maxBufferSize + 1, 0xFFFFFFFF} {
+	for _, size := range []uint32{0, abi.BufferHeaderSize - 8, testBuf + 8, 2 * testBuf, maxBufferSize + 1, 0xFFFFFFFF} {
 		bad := patch(good, 3*testBuf, size) // WMI_BUFFER_HEADER's first field: BufferSize
 		ids, err := walkAll(t, bad)
 		if want := append(idsOf(0, 2), idsOf(3, 3)...); !slicesEqual(ids, want) {
@@ -117,6 +119,24 @@ func TestBadBufferSizeCostsItsBuffer(t *testing.T) {
 	bad := patch(good, 6*testBuf, 2*testBuf)
 	if ids, err := walkAll(t, bad); len(ids) != 15 || damage(t, err).Lost != 1 {
 		t.Errorf("the last buffer's BufferSize: %d ids, %v", len(ids), err)
+	}
+
+	comp := fileOf(t, true, buffers(30)) // long enough that a BufferSize from buffer 2 ends inside the file
+	rd, _ := NewReader(bytes.NewReader(comp), int64(len(comp)))
+	var offs []int64 // the header buffer's offset, then each data buffer's
+	for b, err := rd.Next(); err == nil; b, err = rd.Next() {
+		offs = append(offs, b.FileOffset)
+	}
+	flagless := append([]byte{}, comp...)
+	h, _ := abi.DecodeBufferHeader(flagless[offs[3]:])
+	h.BufferFlag &^= abi.BufferFlagCompressed
+	h.Encode(flagless[offs[3]:]) // data buffer 2, its stored size kept
+	ids, err := walkAll(t, flagless)
+	if want := append(idsOf(0, 2), idsOf(3, 27)...); !slicesEqual(ids, want) {
+		t.Errorf("a compressed buffer without its flag: read ids %v, want %v", ids, want)
+	}
+	if d := damage(t, err); d.Lost != 1 || d.Stopped {
+		t.Errorf("a compressed buffer without its flag: damage %+v: %v", d, err)
 	}
 }
 

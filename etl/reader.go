@@ -162,9 +162,9 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // Damage costs what it touches, not the file: a bad record costs the rest of its buffer,
 // and a compressed buffer that does not decompress costs that buffer; the reader goes on
 // at the next buffer, whose framing (BufferSize) is intact. An uncompressed buffer whose
-// header gives another BufferSize than the file's costs that buffer too: every buffer
-// stored uncompressed has the file's size, so the next one starts one BufferSize on. Buffers zeroed inside the
-// file cost themselves too, when a buffer follows them. A buffer whose framing is
+// header gives a BufferSize no buffer of the file can have costs that buffer too: every
+// buffer stored uncompressed has the file's size, so the next one starts one BufferSize
+// on. Buffers zeroed inside the file cost themselves too, when a buffer follows them. A buffer whose framing is
 // broken, or a file that ends inside a buffer, ends the reading there. Next and Walk
 // deliver everything they read and then, in place of io.EOF, a *DamageError that says
 // what was lost; so does a file whose finalized header counts buffers that are not there.
@@ -579,12 +579,15 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 		return nil, errZeros // preallocated space never written, or a buffer zeroed
 	}
 	b := &Buffer{FileOffset: off, Header: h, Compressed: h.BufferFlag&abi.BufferFlagCompressed != 0, Stored: int(h.BufferSize), rd: rd}
-	// Every buffer a file stores uncompressed has the file's BufferSize (a compressed one
-	// is stored in fewer bytes): another size in such a header is damage to that buffer,
-	// and the file goes on one BufferSize later, where the next buffer starts. Trusted,
-	// a size of 0 ended the reading there, and a larger one swallowed the buffers after it.
+	// Every buffer a file stores uncompressed has the file's BufferSize, and none is
+	// stored in more: a size in such a header that no buffer of the file can have (below
+	// a header, above the file's, past the file's end) is damage to that buffer, and the
+	// file goes on one BufferSize later, where the next buffer starts. Trusted, a size of
+	// 0 ended the reading there, and a larger one swallowed the buffers after it. A
+	// smaller size is read as it says: it is a compressed buffer's stored size, should
+	// that buffer's flag be the damage.
 	if fs := rd.header.BufferSize; off > 0 && !b.Compressed && fs >= abi.BufferHeaderSize && fs <= maxBufferSize &&
-		h.BufferSize != fs && int64(fs) <= rd.size-off {
+		(h.BufferSize < abi.BufferHeaderSize || h.BufferSize > fs || int64(h.BufferSize) > rd.size-off) && int64(fs) <= rd.size-off {
 		return nil, contentError{err: fmt.Errorf("etl: offset %#x: BufferSize %#x in a file of %#x-byte buffers", off, h.BufferSize, fs), stored: int(fs)}
 	}
 	if h.BufferSize < abi.BufferHeaderSize || h.BufferSize > maxBufferSize {
