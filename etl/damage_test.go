@@ -111,7 +111,7 @@ func TestBadBufferSizeCostsItsBuffer(t *testing.T) {
 			t.Errorf("BufferSize %#x: read ids %v, want %v (buffer 3 of 6 lost, the rest read)", size, ids, want)
 		}
 		d := damage(t, err)
-		if d.Lost != 1 || d.Stopped || d.Buffers != 7 || !strings.Contains(err.Error(), fmt.Sprintf("offset 0x3000: BufferSize %#x in a file of 0x1000-byte buffers", size)) {
+		if d.Lost != 1 || d.Stopped || d.Buffers != 7 || !strings.Contains(err.Error(), fmt.Sprintf("offset 0x3000: BufferSize %#x ", size)) {
 			t.Errorf("BufferSize %#x: damage %+v: %v", size, d, err)
 		}
 	}

@@ -164,8 +164,9 @@ func (e *RecordError) Unwrap() error { return e.Err }
 // at the next buffer, whose framing (BufferSize) is intact. An uncompressed buffer whose
 // header gives a BufferSize no buffer of the file can have costs that buffer too: every
 // buffer stored uncompressed has the file's size, so the next one starts one BufferSize
-// on. Buffers zeroed inside the file cost themselves too, when a buffer follows them. A buffer whose framing is
-// broken, or a file that ends inside a buffer, ends the reading there. Next and Walk
+// on. Buffers zeroed inside the file cost themselves too, when a buffer follows them. A
+// buffer whose framing is broken otherwise, or a file that ends inside a buffer, ends
+// the reading there. Next and Walk
 // deliver everything they read and then, in place of io.EOF, a *DamageError that says
 // what was lost; so does a file whose finalized header counts buffers that are not there.
 //
@@ -287,8 +288,8 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 		return nil, headerDamage(fmt.Errorf("etl: offset %#x: %w", abi.BufferHeaderSize+SystemHeaderSize, err))
 	}
 	rd.header, rd.first, rd.off, rd.held = h, b, int64(b.Stored), 1
-	if h.BufferSize >= abi.BufferHeaderSize && h.BufferSize < maxBufferSize {
-		rd.limit = int(h.BufferSize)
+	if s := rd.stride(); s > 0 {
+		rd.limit = s
 	}
 	b.rd = rd
 	return rd, nil
@@ -563,6 +564,31 @@ type contentError struct {
 func (c contentError) Error() string { return c.err.Error() }
 func (c contentError) Unwrap() error { return c.err }
 
+// framing refuses a buffer header at off whose BufferSize the reader cannot walk by:
+// outside the sizes it believes, for a buffer stored uncompressed larger than the file's
+// BufferSize, or past the file's end.
+func (rd *Reader) framing(off int64, h abi.BufferHeader) error {
+	if h.BufferSize < abi.BufferHeaderSize || h.BufferSize > maxBufferSize {
+		return fmt.Errorf("etl: offset %#x: BufferSize %#x outside [%#x, %#x]", off, h.BufferSize, abi.BufferHeaderSize, maxBufferSize)
+	}
+	if s := rd.stride(); s > 0 && h.BufferFlag&abi.BufferFlagCompressed == 0 && int(h.BufferSize) > s {
+		return fmt.Errorf("etl: offset %#x: BufferSize %#x in a file of %#x-byte buffers", off, h.BufferSize, s)
+	}
+	if int64(h.BufferSize) > rd.size-off {
+		return fmt.Errorf("etl: offset %#x: buffer of %#x bytes runs past the end of the file (%#x bytes left)", off, h.BufferSize, rd.size-off)
+	}
+	return nil
+}
+
+// stride is the file's BufferSize, every uncompressed buffer's size, or 0 while the
+// header buffer is read or where its header gives a size the reader does not believe.
+func (rd *Reader) stride() int {
+	if bs := rd.header.BufferSize; bs >= abi.BufferHeaderSize && bs <= maxBufferSize {
+		return int(bs)
+	}
+	return 0
+}
+
 // read reads the buffer at off with its content.
 func (rd *Reader) read(off int64) (*Buffer, error) { return rd.readBuf(off, true) }
 
@@ -579,22 +605,17 @@ func (rd *Reader) readBuf(off int64, content bool) (*Buffer, error) {
 		return nil, errZeros // preallocated space never written, or a buffer zeroed
 	}
 	b := &Buffer{FileOffset: off, Header: h, Compressed: h.BufferFlag&abi.BufferFlagCompressed != 0, Stored: int(h.BufferSize), rd: rd}
-	// Every buffer a file stores uncompressed has the file's BufferSize, and none is
-	// stored in more: a size in such a header that no buffer of the file can have (below
-	// a header, above the file's, past the file's end) is damage to that buffer, and the
-	// file goes on one BufferSize later, where the next buffer starts. Trusted, a size of
-	// 0 ended the reading there, and a larger one swallowed the buffers after it. A
-	// smaller size is read as it says: it is a compressed buffer's stored size, should
-	// that buffer's flag be the damage.
-	if fs := rd.header.BufferSize; off > 0 && !b.Compressed && fs >= abi.BufferHeaderSize && fs <= maxBufferSize &&
-		(h.BufferSize < abi.BufferHeaderSize || h.BufferSize > fs || int64(h.BufferSize) > rd.size-off) && int64(fs) <= rd.size-off {
-		return nil, contentError{err: fmt.Errorf("etl: offset %#x: BufferSize %#x in a file of %#x-byte buffers", off, h.BufferSize, fs), stored: int(fs)}
-	}
-	if h.BufferSize < abi.BufferHeaderSize || h.BufferSize > maxBufferSize {
-		return nil, fmt.Errorf("etl: offset %#x: BufferSize %#x outside [%#x, %#x]", off, h.BufferSize, abi.BufferHeaderSize, maxBufferSize)
-	}
-	if int64(h.BufferSize) > rd.size-off {
-		return nil, fmt.Errorf("etl: offset %#x: buffer of %#x bytes runs past the end of the file (%#x bytes left)", off, h.BufferSize, rd.size-off)
+	if err := rd.framing(off, h); err != nil {
+		// Every buffer a file stores uncompressed has the file's BufferSize, so where an
+		// uncompressed buffer's size cannot be right, the next buffer starts one
+		// BufferSize on: the damage costs this buffer, not the rest of the file (a size of
+		// 0 ended the reading there, and a larger one swallowed the buffers after it). A
+		// smaller size is read as it says: it is a compressed buffer's stored size, should
+		// that buffer's flag be the damage.
+		if s := rd.stride(); s > 0 && !b.Compressed && int64(s) <= rd.size-off {
+			return nil, contentError{err: err, stored: s}
+		}
+		return nil, err
 	}
 	if !content {
 		return b, nil
