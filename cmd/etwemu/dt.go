@@ -398,11 +398,17 @@ type dtChange struct {
 }
 
 // dtDiff lists the members that moved, appeared, vanished or changed type between two
-// versions.
+// versions. The text names types as dt's view does (Uint2B); the JSON, as every JSON view
+// of the catalogue, in C (USHORT).
 func dtDiff(stdout io.Writer, s *layout.Struct, v1, v2 winver.Version, a layout.Arch, asJSON bool) int {
 	w1, w2 := s.At(v1, a), s.At(v2, a)
 	var cs []dtChange
-	at := func(m layout.Member) string { return fmt.Sprintf("+%#x %s", m.Off[a], m.Type) }
+	at := func(m layout.Member) string {
+		if asJSON {
+			return fmt.Sprintf("+%#x %s", m.Off[a], m.Type)
+		}
+		return fmt.Sprintf("+%#x %s", m.Off[a], dtType(m.Type, a))
+	}
 	for _, m := range w1.Members {
 		n, ok := w2.Member(m.Name)
 		switch {
