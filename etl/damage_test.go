@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -456,6 +457,52 @@ func TestExpansionBudget(t *testing.T) {
 		} else if d.Stopped || read != len(bombs) || d.Lost != read {
 			t.Errorf("a floor of %d bytes: %d bombs of %d read: %v", floor, read, len(bombs), err)
 		}
+	}
+}
+
+// A merge reads the buffers NextHeader found out of file order, so when ReadBuffer meets
+// the bound the report counts the buffers whose content was read, not every buffer the
+// index found: "N of the M buffers found read".
+func TestReadBufferStopCountsWhatItRead(t *testing.T) {
+	var bombs [][]byte
+	for i := range 200 {
+		bombs = append(bombs, bomb(t, int64(10+i), testBuf-abi.BufferHeaderSize, true))
+	}
+	file := insertAfter(t, fileOf(t, true, buffers(1)), 2, bombs...)
+	rd, err := NewReader(bytes.NewReader(file), int64(len(file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd.floor = 0
+	var offs []int64
+	for {
+		b, err := rd.NextHeader()
+		if err != nil {
+			if err != io.EOF {
+				t.Fatalf("index: %v", err)
+			}
+			break
+		}
+		offs = append(offs, b.FileOffset)
+	}
+	if len(offs) != 1+1+len(bombs) { // the header buffer, one data buffer and the bombs
+		t.Fatalf("%d buffers indexed", len(offs))
+	}
+	slices.Reverse(offs) // as a merge may: not in file order
+	opened := 1          // the header buffer
+	for _, off := range offs {
+		if rd.Stopped() {
+			break
+		}
+		if _, err := rd.ReadBuffer(off); err == nil || !rd.Stopped() {
+			opened++
+		}
+	}
+	d := damage(t, rd.Err())
+	want := fmt.Sprintf("; %d of the %d buffers found read", opened, len(offs))
+	if !d.Stopped || !errors.Is(d.Stop, errBudget) || d.Opened != opened || d.Buffers != len(offs) || opened >= len(offs)/2 ||
+		!strings.Contains(d.Error(), want) {
+		t.Errorf("damage %+v, want %d opened: %v", d, opened, d)
 	}
 }
 

@@ -186,6 +186,7 @@ type Reader struct {
 	first  *Buffer
 	served bool
 	held   int // buffers whose framing the reader read, the header buffer included
+	opened int // buffers whose content ReadBuffer read or found damaged
 
 	limit    int   // the most one compressed buffer may decompress to, its header included
 	floor    int64 // the bytes all compressed buffers may decompress to whatever they take: expansionFloor
@@ -355,6 +356,7 @@ func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
 	b, err := rd.readBuf(off, true)
 	var c contentError
 	if errors.As(err, &c) {
+		rd.opened++
 		rd.damaged(off, c.err)
 		return nil, c.err
 	}
@@ -365,8 +367,10 @@ func (rd *Reader) ReadBuffer(off int64) (*Buffer, error) {
 		rd.stop(off, err)
 		rd.halted = true
 		rd.missing()
+		rd.damage.Opened = rd.opened + 1 // and the header buffer
 		return nil, rd.damage
 	}
+	rd.opened++
 	return b, nil
 }
 
@@ -693,7 +697,11 @@ type DamageError struct {
 	// counts the file's buffers (not a circular one), else 0.
 	Buffers int
 	Written uint32
-	Lost    int // buffers skipped or cut short (bad records, bad compressed data), the reading going on after them
+	// Opened is, where ReadBuffer stopped the reading, the buffers whose content was read
+	// by then (or found damaged), the header buffer included: a merge reads the buffers
+	// NextHeader found out of file order, so Buffers counts them all. Else 0.
+	Opened int
+	Lost   int // buffers skipped or cut short (bad records, bad compressed data), the reading going on after them
 	// Stopped: the reading ended at StopOffset, for Stop (a file that ends inside a
 	// buffer, a buffer whose framing is broken, the reader's bound); nothing after it
 	// was read.
@@ -714,9 +722,12 @@ func (e *DamageError) Error() string {
 	if e.Stopped && e.Stop != e.Err {
 		fmt.Fprintf(&s, "; reading stopped at %v", e.Stop)
 	}
-	if e.Written != 0 && uint32(e.Buffers) <= e.Written {
+	switch {
+	case e.Opened > 0:
+		fmt.Fprintf(&s, "; %d of the %d buffers found read", e.Opened, e.Buffers)
+	case e.Written != 0 && uint32(e.Buffers) <= e.Written:
 		fmt.Fprintf(&s, "; the file holds %d of %d buffers", e.Buffers, e.Written)
-	} else {
+	default:
 		fmt.Fprintf(&s, "; %d buffers read", e.Buffers)
 	}
 	fmt.Fprintf(&s, " (%s)", winerr.ErrFileCorrupt)
