@@ -768,6 +768,15 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, notRegular(path, st)
 	}
+	if st.Size() == 0 {
+		// A pseudo-file (/proc's, /sys's) says it is empty and reads as text: the size an
+		// ETL file is framed by is not its own.
+		var b [1]byte
+		if n, _ := f.ReadAt(b[:], 0); n > 0 {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s: its size reads as 0 bytes but it holds some (a pseudo-file): an ETL file is read at its buffers' offsets; save its bytes to a file first", winerr.ErrInvalidParameter, path)
+		}
+	}
 	rd, err := NewReader(f, st.Size())
 	if err != nil {
 		f.Close()
