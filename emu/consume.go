@@ -13,7 +13,8 @@ import (
 // buffer it delivers, decoded (OpenTrace and ProcessTrace in one Go call): first the
 // buffers the session kept while no consumer was attached, then each buffer as the
 // logger flushes it, in order per processor. backlog bounds the buffers waiting for fn
-// (session.DefaultConsumerBacklog when 0); past it buffers are dropped and counted in
+// (session.DefaultConsumerBacklog when 0, at most session.MaxRealTimeBacklogBytes of
+// them); past it buffers are dropped and counted in
 // RealTimeBuffersLost. Consume returns nil when the session stops and fn has seen every
 // buffer delivered to it, ctx's error when ctx ends first, or fn's error.
 //

@@ -44,8 +44,9 @@ type Attachment struct {
 // Attach attaches a real-time consumer: it receives the buffers the session kept while no
 // consumer was attached, then every buffer the session delivers from now on, in flush
 // order (so in order per processor). backlog bounds the buffers waiting to be processed
-// (DefaultConsumerBacklog when 0); past it buffers are dropped for this consumer, counted
-// in its BuffersLost and in the session's RealTimeBuffersLost. Process reads them; Detach
+// (DefaultConsumerBacklog when 0, and never more than MaxRealTimeBacklogBytes of them, one
+// at least, as a session's own backlog); past it buffers are dropped for this consumer,
+// counted in its BuffersLost and in the session's RealTimeBuffersLost. Process reads them; Detach
 // ends delivery and lets Process finish what is queued; Close ends it at once.
 //
 // Errors: ERROR_INVALID_PARAMETER for a session without EVENT_TRACE_REAL_TIME_MODE;
@@ -57,6 +58,7 @@ func (l *Logger) Attach(backlog int) (*Attachment, error) {
 	if backlog <= 0 {
 		backlog = DefaultConsumerBacklog
 	}
+	backlog = min(backlog, max(1, MaxRealTimeBacklogBytes/int(l.bufSize))) // a queue of 1<<40 was made whole
 	c := &consumer{ch: make(chan []byte, backlog)}
 	rt := l.rt
 	rt.mu.Lock()

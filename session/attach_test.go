@@ -144,6 +144,27 @@ func TestLossesPerAttachment(t *testing.T) {
 	}
 }
 
+// A consumer's backlog is bounded as the session's own: a count past
+// MaxRealTimeBacklogBytes of buffers is taken as that many, not made (a backlog of 1<<40
+// ran the process out of memory), and a small one as given.
+func TestAttachBacklogBounded(t *testing.T) {
+	l := startSynchronous(t, "rt", 1, rtProps())
+	defer l.Stop()
+	for _, c := range []struct{ asked, want int }{
+		{0, DefaultConsumerBacklog}, {-1, DefaultConsumerBacklog}, {3, 3},
+		{1 << 40, MaxRealTimeBacklogBytes / 4096}, {MaxRealTimeBacklogBytes / 4096, MaxRealTimeBacklogBytes / 4096},
+	} {
+		a, err := l.Attach(c.asked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cap(a.c.ch); got != c.want {
+			t.Errorf("Attach(%d): a queue of %d buffers, want %d", c.asked, got, c.want)
+		}
+		a.Close()
+	}
+}
+
 // A REAL_TIME session stopped while no consumer is attached loses the buffers it held
 // for one: RealTimeBuffersLost counts them and RealTimeEventsLost their events, every
 // event written.
