@@ -153,6 +153,45 @@ func TestBadInputNeverPanics(t *testing.T) {
 	if _, err := New(Config{Version: 99}); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("unknown version: %v", err)
 	}
+	// What a failed New returns closes as nothing, so `defer k.Close()` before the error
+	// check does not panic.
+	failed, _ := New(Config{Processors: -1})
+	failed.Close()
+	var st session.Stats
+	h, _ := startMem(t, k, "stats", 0)
+	k.Session(h).ReadStats(nil)
+	k.Session(h).ReadStats(&st)
+	k.StopTrace(h, "", nil)
+}
+
+// A zero Registration is no handle EventRegister made: every call that takes it answers
+// ERROR_INVALID_HANDLE and says so (three write calls and PokeEnableMask panicked),
+// EventWrite's first test finds it disabled, and its masks read as zero.
+func TestZeroRegistration(t *testing.T) {
+	k := newKernel(t, winver.V2004)
+	r := &Registration{}
+	d := &EventDescriptor{Level: 4}
+	if err := k.EventWrite(r, d, []byte("x")); err != nil {
+		t.Errorf("EventWrite: %v, want nil (no session enables it)", err)
+	}
+	for name, err := range map[string]error{
+		"EventWriteEx":          k.EventWriteEx(r, d, nil, []byte("x")),
+		"EventWriteTransfer":    k.EventWriteTransfer(r, d, nil, nil, []byte("x")),
+		"EventWriteDescriptors": k.EventWriteDescriptors(r, d, nil, DataDescriptor{Data: []byte("x")}),
+		"PokeEnableMask":        k.PokeEnableMask(r, false, 1),
+		"EventUnregister":       k.EventUnregister(r),
+		"EventSetInformation":   k.EventSetInformation(r, EventProviderUseDescriptorType, []byte{1}),
+	} {
+		if !errors.Is(err, winerr.ErrInvalidHandle) {
+			t.Errorf("%s: %v, want ERROR_INVALID_HANDLE", name, err)
+		} else if name != "EventUnregister" && name != "EventSetInformation" && !strings.Contains(err.Error(), "zero Registration") {
+			t.Errorf("%s: %v, want the reason", name, err)
+		}
+	}
+	if r.EnableMask() != 0 || r.GroupEnableMask() != 0 || r.HostEnableMask() != 0 || r.HostGroupEnableMask() != 0 || r.Closed() ||
+		r.Provider() != guid.Null || k.EventEnabled(r, d) {
+		t.Errorf("a zero Registration reads as masks %d %d, closed %v, provider %v", r.EnableMask(), r.GroupEnableMask(), r.Closed(), r.Provider())
+	}
 }
 
 // The stop's flush-all takes every processor's buffer out in processor order and marks

@@ -189,6 +189,9 @@ func (k *Kernel) emulated(cpu int) int {
 
 // Close stops every running session, as shutting the machine down would.
 func (k *Kernel) Close() {
+	if k == nil { // what a failed New returns: `defer k.Close()` before the error check is safe
+		return
+	}
 	k.mu.Lock()
 	k.closed = true
 	var hs []TraceHandle

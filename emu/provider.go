@@ -36,25 +36,45 @@ func (r *Registration) Index() uint16 { return r.e.Index() }
 
 // EnableMask is ETW_REG_ENTRY.EnableMask: one bit per enable slot of the provider's
 // ETW_GUID_ENTRY whose session enabled it.
-func (r *Registration) EnableMask() uint8 { return r.e.EnableMask() }
+func (r *Registration) EnableMask() uint8 {
+	if !r.made() {
+		return 0
+	}
+	return r.e.EnableMask()
+}
 
 // GroupEnableMask is ETW_REG_ENTRY.GroupEnableMask: the slots of the provider group's
 // entry (10.0 and later).
-func (r *Registration) GroupEnableMask() uint8 { return r.e.GroupEnableMask() }
+func (r *Registration) GroupEnableMask() uint8 {
+	if !r.made() {
+		return 0
+	}
+	return r.e.GroupEnableMask()
+}
 
 // HostEnableMask and HostGroupEnableMask are the 2004 masks for sessions of the host
 // (emulated as the same kernel: always 0).
-func (r *Registration) HostEnableMask() uint8 { return r.e.HostEnableMask() }
+func (r *Registration) HostEnableMask() uint8 {
+	if !r.made() {
+		return 0
+	}
+	return r.e.HostEnableMask()
+}
 
 // HostGroupEnableMask: see HostEnableMask.
-func (r *Registration) HostGroupEnableMask() uint8 { return r.e.HostGroupEnableMask() }
+func (r *Registration) HostGroupEnableMask() uint8 {
+	if !r.made() {
+		return 0
+	}
+	return r.e.HostGroupEnableMask()
+}
 
 // Flags are ETW_REG_ENTRY.Flags as a version-independent set (regentry.Flags names
 // them as the emulated version does).
 func (r *Registration) Flags() regentry.Flags { return r.e.Flags() }
 
 // Closed reports whether EventUnregister closed the registration.
-func (r *Registration) Closed() bool { return r.e.Closed() }
+func (r *Registration) Closed() bool { return r.made() && r.e.Closed() }
 
 // Provider returns the GUID the registration was made for.
 func (r *Registration) Provider() guid.GUID {
@@ -80,13 +100,19 @@ func (r *Registration) TraitsName() string {
 	return ""
 }
 
-// entry returns r's ETW_REG_ENTRY, nil for a nil handle.
+// entry returns r's ETW_REG_ENTRY, nil for a nil handle or a zero Registration.
 func (r *Registration) entry() *regentry.Entry {
-	if r == nil {
+	if r == nil || !r.made() {
 		return nil
 	}
 	return &r.e
 }
+
+// made reports whether EventRegister made r. A zero Registration has no ETW_REG_ENTRY
+// behind it: its masks read as zero, it is not closed, and every call that takes it as a
+// handle returns ERROR_INVALID_HANDLE (but EventWrite, whose first test finds no session
+// enabling it and returns nil, as for another kernel's disabled registration).
+func (r *Registration) made() bool { return r.k != nil }
 
 // EventDescriptor is EVENT_DESCRIPTOR.
 type EventDescriptor = abi.EventDescriptor

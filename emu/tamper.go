@@ -25,6 +25,9 @@ func (k *Kernel) PokeEnableMask(r *Registration, group bool, mask uint8) error {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if !r.made() {
+		return winerr.New(winerr.ErrInvalidHandle, "the registration is a zero Registration, not one EventRegister made")
+	}
 	if r.e.Closed() {
 		return winerr.New(winerr.ErrInvalidHandle, "the registration was closed (EventUnregister)")
 	}

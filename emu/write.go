@@ -245,6 +245,9 @@ func (k *Kernel) write(h *Registration, d *EventDescriptor, o *WriteOptions, dat
 		return errNilRegistration
 	}
 	if h.k != k {
+		if h.k == nil {
+			return errZeroRegistration
+		}
 		return errForeign()
 	}
 	r := &h.e
@@ -528,6 +531,7 @@ func (t *Tally) count(id uint16, ok bool) {
 // writer that races EventUnregister allocates nothing, and with the reason.
 var (
 	errNilRegistration    = winerr.Because(winerr.ErrInvalidHandle, "the registration handle is nil")
+	errZeroRegistration   = winerr.Because(winerr.ErrInvalidHandle, "the registration is a zero Registration, not one EventRegister made")
 	errClosedRegistration = winerr.Because(winerr.ErrInvalidHandle, "the registration is closed (EventUnregister ran)")
 )
 

@@ -427,8 +427,11 @@ func (l *Logger) Stats() Stats {
 }
 
 // ReadStats sets *s to the session's counters, as Stats returns them, reusing the memory
-// of s.BuffersPerStream: for a caller that reads them often.
+// of s.BuffersPerStream: for a caller that reads them often. A nil s is left alone.
 func (l *Logger) ReadStats(s *Stats) {
+	if s == nil {
+		return
+	}
 	perStream := s.BuffersPerStream
 	if cap(perStream) < len(l.perStream) {
 		perStream = make([]uint64, len(l.perStream))
