@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/etw"
+	"github.com/etwemu/etwemu/internal/goid"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -326,7 +326,7 @@ func (c *Consumer) Start() error {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			id := goroutineID()
+			id := goid.ID()
 			c.mu.Lock()
 			c.sourceIDs = append(c.sourceIDs, id)
 			c.mu.Unlock()
@@ -503,31 +503,13 @@ func (c *Consumer) inCallback() bool {
 	if len(ids) == 0 {
 		return false
 	}
-	id := goroutineID()
+	id := goid.ID()
 	for _, x := range ids {
 		if x == id {
 			return true
 		}
 	}
 	return false
-}
-
-// goroutineID returns the calling goroutine's id, read from the first line of its stack
-// trace ("goroutine 18 [running]:"). The runtime keeps no other public handle on a
-// goroutine; the consumer reads it once per source goroutine and once per Stop, Shutdown,
-// Close or Wait, never per event.
-func goroutineID() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	b = b[len("goroutine "):]
-	var id uint64
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			break
-		}
-		id = id*10 + uint64(ch-'0')
-	}
-	return id
 }
 
 // Close ends the consumer at once (http.Server.Close's semantics): the sources detach

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/etwemu/etwemu/abi"
@@ -313,5 +314,68 @@ func TestUpdateRefusesWhatIsNotEmulated(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "b.etl")); err == nil {
 		t.Errorf("a refused update created b.etl")
+	}
+}
+
+// reentrantSink calls back into the kernel from its session's logger goroutine, once.
+type reentrantSink struct {
+	k    *Kernel
+	h    TraceHandle
+	call func(k *Kernel, h TraceHandle) error
+	once sync.Once
+	err  chan error
+}
+
+func (s *reentrantSink) WriteBuffer([]byte) error {
+	s.once.Do(func() { s.err <- s.call(s.k, s.h) })
+	return nil
+}
+
+// A Sink that flushes or stops its own session gets ERROR_POSSIBLE_DEADLOCK at once: its
+// logger goroutine, which would do the work, is the one waiting for the Sink (both hung
+// for ever). Close from the Sink returns, and the session's stop ends after the Sink.
+func TestSinkCallingItsOwnSession(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		call func(k *Kernel, h TraceHandle) error
+		want error
+	}{
+		{"flush", func(k *Kernel, h TraceHandle) error { return k.FlushTrace(h, "", nil) }, winerr.ErrPossibleDeadlock},
+		{"stop", func(k *Kernel, h TraceHandle) error { return k.StopTrace(h, "", nil) }, winerr.ErrPossibleDeadlock},
+		{"query", func(k *Kernel, h TraceHandle) error { return k.QueryTrace(h, "", nil) }, nil},
+		{"close", func(k *Kernel, h TraceHandle) error { k.Close(); return nil }, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k, err := New(Config{Processors: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			s := &reentrantSink{k: k, call: c.call, err: make(chan error, 1)}
+			h, err := k.StartTrace("reentrant", &Properties{BufferSize: 1, LogFileMode: logmode.RealTime, Sink: s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.h = h
+			r, err := k.EventRegister(provA, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := k.EnableTraceEx2(h, provA, 1, 5, 0, 0, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.EventWrite(r, &EventDescriptor{Level: 4}, make([]byte, 100)); err != nil {
+				t.Fatal(err)
+			}
+			go k.FlushTrace(h, "", nil) // the logger hands the buffer to the Sink
+			err = <-s.err
+			if c.want == nil && err != nil || c.want != nil && (!errors.Is(err, c.want) || !strings.Contains(err.Error(), "called from its Sink")) {
+				t.Fatalf("%s from the Sink: %v, want %v", c.name, err, c.want)
+			}
+			// The session still stops (Close's stop, or this one) once the Sink returned.
+			if err := k.StopTrace(h, "", nil); c.name != "close" && err != nil {
+				t.Fatalf("stop after: %v", err)
+			}
+		})
 	}
 }

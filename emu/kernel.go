@@ -187,7 +187,8 @@ func (k *Kernel) emulated(cpu int) int {
 	return cpu
 }
 
-// Close stops every running session, as shutting the machine down would.
+// Close stops every running session, as shutting the machine down would. Called from a
+// session's Sink, it returns before that session's stop ends, which waits for the Sink.
 func (k *Kernel) Close() {
 	if k == nil { // what a failed New returns: `defer k.Close()` before the error check is safe
 		return
@@ -203,6 +204,12 @@ func (k *Kernel) Close() {
 	k.mu.Unlock()
 	for _, h := range hs {
 		if l, err := k.lookup(h, ""); err == nil {
+			if l.CalledFromSink() {
+				// Close called from this session's Sink: its logger goroutine is the
+				// caller, so the stop ends once the Sink returns, not before Close does.
+				go k.stop(l)
+				continue
+			}
 			k.stop(l) // shutdown stops even EVENT_TRACE_NONSTOPPABLE_MODE sessions
 		}
 	}

@@ -300,7 +300,9 @@ func (k *Kernel) lookup(h TraceHandle, name string) (*session.Logger, error) {
 // when another stop of it is in progress; ERROR_ACCESS_DENIED to stop an
 // EVENT_TRACE_NONSTOPPABLE_MODE session; ERROR_INVALID_PARAMETER for an unknown code;
 // ERROR_INVALID_PARAMETER for INCREMENT_FILE on a session without NEWFILE;
-// ERROR_NOT_SUPPORTED for CONVERT_TO_REALTIME and for an update of the log file or mode.
+// ERROR_NOT_SUPPORTED for CONVERT_TO_REALTIME and for an update of the log file or mode;
+// ERROR_POSSIBLE_DEADLOCK for a flush or stop called from the session's own Sink, which
+// its logger goroutine is waiting for (an etwemu Sink; Windows has none).
 func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code ControlCode) error {
 	l, err := k.lookup(h, name)
 	if err != nil {
@@ -313,6 +315,13 @@ func (k *Kernel) ControlTrace(h TraceHandle, name string, p *Properties, code Co
 			}
 		}
 		return err
+	}
+	if (code == ControlFlush || code == ControlStop) && l.CalledFromSink() {
+		what := "EVENT_TRACE_CONTROL_FLUSH"
+		if code == ControlStop {
+			what = "EVENT_TRACE_CONTROL_STOP"
+		}
+		return winerr.New(winerr.ErrPossibleDeadlock, "%s of session %q called from its Sink: the session's logger goroutine, which would do it, is waiting for the Sink to return", what, l.Name())
 	}
 	switch code {
 	case ControlQuery:

@@ -10,6 +10,7 @@ import (
 	"github.com/etwemu/etwemu/clock"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/goid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/winver"
@@ -76,7 +77,9 @@ type Config struct {
 	// Synchronous makes the session deterministic, for fuzzing and replayable tests: no
 	// logger goroutine runs; the writer that fills a buffer seals it and hands it to the
 	// sink before its Write returns; Flush and Stop do their work on the caller; FlushTimer
-	// and the housekeeping tick are not acted on. Windows has no such mode.
+	// and the housekeeping tick are not acted on. Windows has no such mode. The Sink then
+	// runs holding the session's logger work: it must not write to, flush, stop or check
+	// its own session, which would wait for itself.
 	Synchronous bool
 }
 
@@ -165,6 +168,13 @@ type Logger struct {
 	// consumers, the sink and the file. Nanoseconds; atomic, added to by the logger
 	// goroutine (outputTime also by whoever flushes a synchronous session).
 	loggerBusy, outputTime atomic.Int64
+	// sinkG is the logger goroutine's id, stored by it before its first call of the Sink;
+	// inSink is set by it while it calls the Sink. Together they tell a control call made
+	// from the Sink, which would wait for the goroutine it runs on (CalledFromSink).
+	// Atomic; written by the logger goroutine only (a synchronous session has none, and
+	// leaves them zero).
+	sinkG  atomic.Uint64
+	inSink atomic.Bool
 
 	freeMu sync.Mutex
 	free   []*Buffer // FreeList (LIFO); protected by freeMu
@@ -424,6 +434,28 @@ func (l *Logger) Stats() Stats {
 	var s Stats
 	l.ReadStats(&s)
 	return s
+}
+
+// CalledFromSink reports whether the caller is the session's Sink, on the logger
+// goroutine: a flush, stop or check of the session from there would wait for that
+// goroutine, which waits for the Sink, for ever. A synchronous session always reports
+// false: its Sink runs on whoever does the logger's work, holding it, and must not call
+// its own session at all (see Config.Synchronous).
+func (l *Logger) CalledFromSink() bool {
+	return l.inSink.Load() && goid.ID() == l.sinkG.Load()
+}
+
+// toSink hands buf to the Sink, marking the call for CalledFromSink.
+func (l *Logger) toSink(buf []byte) error {
+	if l.synchronous {
+		return l.sink.WriteBuffer(buf)
+	}
+	if l.sinkG.Load() == 0 {
+		l.sinkG.Store(goid.ID()) // once per session: it costs microseconds
+	}
+	l.inSink.Store(true)
+	defer l.inSink.Store(false)
+	return l.sink.WriteBuffer(buf)
 }
 
 // ReadStats sets *s to the session's counters, as Stats returns them, reusing the memory

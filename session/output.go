@@ -209,7 +209,7 @@ func (l *Logger) writeOut(buf []byte, stream int) {
 	}
 	var sinkErr error
 	if l.sink != nil {
-		sinkErr = l.sink.WriteBuffer(buf)
+		sinkErr = l.toSink(buf)
 	}
 	written, lost := 1, 0
 	if l.file != nil {

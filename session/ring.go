@@ -104,7 +104,7 @@ func (l *Logger) release() {
 func (l *Logger) dropRing() {
 	for _, b := range l.ring() {
 		if l.sink != nil {
-			l.sink.WriteBuffer(b.data)
+			l.toSink(b.data)
 		}
 	}
 	l.release()

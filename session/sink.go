@@ -10,7 +10,9 @@ import (
 
 // Sink receives sealed buffers from a session's logger goroutine, in flush order. The
 // slice is valid only during the call; a sink that keeps it must copy it. An error costs
-// the buffer (LogBuffersLost), never the session.
+// the buffer (LogBuffersLost), never the session. The logger waits for the Sink: a
+// flush, stop or check of its own session called from it would wait for ever, and the
+// kernel refuses them (ERROR_POSSIBLE_DEADLOCK; Logger.CalledFromSink).
 type Sink interface {
 	WriteBuffer(buf []byte) error
 }

@@ -7,8 +7,8 @@
 //	the kernel   emu: the only way to change kernel state (StartTrace, EnableTraceEx2, ...)
 //	its parts    session, regentry, guidtable, pmc
 //	leaves       abi, clock, etl, guid, layout, logmode, tracelogging, winerr, winver,
-//	             internal/hw, internal/fault, internal/quote, internal/callstack, bench/benchbase,
-//	             examples (the lessons' files), fuzz/oracle (the fuzz model's own reading of the rules)
+//	             internal/hw, internal/fault, internal/quote, internal/callstack, internal/goid,
+//	             bench/benchbase, examples (the lessons' files), fuzz/oracle (the fuzz model's own reading of the rules)
 //
 // A package imports packages of its own layer or of the layers below it, never above:
 // nothing below emu imports it, and no leaf imports a part of the kernel. The folders say
@@ -49,6 +49,7 @@ var Of = map[string]Layer{
 	"internal/fault":          Leaf,
 	"internal/quote":          Leaf,
 	"internal/callstack":      Leaf,
+	"internal/goid":           Leaf,
 	"internal/layers":         Leaf,
 	"bench/benchbase":         Leaf,
 	"examples":                Leaf, // the lessons' files, embedded
