@@ -102,6 +102,11 @@ func TestLossAndFilter(t *testing.T) {
 			if e.System.Opcode.Value != consumer.OpcodeRTLostEvent {
 				t.Errorf("a loss notice with opcode %d", e.System.Opcode.Value)
 			}
+			// Its raw header says so too: code that sorts events by Header.ProviderID
+			// does not take a notice for a provider's event.
+			if e.Header.ProviderID != consumer.RTLostEventGUID || e.Header.Descriptor.Opcode != consumer.OpcodeRTLostEvent {
+				t.Errorf("a loss notice's header: provider %v, opcode %d", e.Header.ProviderID, e.Header.Descriptor.Opcode)
+			}
 			n, err := strconv.ParseUint(e.EventData["EventsLost"].(string), 10, 64)
 			if err != nil {
 				t.Fatal(err)

@@ -331,5 +331,10 @@ func lostEvent(opcode uint8, key string, n uint64, source string) *Event {
 		s.Opcode.Name = "RTLostBuffer"
 	}
 	s.EventType = "RT_LostEvent/" + s.Opcode.Name
+	// The raw header says the same as System, as a notice's EVENT_RECORD does: the class
+	// as ProviderId, the opcode, a classic (MOF) header.
+	e.Header.ProviderID = RTLostEventGUID
+	e.Header.Descriptor.Opcode = opcode
+	e.Header.Flags = abi.EventFlagClassicHeader
 	return e
 }
