@@ -231,7 +231,11 @@ func (c *Consumer) FromFiles(paths ...string) *Consumer {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, p := range paths {
+	for i, p := range paths {
+		if p == "" { // else a source with no path: a session of no name
+			c.badLocked(winerr.New(winerr.ErrInvalidParameter, "consumer: FromFiles: path %d is empty", i))
+			continue
+		}
 		c.addLocked(source{path: p})
 	}
 	return c
@@ -278,8 +282,14 @@ func (c *Consumer) Start() error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != stateNew {
-		return errors.New("consumer: Start after Start, Stop or Close: a consumer starts once")
+	switch c.state {
+	case stateNew:
+	case stateRunning:
+		// ProcessTrace on traces a ProcessTrace is already reading.
+		return winerr.New(winerr.ErrBusy, "consumer: Start after Start: a consumer starts once, and this one is reading its sources")
+	default:
+		// ProcessTrace on traces CloseTrace closed.
+		return winerr.New(winerr.ErrInvalidHandle, "consumer: Start after Stop or Close: a consumer starts once, and this one has stopped")
 	}
 	fail := func(err error) error {
 		c.err = err

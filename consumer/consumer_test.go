@@ -40,9 +40,9 @@ func TestParseProvider(t *testing.T) {
 	if err != nil || p.GUID != guid.MustParse("01234567-89ab-cdef-0123-456789abcdef") || p.EnableLevel != 0xFF {
 		t.Errorf("a GUID: %+v, %v", p, err)
 	}
-	for _, bad := range []string{"", ":5", "A:256", "A:1:x", "A:1::0xZ", "A:1:::-1", "A:1:2:3:4:5"} {
-		if _, err := consumer.ParseProvider(bad); err == nil {
-			t.Errorf("ParseProvider(%q) accepted it", bad)
+	for _, bad := range []string{"", ":5", "A:256", "A:1:x", "A:1::0xZ", "A:1:::-1", "A:1:2:3:4:5", "a\x00b", "{bad-guid}", "{01234567-89ab-cdef-0123-456789abcdeg}:5"} {
+		if _, err := consumer.ParseProvider(bad); !errors.Is(err, winerr.ErrInvalidParameter) {
+			t.Errorf("ParseProvider(%q): %v, want ERROR_INVALID_PARAMETER", bad, err)
 		}
 	}
 }

@@ -227,8 +227,8 @@ func TestEndBeforeStart(t *testing.T) {
 		if err := c.Wait(); err != nil {
 			t.Errorf("Wait: %v", err)
 		}
-		if err := c.Start(); err == nil {
-			t.Error("an ended consumer started")
+		if err := c.Start(); !errors.Is(err, winerr.ErrInvalidHandle) {
+			t.Errorf("an ended consumer's Start: %v, want ERROR_INVALID_HANDLE", err)
 		}
 		if err := c.Stop(); err != nil || c.Close() != nil {
 			t.Error("ending twice failed")
@@ -900,5 +900,28 @@ func TestDisableGroupProvider(t *testing.T) {
 				byGUID, err, len(s.Providers()), k.EventProviderEnabled(r, 4, 0))
 		}
 		s.Stop()
+	}
+}
+
+// A second Start says why with a Windows code: ERROR_BUSY while the consumer reads its
+// sources, ERROR_INVALID_HANDLE once it stopped. An empty path given to FromFiles is
+// ERROR_INVALID_PARAMETER at Start, naming FromFiles, where it was taken for a session of
+// no name.
+func TestStartTwiceAndEmptyPath(t *testing.T) {
+	_, _, c := liveConsumer(t, "Twice", "Twice")
+	start(t, c)
+	if err := c.Start(); !errors.Is(err, winerr.ErrBusy) || !strings.Contains(err.Error(), "starts once") {
+		t.Errorf("Start while running: %v, want ERROR_BUSY and why", err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); !errors.Is(err, winerr.ErrInvalidHandle) {
+		t.Errorf("Start after Stop: %v, want ERROR_INVALID_HANDLE", err)
+	}
+	k, _ := syncKernel(t)
+	err := consumer.NewConsumerOn(context.Background(), k).FromFiles("a.etl", "").Start()
+	if !errors.Is(err, winerr.ErrInvalidParameter) || !strings.Contains(err.Error(), "FromFiles: path 1 is empty") {
+		t.Errorf("FromFiles(\"\"): %v, want ERROR_INVALID_PARAMETER naming the empty path", err)
 	}
 }

@@ -1,13 +1,13 @@
 package consumer
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/etwemu/etwemu/etw"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/guidtable"
+	"github.com/etwemu/etwemu/winerr"
 )
 
 // Provider is a provider to enable on a session, as golang-etw describes one.
@@ -55,22 +55,28 @@ const (
 // ParseProvider reads golang-etw's provider syntax, Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]:
 // Name is a provider name (its GUID derived as TraceLogging and EventSource do) or a
 // GUID; Level defaults to 0xFF; EventIDs are comma-separated; numbers may be decimal or
-// 0x-hexadecimal.
+// 0x-hexadecimal. Errors are ERROR_INVALID_PARAMETER, naming the part at fault.
 func ParseProvider(s string) (Provider, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) > 5 || parts[0] == "" {
-		return Provider{}, fmt.Errorf("consumer: provider %q: want Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]", s)
+		return Provider{}, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: want Name[:Level[:EventIDs[:MatchAny[:MatchAll]]]]", s)
+	}
+	if strings.IndexByte(parts[0], 0) >= 0 {
+		// A provider name ends at its first NUL, in TraceLogging's metadata as in C.
+		return Provider{}, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: the name holds a NUL", s)
 	}
 	p := Provider{Name: parts[0], EnableLevel: 0xFF}
 	if g, err := guid.Parse(strings.Trim(parts[0], "{}")); err == nil {
 		p.GUID = g
+	} else if strings.HasPrefix(parts[0], "{") {
+		return Provider{}, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: %s is braced as a GUID but is not one (%v)", s, parts[0], err)
 	} else {
 		p.GUID = guid.FromName(parts[0])
 	}
 	num := func(i int, bits int) (uint64, error) {
 		v, err := strconv.ParseUint(parts[i], 0, bits)
 		if err != nil {
-			return 0, fmt.Errorf("consumer: provider %q: part %d %q: %w", s, i+1, parts[i], err)
+			return 0, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: part %d %q: %v", s, i+1, parts[i], err)
 		}
 		return v, nil
 	}
@@ -85,7 +91,7 @@ func ParseProvider(s string) (Provider, error) {
 		for _, id := range strings.Split(parts[2], ",") {
 			v, err := strconv.ParseUint(strings.TrimSpace(id), 0, 16)
 			if err != nil {
-				return Provider{}, fmt.Errorf("consumer: provider %q: event id %q: %w", s, id, err)
+				return Provider{}, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: event id %q: %v", s, id, err)
 			}
 			p.Filter = append(p.Filter, uint16(v))
 		}
