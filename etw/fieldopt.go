@@ -347,7 +347,9 @@ func GUIDField(name string, value guid.GUID) FieldOpt {
 // SmartField picks the field constructor for v's type, as go-winio's does: the types
 // above and slices of them, error (its text), time.Time, named types by their kind, and
 // structs field by field (each named name); anything else is written as the string
-// "(Unsupported: T) v".
+// "(Unsupported: T) v". Where go-winio's overflows the stack on a map or slice that holds
+// itself, this one writes "(Unsupported: T) (a value that holds itself)", and the same
+// with the reason for a value of more than printBudget parts.
 func SmartField(name string, v any) FieldOpt {
 	switch v := v.(type) {
 	case bool:
@@ -456,5 +458,76 @@ func SmartField(name string, v any) FieldOpt {
 		}
 		return Struct(name, fields...)
 	}
+	if why := unprintable(rv); why != "" {
+		return StringField(name, fmt.Sprintf("(Unsupported: %T) (%s)", v, why))
+	}
 	return StringField(name, fmt.Sprintf("(Unsupported: %T) %v", v, v))
+}
+
+// printBudget is how many values unprintable walks before it calls a value too large
+// to print: more than an event's 64 KB could hold in any case.
+const printBudget = 1 << 14
+
+// unprintable says why %v must not print rv, or "": a map or slice that holds itself,
+// which fmt would follow for ever (go-winio's SmartField then overflows the stack), or
+// more than printBudget values. It follows what fmt follows: maps, slices, arrays,
+// structs, interfaces, and a pointer at the top only (below it fmt prints addresses).
+func unprintable(rv reflect.Value) string {
+	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	budget := printBudget
+	type ref struct {
+		p uintptr
+		n int
+	}
+	onPath := map[ref]bool{}
+	var walk func(v reflect.Value) string
+	walk = func(v reflect.Value) string {
+		if budget--; budget < 0 {
+			return fmt.Sprintf("more than %d values to print", printBudget)
+		}
+		switch v.Kind() {
+		case reflect.Interface:
+			if !v.IsNil() {
+				return walk(v.Elem())
+			}
+		case reflect.Map, reflect.Slice:
+			if v.IsNil() {
+				return ""
+			}
+			r := ref{v.Pointer(), v.Len()}
+			if onPath[r] {
+				return "a value that holds itself"
+			}
+			onPath[r] = true
+			defer delete(onPath, r)
+			if v.Kind() == reflect.Map {
+				for it := v.MapRange(); it.Next(); {
+					if why := walk(it.Key()); why != "" {
+						return why
+					}
+					if why := walk(it.Value()); why != "" {
+						return why
+					}
+				}
+				return ""
+			}
+			fallthrough
+		case reflect.Array:
+			for i := range v.Len() {
+				if why := walk(v.Index(i)); why != "" {
+					return why
+				}
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if why := walk(v.Field(i)); why != "" {
+					return why
+				}
+			}
+		}
+		return ""
+	}
+	return walk(rv)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +64,44 @@ func TestLevelAndOpcodeNames(t *testing.T) {
 	got := fmt.Sprint(LevelAlways, LevelInfo, LevelVerbose, Level(6), OpcodeInfo, OpcodeDCStop, Opcode(5))
 	if want := "Always Info Verbose Level(6) Info DCStop Opcode(5)"; got != want {
 		t.Errorf("%q, want %q", got, want)
+	}
+}
+
+// SmartField's fallback prints a value with %v, which follows maps and slices for ever
+// when one holds itself (a stack overflow, which no recover catches): such a value, and
+// one too large to print, is named instead; others print as %v does.
+func TestSmartFieldUnprintable(t *testing.T) {
+	self := map[string]any{"a": 1}
+	self["self"] = self
+	loop := []any{nil}
+	loop[0] = loop
+	type holder struct{ M map[string]any }
+	huge := make(map[int]bool, 2*printBudget)
+	for i := range 2 * printBudget {
+		huge[i] = true
+	}
+	shared := []int{1, 2}
+	for _, c := range []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"a map that holds itself", self, "(Unsupported: map[string]interface {}) (a value that holds itself)"},
+		{"a slice that holds itself", loop, "(Unsupported: []interface {}) (a value that holds itself)"},
+		{"through a struct and a pointer", &holder{self}, "(Unsupported: *etw.holder) (a value that holds itself)"},
+		{"too large", huge, fmt.Sprintf("(Unsupported: map[int]bool) (more than %d values to print)", printBudget)},
+		{"one slice twice, not a cycle", [][]int{shared, shared}, "(Unsupported: [][]int) [[1 2] [1 2]]"},
+		{"a plain map", map[string]int{"b": 2, "a": 1}, "(Unsupported: map[string]int) map[a:1 b:2]"},
+	} {
+		var em eventMetadata
+		var ed eventData
+		SmartField("f", c.v)(&em, &ed)
+		got := string(ed.b)
+		if i := strings.IndexByte(got, 0); i >= 0 {
+			got = got[:i]
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
 	}
 }
