@@ -803,3 +803,48 @@ func TestCodeNumber(t *testing.T) {
 		}
 	}
 }
+
+// The views that read a session's buffers count what they read against Limits.Walk:
+// logdump and bufdump each record, save each kilobyte of the ring, and every view the
+// providers named so far. A scenario of a thousand logdump lines over 12 million events
+// took about an hour; now the line past the bound is refused, and a kernel line starts a
+// new count. ExecView (the web page drawing the kernel) counts nothing.
+func TestViewsCountTheirWalk(t *testing.T) {
+	const setup = "start s mode=BUFFERING buffer=64 min=4 max=4\nregister A\nenable s A\nwrite A 2000 size=0 proc=0\n"
+	for _, c := range []struct {
+		view string
+		walk int64
+	}{{"logdump s t=1", 1500}, {"bufdump s bytes=0", 1500}, {"save s f.etl", 200}} { // 2,000 records; a ring of 256 KB
+		view := c.view
+		m, out, err := runLimited(t, Limits{Walk: c.walk}, setup+view+"\nexpect ERROR_NOT_ENOUGH_QUOTA "+view+"\nkernel\n")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", view, err, out)
+		}
+		if !strings.Contains(out, "scenario.Limits.Walk") || m.walked != 0 {
+			t.Errorf("%s: walked %d after kernel, output\n%s", view, m.walked, out)
+		}
+	}
+	// Each view walks the providers named so far: 600 of them, three views.
+	var src strings.Builder
+	for i := range 600 {
+		fmt.Fprintf(&src, "register P%d\n", i)
+	}
+	src.WriteString("regs\nguids\nexpect ERROR_NOT_ENOUGH_QUOTA regs\n")
+	if _, out, err := runLimited(t, Limits{Walk: 1500}, src.String()); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	// The page's views do not count against the learner's commands.
+	m, out, err := runLimited(t, Limits{Walk: 1500}, setup)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	before := m.walked
+	for range 3 {
+		if err := m.ExecView(context.Background(), "bufdump s bytes=0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.walked != before {
+		t.Errorf("ExecView walked %d", m.walked-before)
+	}
+}

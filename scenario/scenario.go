@@ -93,11 +93,14 @@ type Limits struct {
 	Output int64
 	// Walk bounds the kernel objects one kernel's commands walk without printing them: a
 	// check walks every registration, GUID entry and trace buffer, an enable, disable or
-	// capture every registration of its provider (each hears its callback). Once they have
-	// walked more than Walk, every later command but `kernel` is refused with
-	// ERROR_NOT_ENOUGH_QUOTA, as for Output: 65,535 registrations checked 100,000 times
-	// would otherwise take hours for a scenario of 1.6 MB. Default DefaultWalk; a machine
-	// Attach returns has none.
+	// capture every registration of its provider (each hears its callback), a view the
+	// providers named so far and what it lists, logdump and bufdump each record of the
+	// session's buffers, and save each kilobyte of the ring. Once they have walked more
+	// than Walk, every later command but `kernel` is refused with ERROR_NOT_ENOUGH_QUOTA,
+	// as for Output: 65,535 registrations checked 100,000 times would otherwise take hours
+	// for a scenario of 1.6 MB, and a logdump of 12 million events 3 s a line for a
+	// thousand lines. ExecView's views do not count. Default DefaultWalk; a machine Attach
+	// returns has none.
 	Walk int64
 	// Writes bounds the bytes a scenario's write commands write, each event's payload
 	// with its EVENT_HEADER, over all its kernels (a `kernel` line does not start a new
@@ -330,9 +333,9 @@ func (m *Machine) ExecView(ctx context.Context, line string) error {
 	default:
 		return winerr.New(winerr.ErrInvalidParameter, "%s is not a view", quote.Short(name))
 	}
-	n := m.printed.n
-	m.printed.n = 0
-	defer func() { m.printed.n = n }()
+	n, w := m.printed.n, m.walked
+	m.printed.n, m.walked = 0, 0
+	defer func() { m.printed.n, m.walked = n, w }()
 	return m.ExecContext(ctx, line)
 }
 
@@ -389,7 +392,7 @@ func (m *Machine) quota(name string) error {
 		return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's commands have printed %d KB, past the most a scenario's kernel may print (%d KB, scenario.Limits.Output): a `kernel` line starts a new kernel and a new count",
 			m.printed.n>>10, m.limits.Output>>10)
 	case m.walked > m.limits.Walk:
-		return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's checks and enables have walked %d registrations, GUID entries and buffers, past the most a scenario's kernel may walk (%d, scenario.Limits.Walk): a `kernel` line starts a new kernel and a new count",
+		return winerr.New(winerr.ErrNotEnoughQuota, "this kernel's checks, enables and views have walked %d registrations, GUID entries, buffers and records, past the most a scenario's kernel may walk (%d, scenario.Limits.Walk): a `kernel` line starts a new kernel and a new count",
 			m.walked, m.limits.Walk)
 	}
 	return nil
@@ -746,6 +749,11 @@ func cmdSave(m *Machine, a args) error {
 	k, err := m.kernel()
 	if err != nil {
 		return err
+	}
+	for _, s := range k.Sessions() { // Limits.Walk: a kilobyte of the ring, copied or tried
+		if strings.EqualFold(s.Name(), a.pos[0]) {
+			m.walked += s.Stats().NumberOfBuffers * int64(s.BufferSize()>>10)
+		}
 	}
 	n, err := k.SaveBuffers(a.pos[0], a.pos[1])
 	if err != nil {

@@ -244,9 +244,11 @@ func viewBufdump(m *Machine, a args) error {
 	budget, cut := MaxBufdumpBytes, 0 // the bytes shown in hex, over all buffers
 	err = l.Peek(func(v session.BufferView, data []byte) {
 		r := bufferRow{BufferView: v, StateName: v.State.String(), Current: current[v.ID]}
+		m.walked++ // Limits.Walk: each buffer, and its records
 		if len(data) > headerSize && m.ctx.Err() == nil {
 			n, _ := etl.CountRecords(data, len(data))
 			r.Records = n
+			m.walked += int64(n)
 			show := data[headerSize:min(len(data), headerSize+int(limit))]
 			if len(show) > budget {
 				show, cut, r.Cut = show[:budget], cut+1, true
@@ -307,6 +309,7 @@ func viewLogdump(m *Machine, a args) error {
 	for _, p := range m.order {
 		names[p.g] = p.name
 	}
+	m.walked += int64(len(m.order)) // Limits.Walk, with the records read below
 	dec := decode.New()
 	dec.Names = func(g guid.GUID) string { return names[g] }
 	dec.HeadersOnly = true // the fields of the events shown only, below
@@ -334,6 +337,7 @@ func viewLogdump(m *Machine, a args) error {
 			return nil
 		})
 	})
+	m.walked += int64(total)
 	if m.ctx.Err() != nil {
 		return context.Cause(m.ctx)
 	}
@@ -466,6 +470,7 @@ func viewGuids(m *Machine, a args) error {
 	for _, p := range m.order {
 		names[p.g] = p.name
 	}
+	m.walked += int64(len(m.order) + k.GuidEntryCount()) // Limits.Walk
 	rows := []guidRow{}
 	for _, e := range k.GuidEntries() {
 		r := guidRow{GUID: e.GUID().String(), Provider: names[e.GUID()], Type: e.Type().String(), RefCount: e.RefCount(), Mask: e.Mask(),
@@ -506,6 +511,7 @@ func viewRegs(m *Machine, a args) error {
 		return err
 	}
 	rows := []regRow{}
+	m.walked += int64(len(m.order)) // Limits.Walk
 	for _, p := range m.order {
 		r := regRow{Provider: p.name, GUID: p.g.String()}
 		if e := p.reg; e != nil {
