@@ -192,9 +192,18 @@ func NewFileName(pattern string, n int) string {
 	return strings.Replace(pattern, "%d", strconv.Itoa(n), 1)
 }
 
-// open creates the current file and writes its header buffer.
+// open creates the current file and writes its header buffer. A header the buffer
+// cannot hold is refused before the file is made, and a header the disk cannot take
+// removes the file it made: a refused start leaves no file behind.
 func (w *Writer) open() error {
 	w.name = w.fileName(w.number)
+	w.header.LogFileName = w.name
+	w.header.BuffersWritten = 1
+	w.header.EndTime = 0
+	hb, err := HeaderBuffer(&w.o.Info, &w.header, uint32(w.bufSize))
+	if err != nil {
+		return winerr.New(winerr.ErrInvalidParameter, "%v", err)
+	}
 	if r, ok := w.fs.(Roomer); ok && w.mode&modePreallocate != 0 && w.limit > 0 {
 		if room, known := r.Room(w.name); known && room < w.limit {
 			// [emulator choice] Refused before the file is opened, so an existing file of
@@ -211,26 +220,25 @@ func (w *Writer) open() error {
 		if err := Preallocate(f, w.limit); err != nil {
 			f.Truncate(0) // a reservation that ran out of space may have kept what it got
 			f.Close()
-			if rm, ok := w.fs.(Remover); ok {
-				rm.Remove(w.name) // the refused start leaves no file; an error leaves an empty one
-			}
+			w.removeFile()
 			return diskErr(err, "cannot preallocate %d bytes for %q", w.limit, w.name)
 		}
 	}
-	w.header.LogFileName = w.name
-	w.header.BuffersWritten = 1
-	w.header.EndTime = 0
-	hb, err := HeaderBuffer(&w.o.Info, &w.header, uint32(w.bufSize))
-	if err != nil {
-		f.Close()
-		return winerr.New(winerr.ErrInvalidParameter, "%v", err)
-	}
 	if _, err := f.WriteAt(hb, 0); err != nil {
 		f.Close()
+		w.removeFile()
 		return diskErr(err, "cannot write the header of %q", w.name)
 	}
 	w.pos, w.hwm, w.written, w.full = w.bufSize, w.bufSize, 1, false
 	return nil
+}
+
+// removeFile removes the file open made and could not make ready, where the file system
+// can: the refused start leaves no file; an error leaves an empty one.
+func (w *Writer) removeFile() {
+	if rm, ok := w.fs.(Remover); ok {
+		rm.Remove(w.name)
+	}
 }
 
 // reopen opens an existing file for EVENT_TRACE_FILE_MODE_APPEND: same buffer size, the

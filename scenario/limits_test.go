@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -846,5 +847,24 @@ func TestViewsCountTheirWalk(t *testing.T) {
 	}
 	if m.walked != before {
 		t.Errorf("ExecView walked %d", m.walked-before)
+	}
+}
+
+// A refused start leaves no log file and takes no disk: one the machine's buffer memory
+// refuses after StartTrace (its session stopped again), and one whose log-file header
+// does not fit its buffer. Both files stayed, the first 32 MB of a 64 MB disk each, so
+// that a later start could not write its header.
+func TestRefusedStartLeavesNoFile(t *testing.T) {
+	src := "start a buffer=16384 min=40 max=40 mode=BUFFERING\n" +
+		"expect ERROR_NOT_ENOUGH_MEMORY start b buffer=16384 min=4 file=b.etl\n" +
+		"expect ERROR_NOT_ENOUGH_MEMORY start c buffer=16384 min=4 file=c.etl\n" +
+		"expect ERROR_INVALID_PARAMETER start x buffer=4 file=" + strings.Repeat("x", 3000) + "\n" +
+		"stop a\nstart d file=d.etl\n"
+	m, out, err := runLimited(t, Limits{Disk: 64 << 20}, src)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if names := m.fs.Names(); !slices.Equal(names, []string{"d.etl"}) {
+		t.Errorf("files %v, want d.etl only\n%s", names, out)
 	}
 }

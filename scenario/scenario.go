@@ -695,6 +695,10 @@ func cmdStart(m *Machine, a args) error {
 	if need := m.bufferMemory(k, "") + asked; need > lim.BufferMemory {
 		return m.refuseMemory("start "+quote.Shown(a.pos[0]), need)
 	}
+	var files []string // the disk's files before, when the session writes one
+	if p.LogFileName != "" {
+		files = m.fs.Names()
+	}
 	h, err := k.StartTrace(a.pos[0], p)
 	if err != nil {
 		if _, ok := a.opts["file"]; !ok && mode&(logmode.RealTime|logmode.Buffering) == 0 && errors.Is(err, winerr.ErrInvalidParameter) {
@@ -705,6 +709,11 @@ func cmdStart(m *Machine, a args) error {
 	}
 	if need := m.bufferMemory(k, ""); need > lim.BufferMemory { // as StartTrace adjusted it
 		k.StopTrace(h, "", &emu.Properties{})
+		for _, f := range m.fs.Names() { // refused: the start leaves no file, as a refusal before StartTrace does
+			if p.LogFileName != "" && !slices.Contains(files, f) {
+				m.fs.Remove(f)
+			}
+		}
 		return m.refuseMemory("start "+quote.Shown(a.pos[0]), need)
 	}
 	m.handles[strings.ToLower(a.pos[0])] = h
