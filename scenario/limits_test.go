@@ -805,6 +805,26 @@ func TestCodeNumber(t *testing.T) {
 	}
 }
 
+// Every number a command reads is decimal or 0x hex, as the help says: 010 is ten (it
+// was eight, Go's octal), 08 and 09 are read (they were refused), and Go's 0b, 0o and
+// 1_000 forms are refused.
+func TestNumbersAreDecimal(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "start s buffer=010 min=010 max=0100 mode=REAL_TIME\nregister A\nenable s A keep=08,09\nwrite A 010 size=010\nlogdump s t=020\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, bad := range []string{"0b11", "0o17", "1_000"} {
+		if _, out, err := runLimited(t, Limits{}, "register A\nwrite A "+bad+"\n"); err == nil || !strings.Contains(err.Error(), "a number from 0") {
+			t.Errorf("write A %s: %v\n%s", bad, err, out)
+		}
+	}
+	for _, want := range []string{"BufferSize 10 KB", "MinimumBuffers 10, MaximumBuffers 100", "wrote A x10 (10 bytes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
 // The views that read a session's buffers count what they read against Limits.Walk:
 // logdump and bufdump each record, save each kilobyte of the ring, and every view the
 // providers named so far. A scenario of a thousand logdump lines over 12 million events

@@ -499,7 +499,7 @@ func (a args) num(k string, def, hi uint64) (uint64, error) {
 	if !ok {
 		return def, nil
 	}
-	n, err := strconv.ParseUint(v, 0, 64)
+	n, err := number(v, 64)
 	if err != nil || n > hi {
 		return 0, fmt.Errorf("%s: a number from 0 to %d (decimal or 0x hex)", opt(k, v), hi)
 	}
@@ -1007,7 +1007,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 		}
 		var ids []uint16
 		for _, s := range strings.Split(v, ",") {
-			n, err := strconv.ParseUint(s, 0, 16)
+			n, err := number(s, 16)
 			if err != nil {
 				return nil, fmt.Errorf("%s: event ids from 0 to 65535, separated by commas", opt(f.key, v))
 			}
@@ -1018,7 +1018,7 @@ func enableExtras(a args, params *emu.EnableParameters) (*emu.EnableParameters, 
 	if v, ok := a.opts["pid"]; ok {
 		var pids []uint32
 		for _, s := range strings.Split(v, ",") {
-			n, err := strconv.ParseUint(s, 0, 32)
+			n, err := number(s, 32)
 			if err != nil {
 				return nil, fmt.Errorf("%s: process ids from 0 to 4294967295, separated by commas", opt("pid", v))
 			}
@@ -1071,7 +1071,7 @@ func cmdWrite(m *Machine, a args) error {
 		return err
 	}
 	p := m.named(a.pos[0]) // never registered or closed: EventWriteEx answers
-	n, err := strconv.ParseUint(a.pos[1], 0, 64)
+	n, err := number(a.pos[1], 64)
 	if err != nil || n > m.limits.Events {
 		return fmt.Errorf("count %s: a number from 0 to %d", quote.Short(a.pos[1]), m.limits.Events)
 	}
@@ -1314,7 +1314,7 @@ func cmdHooks(m *Machine, a args) error {
 }
 
 func parseHook(w string) (uint32, error) {
-	v, err := strconv.ParseUint(w, 0, 16)
+	v, err := number(w, 16)
 	if err != nil {
 		return 0, fmt.Errorf("hook id %s: a number such as 0x0524", quote.Short(w))
 	}
@@ -1378,12 +1378,17 @@ func cmdEcho(m *Machine, a args) error {
 }
 
 // codeNumber reads a Windows code written as a number: decimal (87), or hex after 0x
-// (0xC000000D). A leading zero is decimal still, not octal as Go's base 0 would read it.
-func codeNumber(s string) (uint64, error) {
+// (0xC000000D).
+func codeNumber(s string) (uint64, error) { return number(s, 32) }
+
+// number reads an unsigned number of bits bits as the help says numbers are written:
+// decimal, or hex after 0x. A leading zero is decimal still (010 is ten), not octal as
+// Go's base 0 would read it, and its 0b, 0o and 1_000 forms are refused.
+func number(s string, bits int) (uint64, error) {
 	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
-		return strconv.ParseUint(h, 16, 32)
+		return strconv.ParseUint(h, 16, bits)
 	}
-	return strconv.ParseUint(s, 10, 32)
+	return strconv.ParseUint(s, 10, bits)
 }
 
 // codeName returns the Windows name of the code err carries: SUCCESS for nil.
@@ -1455,7 +1460,7 @@ func (m *Machine) sessionNamed(name string) (*emu.Session, error) {
 			}
 		}
 	}
-	if id, err := strconv.ParseUint(byID, 0, 16); err == nil {
+	if id, err := number(byID, 16); err == nil {
 		for _, l := range sessions {
 			if uint64(l.ID()) == id {
 				return l, nil
