@@ -888,3 +888,15 @@ func TestRefusedStartLeavesNoFile(t *testing.T) {
 		t.Errorf("files %v, want d.etl only\n%s", names, out)
 	}
 }
+
+// strdump and files show a session's name and a file's escaped, as every other view and
+// message does: an escape sequence in a name retitled the terminal.
+func TestViewsEscapeNames(t *testing.T) {
+	_, out, err := runLimited(t, Limits{}, "start a\x1b]0;title\x07b file=f\x07.etl\nstrdump\nfiles\n")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `a\x1b]0;title\x07b`) || !strings.Contains(out, `f\x07.etl`) {
+		t.Errorf("output\n%q", out)
+	}
+}

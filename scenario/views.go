@@ -105,7 +105,7 @@ func viewStrdump(m *Machine, a args) error {
 		fmt.Fprintf(w, "%d %s running (Windows %s)\n", len(rows), noun, m.version)
 		fmt.Fprintln(w, "Id\tName\tKind\tLoggerMode\tBufferSize\tBuffers\tFree\tPeak\tEventsLost\tBuffersWritten\tLogBuffersLost\tRealTimeBuffersLost")
 		for _, r := range rows {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.LoggerID, r.Name, r.Kind, r.LoggerMode, r.BufferSize,
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", r.LoggerID, quote.Shown(r.Name), r.Kind, r.LoggerMode, r.BufferSize,
 				r.NumberOfBuffers, r.FreeBuffers, r.PeakBuffers, r.EventsLost, r.BuffersWritten, r.LogBuffersLost, r.RealTimeBuffersLost)
 		}
 	})
@@ -654,7 +654,7 @@ func viewFiles(m *Machine, a args) error {
 	sort.Slice(files, func(i, j int) bool { return files[i].Name < files[j].Name })
 	return m.show(a, files, func(w io.Writer) {
 		for _, f := range files {
-			fmt.Fprintf(w, "%s\t%d bytes\n", f.Name, f.Size)
+			fmt.Fprintf(w, "%s\t%d bytes\n", quote.Shown(f.Name), f.Size)
 		}
 	})
 }
