@@ -601,9 +601,10 @@ func TestBlockingMode(t *testing.T) {
 	gate.open = make(chan struct{})
 	gate.mu.Unlock()
 	errc := make(chan error, 1)
+	var tally Tally
 	go func() {
 		for {
-			err := k.EventWriteEx(fr.regs[0], &EventDescriptor{ID: 1, Level: 4}, &WriteOptions{Processor: 0}, make([]byte, 500))
+			err := k.EventWriteEx(fr.regs[0], &EventDescriptor{ID: 1, Level: 4}, &WriteOptions{Processor: 0, Tally: &tally}, make([]byte, 500))
 			if err != nil {
 				errc <- err
 				return
@@ -626,6 +627,10 @@ func TestBlockingMode(t *testing.T) {
 	// every goroutine's stack.
 	if err := <-errc; !errors.Is(err, winerr.ErrCancelled) {
 		t.Fatalf("waiting writer woke with %v, want ERROR_CANCELLED", err)
+	}
+	// The tally says so: every write is delivered, or the one cancelled.
+	if id := fr.h.LoggerID(); tally.Cancelled[id] != 1 || tally.Lost[id] != 0 || tally.Delivered[id] == 0 {
+		t.Errorf("tally: delivered %d, lost %d, cancelled %d; want some, 0, 1", tally.Delivered[id], tally.Lost[id], tally.Cancelled[id])
 	}
 	gate.mu.Lock()
 	close(gate.open)

@@ -27,6 +27,10 @@ type Tally struct {
 	Delivered [session.LoggerIDs]uint64
 	Lost      [session.LoggerIDs]uint64
 	Denied    [session.LoggerIDs]uint64
+	// Cancelled counts a BLOCKING writer woken by the session's stop while it waited for
+	// a buffer (ERROR_CANCELLED): the event was neither accepted nor lost, and the writer
+	// was told.
+	Cancelled [session.LoggerIDs]uint64
 }
 
 // WriteOptions are the optional parts of EventWriteEx.
@@ -423,6 +427,8 @@ func deliver(l *session.Logger, info *guidtable.EnableInfo, proc int, ev *sessio
 	idx, counted, ok := outcome(l.Write(proc, ev))
 	if counted {
 		tally.count(id, ok)
+	} else if idx == cancelled && tally != nil {
+		tally.Cancelled[id]++
 	}
 	if idx != 0 && (errIdx == 0 || errIdx&denied != 0) {
 		errIdx = idx
