@@ -897,3 +897,44 @@ func TestPreallocateOnAFileInUse(t *testing.T) {
 		t.Fatalf("a 1 TB PREALLOCATE start on a running session's file: %v, want ERROR_BAD_PATHNAME", err)
 	}
 }
+
+// A full SEQUENTIAL file costs every event written after it filled: LogBuffersLost counts
+// their buffers, and LogEventsLost their events, so that every event a writer was told was
+// accepted is in the file or counted (the events were in no event counter). The same for
+// a compressed file, whose losses come in flushes of the compression area.
+func TestFullFileCountsItsEvents(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		mode   uint32
+		rounds int // of 1,000 events of 100 bytes: several times the 1 MB file's worth
+	}{
+		{"sequential", logmode.Sequential, 20},
+		{"compressed", logmode.Sequential | logmode.PrivateLogger | logmode.PrivateInProc | logmode.Compressed, 200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			k := fileKernel(t, winver.V2004, nil)
+			path := filepath.Join(t.TempDir(), "full.etl")
+			fr := startFile(t, k, "full", &Properties{BufferSize: 4, MinimumBuffers: 16, MaximumBuffers: 64, MaximumFileSize: 1, LogFileMode: c.mode, LogFileName: path})
+			refused := 0 // writes told ERROR_NOT_ENOUGH_MEMORY: EventsLost's
+			for range c.rounds {
+				refused += fr.write(t, 1000, 100)
+				if err := k.FlushTrace(fr.h, "", nil); err != nil && !errors.Is(err, winerr.ErrLogFileFull) {
+					t.Fatal(err)
+				}
+			}
+			s := k.Session(fr.h)
+			if err := k.StopTrace(fr.h, "", nil); err != nil && !errors.Is(err, winerr.ErrLogFileFull) {
+				t.Fatal(err)
+			}
+			st := s.Stats() // final: the stop wrote, or lost, everything
+			inFile, _ := readEvents(t, path)
+			if st.LogBuffersLost == 0 || st.LogEventsLost == 0 {
+				t.Fatalf("a full file lost %d buffers, %d events", st.LogBuffersLost, st.LogEventsLost)
+			}
+			if got := uint64(len(inFile)) + st.LogEventsLost; got != uint64(len(fr.accepted)) || st.EventsLost != uint64(refused) {
+				t.Errorf("%d accepted, %d refused; %d in the file, LogEventsLost %d (%d buffers), EventsLost %d",
+					len(fr.accepted), refused, len(inFile), st.LogEventsLost, st.LogBuffersLost, st.EventsLost)
+			}
+		})
+	}
+}

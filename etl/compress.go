@@ -34,7 +34,10 @@ var compressionRules = winver.Steps[compressRule]{
 
 // span is one compressed trace buffer's bytes in the area; start < 0 marks the overflow
 // of a buffer whose head is already in the file.
-type span struct{ start, end int }
+type span struct {
+	start, end int
+	events     uint64 // its EVENT_HEADER records, what losing it costs (Result.EventsLost)
+}
 
 // compressor is the compression area of Geoff Chappell's "ETW_UM_LOGGER_CONTEXT": a
 // buffer the size of two trace buffers into which successive trace buffers are
@@ -103,15 +106,17 @@ func (c *compressor) pack(buf []byte) []byte {
 // add compresses buf into the area and flushes every whole trace buffer's worth.
 func (c *compressor) add(w *Writer, buf []byte) Result {
 	rec := c.pack(buf)
+	events := eventsIn(buf)
 	var r Result
 	if w.limit > 0 && w.pos+int64(len(c.area)+len(rec)) > w.limit {
 		if w.mode&modeNewFile == 0 {
 			w.full = true
-			return Result{Lost: 1, Err: winerr.New(winerr.ErrLogFileFull, "log file %q reached MaximumFileSize (%d bytes)", w.name, w.limit)}
+			return Result{Lost: 1, EventsLost: events, Err: winerr.New(winerr.ErrLogFileFull, "log file %q reached MaximumFileSize (%d bytes)", w.name, w.limit)}
 		}
 		r = w.NextFile()
 		if w.f == nil {
 			r.Lost++
+			r.EventsLost += events
 			return r
 		}
 	}
@@ -120,12 +125,13 @@ func (c *compressor) add(w *Writer, buf []byte) Result {
 		r.add(c.flush(w, false))
 		if len(c.area)+len(rec) > cap(c.area) {
 			r.Lost++
+			r.EventsLost += events
 			return r
 		}
 	}
 	start := len(c.area)
 	c.area = append(c.area, rec...)
-	c.spans = append(c.spans, span{start, len(c.area)})
+	c.spans = append(c.spans, span{start, len(c.area), events})
 	r.add(c.flush(w, false))
 	return r
 }
@@ -133,6 +139,7 @@ func (c *compressor) add(w *Writer, buf []byte) Result {
 func (r *Result) add(o Result) {
 	r.Written += o.Written
 	r.Lost += o.Lost
+	r.EventsLost += o.EventsLost
 	if r.Err == nil {
 		r.Err = o.Err
 	}
@@ -144,14 +151,18 @@ func (c *compressor) drain(w *Writer) Result { return c.flush(w, true) }
 // discard empties the area for good (the session stops) and returns what that loses by
 // the version's count: each trace buffer still there (6.3 on; a failed flush keeps the
 // overflow of a buffer whose head it wrote, for the next flush, and none follows), or
-// one flush's worth (6.2, which counts flushes).
-func (c *compressor) discard() int {
-	lost := len(c.spans)
+// one flush's worth (6.2, which counts flushes), and the events they held, every one
+// of them whatever the count.
+func (c *compressor) discard() (lost int, events uint64) {
+	lost = len(c.spans)
 	if !c.rule.perBuffer {
 		lost = min(lost, 1)
 	}
+	for _, s := range c.spans {
+		events += s.events
+	}
 	c.area, c.spans, c.held = c.area[:0], c.spans[:0], c.held[:0]
-	return lost
+	return lost, events
 }
 
 // flush takes the area a trace buffer's worth at a time while it holds that much (and,
@@ -182,18 +193,19 @@ func (c *compressor) flush(w *Writer, all bool) Result {
 					r.Lost++
 					return r
 				}
-				keep := 0
+				keep, kept := 0, uint64(0)
 				for _, s := range c.spans {
 					if s.start < 0 {
-						keep = s.end
+						keep, kept = s.end, s.events
 					} else {
 						r.Lost++
+						r.EventsLost += s.events
 					}
 				}
 				c.area = c.area[:keep]
 				c.spans = c.spans[:0]
 				if keep > 0 {
-					c.spans = append(c.spans, span{-1, keep})
+					c.spans = append(c.spans, span{-1, keep, kept})
 				}
 				return r
 			}
@@ -211,7 +223,7 @@ func (c *compressor) flush(w *Writer, all bool) Result {
 		c.area = c.area[:copy(c.area, c.area[n:])]
 		kept := c.spans[:0]
 		for _, s := range c.spans[done:] {
-			kept = append(kept, span{s.start - n, s.end - n})
+			kept = append(kept, span{s.start - n, s.end - n, s.events})
 		}
 		c.spans = kept
 	}

@@ -85,7 +85,11 @@ type Options struct {
 // of new files included) and buffers lost, with the first error met.
 type Result struct {
 	Written, Lost int
-	Err           error
+	// EventsLost is the EVENT_HEADER records of the buffers Lost counts, as far as the
+	// writer holds them: those of every buffer it gave up, even where 6.2's count of a
+	// compressed file counts one flush for several.
+	EventsLost uint64
+	Err        error
 }
 
 // Writer writes a session's sealed buffers to an ETL file: buffer 0 holds the log-file
@@ -310,7 +314,7 @@ func (w *Writer) Full() bool { return w.full }
 // would leave a hole or overlap the next buffer in the file.
 func (w *Writer) WriteBuffer(buf []byte) Result {
 	if int64(len(buf)) != w.bufSize {
-		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidParameter, "a %d-byte buffer: the file's buffers are %d bytes", len(buf), w.bufSize)}
+		return Result{Lost: 1, EventsLost: eventsIn(buf), Err: winerr.New(winerr.ErrInvalidParameter, "a %d-byte buffer: the file's buffers are %d bytes", len(buf), w.bufSize)}
 	}
 	if h, ok := abi.DecodeBufferHeader(buf); !ok || h.Offset < abi.BufferHeaderSize || int64(h.Offset) > w.bufSize {
 		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidParameter, "the buffer's header gives Offset %#x, outside [%#x, %#x]", h.Offset, abi.BufferHeaderSize, w.bufSize)}
@@ -318,12 +322,12 @@ func (w *Writer) WriteBuffer(buf []byte) Result {
 	var r Result
 	if w.f == nil {
 		if w.closed || w.mode&modeNewFile == 0 {
-			return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
+			return Result{Lost: 1, EventsLost: eventsIn(buf), Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
 		}
 		// A NEWFILE roll-over could not create its file: try the same file again, so
 		// that the series goes on once the cause (a missing folder, a file in use) is gone.
 		if err := w.open(); err != nil {
-			return Result{Lost: 1, Err: err}
+			return Result{Lost: 1, EventsLost: eventsIn(buf), Err: err}
 		}
 		r.Written++
 	}
@@ -333,11 +337,11 @@ func (w *Writer) WriteBuffer(buf []byte) Result {
 		return cr
 	}
 	if err := w.place(w.bufSize, &r); err != nil {
-		r.Lost, r.Err = 1, err
+		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+eventsIn(buf), err
 		return r
 	}
 	if err := w.writeAt(buf, w.pos); err != nil {
-		r.Lost, r.Err = 1, err
+		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+eventsIn(buf), err
 		return r
 	}
 	w.advance(w.bufSize)
@@ -360,6 +364,7 @@ func (w *Writer) place(n int64, r *Result) error {
 		nr := w.NextFile()
 		r.Written += nr.Written
 		r.Lost += nr.Lost
+		r.EventsLost += nr.EventsLost
 		return nr.Err
 	}
 	w.full = true
@@ -445,9 +450,21 @@ func (w *Writer) Finish() Result {
 	}
 	r := w.Flush()
 	if r.Err != nil && w.comp.rule.resetOnFailure || w.f == nil {
-		r.Lost += w.comp.discard()
+		lost, events := w.comp.discard()
+		r.Lost += lost
+		r.EventsLost += events
 	}
 	return r
+}
+
+// eventsIn counts the EVENT_HEADER records of a sealed buffer: the events losing it
+// costs (Result.EventsLost). A buffer whose header does not frame it holds none.
+func eventsIn(buf []byte) uint64 {
+	h, ok := abi.DecodeBufferHeader(buf)
+	if !ok || h.Offset < abi.BufferHeaderSize || int(h.Offset) > len(buf) {
+		return 0
+	}
+	return (&Buffer{Data: buf[:h.Offset]}).EventRecords()
 }
 
 // Counters are the session counters a finalized header carries.

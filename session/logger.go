@@ -152,6 +152,7 @@ type Logger struct {
 	eventsOverwritten  atomic.Uint64
 	buffersOverwritten atomic.Uint64
 	logBuffersLost     atomic.Uint64
+	logEventsLost      atomic.Uint64 // the events in the buffers logBuffersLost counts; both added to by whoever does the logger's work
 	rtBuffersLost      atomic.Uint64
 	rtEventsLost       atomic.Uint64 // the events in the buffers rtBuffersLost counts; both added to under rt.mu
 	numberOfBuffers    atomic.Int64
@@ -399,13 +400,18 @@ func (l *Logger) Collecting() bool { return l.collecting.Load() }
 
 // Stats is a snapshot of the session's counters, as ControlTrace query reports them.
 type Stats struct {
-	NumberOfBuffers     int64
-	FreeBuffers         int64
-	PeakBuffers         int64
-	EventsLost          uint64
-	EventsDenied        uint64 // refused by SECURE_MODE (an emulator counter; Windows logs an event)
-	BuffersWritten      uint64
-	LogBuffersLost      uint64
+	NumberOfBuffers int64
+	FreeBuffers     int64
+	PeakBuffers     int64
+	EventsLost      uint64
+	EventsDenied    uint64 // refused by SECURE_MODE (an emulator counter; Windows logs an event)
+	BuffersWritten  uint64
+	LogBuffersLost  uint64
+	// LogEventsLost is the events (EVENT_HEADER records) in the buffers LogBuffersLost
+	// counts: the log file's or the Sink's losses in events (an emulator counter; Windows
+	// counts buffers), as RealTimeEventsLost is real-time delivery's. A full SEQUENTIAL
+	// file costs every event written after it filled here.
+	LogEventsLost       uint64
 	RealTimeBuffersLost uint64
 	// RealTimeEventsLost is the events (EVENT_HEADER records) in the buffers
 	// RealTimeBuffersLost counts: real-time delivery's losses in events, as EventsLost
@@ -471,7 +477,7 @@ func (l *Logger) ReadStats(s *Stats) {
 	*s = Stats{
 		NumberOfBuffers: l.numberOfBuffers.Load(), FreeBuffers: l.freeBuffers.Load() + int64(l.spareCount()),
 		PeakBuffers: l.peakBuffers.Load(), EventsLost: l.eventsLost.Load(), EventsDenied: l.eventsDenied.Load(),
-		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(),
+		BuffersWritten: l.buffersWritten.Load(), LogBuffersLost: l.logBuffersLost.Load(), LogEventsLost: l.logEventsLost.Load(),
 		RealTimeBuffersLost: l.rtBuffersLost.Load(), RealTimeEventsLost: l.rtEventsLost.Load(), BuffersPerStream: perStream[:len(l.perStream)],
 		EventsOverwritten: l.eventsOverwritten.Load(), BuffersOverwritten: l.buffersOverwritten.Load(),
 		LoggerWakeups: l.loggerWakeups.Load(),

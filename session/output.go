@@ -215,9 +215,11 @@ func (l *Logger) writeOut(buf []byte, stream int) {
 	if l.file != nil {
 		r := l.file.WriteBuffer(buf)
 		written, lost = r.Written, r.Lost
+		l.logEventsLost.Add(r.EventsLost)
 		l.noteFileErr(r.Err)
 	} else if sinkErr != nil {
 		written, lost = 0, 1
+		l.logEventsLost.Add(eventRecords(buf))
 	}
 	l.buffersWritten.Add(uint64(written))
 	l.logBuffersLost.Add(uint64(lost))
@@ -269,6 +271,7 @@ func (l *Logger) closeFile() {
 func (l *Logger) countFile(r etl.Result) {
 	l.buffersWritten.Add(uint64(r.Written))
 	l.logBuffersLost.Add(uint64(r.Lost))
+	l.logEventsLost.Add(r.EventsLost)
 	l.noteFileErr(r.Err)
 }
 
