@@ -61,7 +61,9 @@ type WriteOptions struct {
 // handle is of. Errors: ERROR_INVALID_HANDLE for a nil or closed handle, or one of
 // another kernel; ERROR_INVALID_PARAMETER for a nil descriptor or more than 128
 // data blocks; ERROR_ARITHMETIC_OVERFLOW for an event over 64 KB; ERROR_MORE_DATA when it
-// does not fit a session's buffer; ERROR_NOT_ENOUGH_MEMORY when a session has no free
+// does not fit a session's buffer, or when the extended items a session's enablement asks
+// for (EVENT_ENABLE_PROPERTY_SID and the others) take its record past 64 KB, which that
+// session counts in EventsLost; ERROR_NOT_ENOUGH_MEMORY when a session has no free
 // buffer. Without EVENT_TRACE_INDEPENDENT_SESSION_MODE, a failure in one session stops
 // publication to the sessions after it, which count the event as lost. An
 // EVENT_TRACE_SECURE_MODE session that does not permit the provider refuses the event
