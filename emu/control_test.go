@@ -154,6 +154,9 @@ func TestBadInputNeverPanics(t *testing.T) {
 	if _, err := New(Config{Version: 99}); !errors.Is(err, winerr.ErrInvalidParameter) {
 		t.Fatalf("unknown version: %v", err)
 	}
+	if _, err := New(Config{Executable: "a\x00b.exe"}); !errors.Is(err, winerr.ErrInvalidParameter) {
+		t.Fatalf("an executable name with a NUL: %v", err)
+	}
 	// What a failed New returns closes as nothing, so `defer k.Close()` before the error
 	// check does not panic.
 	failed, _ := New(Config{Processors: -1})

@@ -35,7 +35,8 @@ type Config struct {
 	// Executable is the file name of that process's executable, which
 	// EVENT_FILTER_TYPE_EXECUTABLE_NAME filters match without regard to case; default the
 	// running program's own. Of a path, the last element is taken (after '/', '\\' or a
-	// drive's ':'); one that ends in a separator is ERROR_INVALID_PARAMETER.
+	// drive's ':'); one that ends in a separator, or holds a NUL, is
+	// ERROR_INVALID_PARAMETER.
 	Executable string
 	// Synchronous starts every session without a logger goroutine: full buffers are
 	// written by the writer that filled them, flush and stop by the caller, and no timer
@@ -135,6 +136,9 @@ func New(cfg Config) (*Kernel, error) {
 	}
 	if cfg.Executable != "" && strings.LastIndexAny(cfg.Executable, `/\:`) == len(cfg.Executable)-1 {
 		return nil, winerr.New(winerr.ErrInvalidParameter, "executable %q names a folder, not a file", cfg.Executable)
+	}
+	if strings.IndexByte(cfg.Executable, 0) >= 0 {
+		return nil, winerr.New(winerr.ErrInvalidParameter, "executable %q holds a NUL, which no Windows file name does", cfg.Executable)
 	}
 	if cfg.ClockFrequency == 0 {
 		cfg.ClockFrequency = 10_000_000
