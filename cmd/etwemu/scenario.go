@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/etwemu/etwemu/etl"
@@ -84,6 +85,12 @@ func newMachine(ctx context.Context, fs *flag.FlagSet, disk int64, stdout, stder
 		return nil, code
 	}
 	m := scenario.NewLimited(stdout, scenario.Limits{Disk: disk << 20})
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// What a scenario may hold (its sessions' buffers, its disk) and room for the
+		// rest: past it the collector works harder rather than let the garbage of views
+		// and failed saves (a copy of a 16 MB buffer each) double the heap, as by default.
+		debug.SetMemoryLimit(scenario.DefaultBufferMemory + disk<<20 + 256<<20)
+	}
 	if machineHook != nil {
 		machineHook(ctx, m)
 	}
