@@ -160,11 +160,7 @@ func describeWriters(writers []int) string {
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && terminal(f)
 }
 
 // runSweep measures and prints the processor sweep, and writes its chart if asked.

@@ -35,7 +35,8 @@ var shellAbout = fmt.Sprintf(`Usage: etwemu shell [-disk MB]
 Reads scenario commands one line at a time from standard input, from a terminal or a
 pipe, and runs each at once; a failing command prints its error, with its line number,
 and the shell goes on, as it does past a line longer than %d bytes. "help" lists the
-commands, "help COMMAND" explains one, "quit" or end of input leaves. The in-memory disk
+commands, "help COMMAND" explains one, "quit" or end of input leaves: with exit status 1
+if a command failed and the input is not a terminal (a script), else 0. The in-memory disk
 holds -disk MB, all log files together (past it writes fail with ERROR_DISK_FULL). The
 first SIGINT or SIGTERM stops the command being run, stops every session, prints their
 counters and exits with 128 plus the signal's number; a second exits at once.`, scenario.MaxLine)
@@ -175,8 +176,16 @@ func runShell(args []string, stdout, stderr io.Writer) int {
 // returns interruptedCode.
 func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stderr io.Writer, prompt bool) int {
 	lines := scenario.Lines(ctx, in)
-	ran := 0
+	ran, failed := 0, 0
 	var last error // the command a signal stopped, if one did
+	// end is the exit status at the end of the input or quit: a script fed to the shell
+	// learns that a command failed, a terminal's user saw it.
+	end := func() int {
+		if failed > 0 && !prompt {
+			return 1
+		}
+		return 0
+	}
 	if prompt {
 		fmt.Fprintln(stdout, "etwemu shell: type scenario commands, one a line; help lists them, quit (or Ctrl-D) ends.")
 	}
@@ -197,18 +206,19 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 			if prompt {
 				fmt.Fprintln(stdout) // the input ended at the prompt
 			}
-			return 0
+			return end()
 		}
 		if l.Err != nil {
 			if errors.Is(l.Err, scenario.ErrLineTooLong) {
 				fmt.Fprintf(stderr, "error: line %d: %v: the line is skipped\n", l.N, l.Err)
+				failed++
 				continue
 			}
 			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, l.Err)
 			return 1
 		}
 		if w := strings.TrimSpace(l.Text); strings.EqualFold(w, "quit") || strings.EqualFold(w, "exit") {
-			return 0
+			return end()
 		}
 		if err := m.ExecContext(ctx, l.Text); err != nil {
 			if ctx.Err() != nil {
@@ -216,6 +226,7 @@ func shell(ctx context.Context, m *scenario.Machine, in io.Reader, stdout, stder
 				break
 			}
 			fmt.Fprintf(stderr, "error: line %d: %v\n", l.N, err)
+			failed++
 		} else if t := strings.TrimSpace(l.Text); t != "" && t[0] != '#' {
 			ran++ // the commands that succeeded
 		}

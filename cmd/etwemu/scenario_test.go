@@ -40,12 +40,21 @@ func TestRunAndShell(t *testing.T) {
 		t.Errorf("failing scenario: exit %d, stderr %q", code, errb.String())
 	}
 
-	// The shell goes on after an error and reads to the end of a pipe, without prompts.
+	// The shell goes on after an error and reads to the end of a pipe, without prompts,
+	// and its exit status tells the script that a command failed; at a terminal, whose
+	// user saw it, it is 0.
 	out.Reset()
 	errb.Reset()
 	in := strings.NewReader("start s file=a.etl\nstart s file=a.etl\nstrdump\nquit\nstrdump\n")
-	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 {
-		t.Fatalf("shell: exit %d", code)
+	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 1 {
+		t.Fatalf("shell: exit %d, want 1", code)
+	}
+	var tty bytes.Buffer
+	if code := shell(context.Background(), scenario.New(&tty), strings.NewReader("bogus\n"), &tty, &tty, true); code != 0 {
+		t.Errorf("shell at a terminal: exit %d after a failed command, want 0", code)
+	}
+	if code := shell(context.Background(), scenario.New(&tty), strings.NewReader("bogus\necho fine\n"), &tty, &tty, false); code != 1 {
+		t.Errorf("shell from a pipe: exit %d after a failed command, want 1", code)
 	}
 	if !strings.Contains(errb.String(), "error: line 2: start: ERROR_ALREADY_EXISTS") || strings.Count(out.String(), " running (Windows ") != 1 || strings.Contains(out.String(), "etwemu>") {
 		t.Errorf("shell: stdout %q, stderr %q", out.String(), errb.String())
@@ -133,7 +142,7 @@ func TestLongLines(t *testing.T) {
 	out.Reset()
 	errb.Reset()
 	in := strings.NewReader("echo one\n" + long + "echo two\n")
-	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 0 || out.String() != "one\ntwo\n" || !strings.Contains(errb.String(), "error: line 2: longer than 65536 bytes, the longest line a scenario may have: the line is skipped") {
+	if code := shell(context.Background(), scenario.New(&out), in, &out, &errb, false); code != 1 || out.String() != "one\ntwo\n" || !strings.Contains(errb.String(), "error: line 2: longer than 65536 bytes, the longest line a scenario may have: the line is skipped") {
 		t.Errorf("shell: exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 	}
 }
