@@ -35,38 +35,25 @@ type Registration struct {
 func (r *Registration) Index() uint16 { return r.e.Index() }
 
 // EnableMask is ETW_REG_ENTRY.EnableMask: one bit per enable slot of the provider's
-// ETW_GUID_ENTRY whose session enabled it.
-func (r *Registration) EnableMask() uint8 {
-	if !r.made() {
-		return 0
-	}
-	return r.e.EnableMask()
-}
+// ETW_GUID_ENTRY whose session enabled it. The masks are read from r's own word, which
+// its ETW_REG_ENTRY points at: a zero Registration's reads as zero.
+func (r *Registration) EnableMask() uint8 { e, _ := regentry.RoutingMasks(r.mask.Load()); return e }
 
 // GroupEnableMask is ETW_REG_ENTRY.GroupEnableMask: the slots of the provider group's
 // entry (10.0 and later).
 func (r *Registration) GroupEnableMask() uint8 {
-	if !r.made() {
-		return 0
-	}
-	return r.e.GroupEnableMask()
+	_, g := regentry.RoutingMasks(r.mask.Load())
+	return g
 }
 
 // HostEnableMask and HostGroupEnableMask are the 2004 masks for sessions of the host
 // (emulated as the same kernel: always 0).
-func (r *Registration) HostEnableMask() uint8 {
-	if !r.made() {
-		return 0
-	}
-	return r.e.HostEnableMask()
-}
+func (r *Registration) HostEnableMask() uint8 { h, _ := regentry.HostMasks(r.mask.Load()); return h }
 
 // HostGroupEnableMask: see HostEnableMask.
 func (r *Registration) HostGroupEnableMask() uint8 {
-	if !r.made() {
-		return 0
-	}
-	return r.e.HostGroupEnableMask()
+	_, h := regentry.HostMasks(r.mask.Load())
+	return h
 }
 
 // Flags are ETW_REG_ENTRY.Flags as a version-independent set (regentry.Flags names
@@ -74,7 +61,7 @@ func (r *Registration) HostGroupEnableMask() uint8 {
 func (r *Registration) Flags() regentry.Flags { return r.e.Flags() }
 
 // Closed reports whether EventUnregister closed the registration.
-func (r *Registration) Closed() bool { return r.made() && r.e.Closed() }
+func (r *Registration) Closed() bool { return regentry.IsClosedWord(r.mask.Load()) }
 
 // Provider returns the GUID the registration was made for.
 func (r *Registration) Provider() guid.GUID {

@@ -177,6 +177,11 @@ func (e *Entry) HostGroupEnableMask() uint8 { return uint8(e.mask.Load() >> shif
 // RoutingMasks splits a masks word into the two masks the write path routes by.
 func RoutingMasks(w uint64) (enable, group uint8) { return uint8(w), uint8(w >> shiftGroup) }
 
+// HostMasks splits out a masks word's HostEnableMask and HostGroupEnableMask.
+func HostMasks(w uint64) (host, hostGroup uint8) {
+	return uint8(w >> shiftHost), uint8(w >> shiftHostGroup)
+}
+
 // IsClosedWord reports whether a masks word belongs to a closed registration.
 func IsClosedWord(w uint64) bool { return w&closedBit != 0 }
 
