@@ -12,6 +12,7 @@ import (
 
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/clock"
+	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/regentry"
@@ -336,7 +337,10 @@ func (s *reentrantSink) WriteBuffer([]byte) error {
 
 // A Sink that flushes or stops its own session gets ERROR_POSSIBLE_DEADLOCK at once: its
 // logger goroutine, which would do the work, is the one waiting for the Sink (both hung
-// for ever). Close from the Sink returns, and the session's stop ends after the Sink.
+// for ever). What runs with the logger paused (a query's LogFileName, an update, an
+// INCREMENT_FILE, the checker) runs at once, on the logger goroutine that calls the Sink
+// (they hung too). Close from the Sink returns, and the session's stop ends after the
+// Sink.
 func TestSinkCallingItsOwnSession(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -346,16 +350,38 @@ func TestSinkCallingItsOwnSession(t *testing.T) {
 		{"flush", func(k *Kernel, h TraceHandle) error { return k.FlushTrace(h, "", nil) }, winerr.ErrPossibleDeadlock},
 		{"stop", func(k *Kernel, h TraceHandle) error { return k.StopTrace(h, "", nil) }, winerr.ErrPossibleDeadlock},
 		{"query", func(k *Kernel, h TraceHandle) error { return k.QueryTrace(h, "", nil) }, nil},
+		{"update", func(k *Kernel, h TraceHandle) error {
+			var p Properties
+			if err := k.QueryTrace(h, "", &p); err != nil {
+				return err
+			}
+			p.MaximumBuffers++
+			return k.ControlTrace(h, "", &p, ControlUpdate)
+		}, nil},
+		{"increment", func(k *Kernel, h TraceHandle) error { return k.ControlTrace(h, "", nil, ControlIncrementFile) }, nil},
+		{"logfilename", func(k *Kernel, h TraceHandle) error {
+			if n := k.Session(h).LogFileName(); n == "" {
+				return errors.New("no log file name")
+			}
+			return nil
+		}, nil},
+		{"check", func(k *Kernel, h TraceHandle) error {
+			if vs := NewChecker(k).Check(); len(vs) != 0 {
+				return fmt.Errorf("%v", vs)
+			}
+			return nil
+		}, nil},
 		{"close", func(k *Kernel, h TraceHandle) error { k.Close(); return nil }, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			k, err := New(Config{Processors: 1})
+			k, err := New(Config{Processors: 1, FileSystem: &etl.MemFS{}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer k.Close()
 			s := &reentrantSink{k: k, call: c.call, err: make(chan error, 1)}
-			h, err := k.StartTrace("reentrant", &Properties{BufferSize: 1, LogFileMode: logmode.RealTime, Sink: s})
+			h, err := k.StartTrace("reentrant", &Properties{BufferSize: 4, LogFileMode: logmode.RealTime | logmode.NewFile | logmode.KBytesForSize,
+				LogFileName: "r_%d.etl", MaximumFileSize: 64, MaximumBuffers: 16, Sink: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,6 +397,7 @@ func TestSinkCallingItsOwnSession(t *testing.T) {
 				t.Fatal(err)
 			}
 			go k.FlushTrace(h, "", nil) // the logger hands the buffer to the Sink
+			t.Cleanup(func() { k.Close() })
 			err = <-s.err
 			if c.want == nil && err != nil || c.want != nil && (!errors.Is(err, c.want) || !strings.Contains(err.Error(), "called from its Sink")) {
 				t.Fatalf("%s from the Sink: %v, want %v", c.name, err, c.want)

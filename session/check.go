@@ -44,8 +44,14 @@ type EventCounter interface {
 }
 
 // paused runs fn while the logger does no work: in the logger goroutine, or under syncMu
-// for a synchronous session, or directly once the logger has exited.
+// for a synchronous session, or directly once the logger has exited. Called from the
+// session's Sink, it runs fn at once: the caller is the logger goroutine, whose work
+// waits for the Sink (a request would wait for itself).
 func (l *Logger) paused(fn func()) {
+	if l.CalledFromSink() {
+		fn()
+		return
+	}
 	if l.synchronous {
 		l.syncMu.Lock()
 		defer l.syncMu.Unlock()

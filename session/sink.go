@@ -10,9 +10,12 @@ import (
 
 // Sink receives sealed buffers from a session's logger goroutine, in flush order. The
 // slice is valid only during the call; a sink that keeps it must copy it. An error costs
-// the buffer (LogBuffersLost), never the session. The logger waits for the Sink: a
-// flush, stop or check of its own session called from it would wait for ever, and the
-// kernel refuses them (ERROR_POSSIBLE_DEADLOCK; Logger.CalledFromSink).
+// the buffer (LogBuffersLost), never the session. The logger waits for the Sink: a flush
+// or stop of its own session called from it would wait for ever, and the kernel refuses
+// them (ERROR_POSSIBLE_DEADLOCK; Logger.CalledFromSink); what reads or changes the
+// session with its logger paused (a query's LogFileName, an update, INCREMENT_FILE) runs
+// at once, on the Sink's goroutine, which is the logger's. A Sink of a BLOCKING session
+// that writes to it may wait for a buffer only its own return frees.
 type Sink interface {
 	WriteBuffer(buf []byte) error
 }
