@@ -449,9 +449,11 @@ func (w *Writer) Finish() Result {
 		return Result{}
 	}
 	r := w.Flush()
-	if r.Err != nil && w.comp.rule.resetOnFailure || w.f == nil {
+	if r.Err != nil || w.f == nil {
 		lost, events := w.comp.discard()
-		r.Lost += lost
+		if w.comp.rule.resetOnFailure || w.f == nil {
+			r.Lost += lost // 6.2 counted the failed flush already, one for the area
+		}
 		r.EventsLost += events
 	}
 	return r
