@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/etwemu/etwemu/logmode"
@@ -152,7 +153,7 @@ func TestAttachBacklogBounded(t *testing.T) {
 	defer l.Stop()
 	for _, c := range []struct{ asked, want int }{
 		{0, DefaultConsumerBacklog}, {-1, DefaultConsumerBacklog}, {3, 3},
-		{1 << 40, MaxRealTimeBacklogBytes / 4096}, {MaxRealTimeBacklogBytes / 4096, MaxRealTimeBacklogBytes / 4096},
+		{math.MaxInt, MaxRealTimeBacklogBytes / 4096}, {MaxRealTimeBacklogBytes / 4096, MaxRealTimeBacklogBytes / 4096},
 	} {
 		a, err := l.Attach(c.asked)
 		if err != nil {
