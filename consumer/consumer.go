@@ -289,7 +289,7 @@ func (c *Consumer) Start() error {
 		return winerr.New(winerr.ErrBusy, "consumer: Start after Start: a consumer starts once, and this one is reading its sources")
 	default:
 		// ProcessTrace on traces CloseTrace closed.
-		return winerr.New(winerr.ErrInvalidHandle, "consumer: Start after Stop or Close: a consumer starts once, and this one has stopped")
+		return winerr.New(winerr.ErrInvalidHandle, "consumer: Start after Stop, Close or a failed Start: a consumer starts once, and this one has ended")
 	}
 	fail := func(err error) error {
 		c.err = err

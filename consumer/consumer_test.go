@@ -45,6 +45,10 @@ func TestParseProvider(t *testing.T) {
 			t.Errorf("ParseProvider(%q): %v, want ERROR_INVALID_PARAMETER", bad, err)
 		}
 	}
+	// A number's error is still strconv's, under the Windows code.
+	if _, err := consumer.ParseProvider("A:256"); !errors.Is(err, strconv.ErrRange) {
+		t.Errorf("ParseProvider(\"A:256\"): %v, want strconv.ErrRange wrapped", err)
+	}
 }
 
 // TestLossAndFilter: an event too large for the session's buffers is lost and counted;

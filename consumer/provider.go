@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -76,7 +77,7 @@ func ParseProvider(s string) (Provider, error) {
 	num := func(i int, bits int) (uint64, error) {
 		v, err := strconv.ParseUint(parts[i], 0, bits)
 		if err != nil {
-			return 0, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: part %d %q: %v", s, i+1, parts[i], err)
+			return 0, fmt.Errorf("%w: consumer: provider %q: part %d %q: %w", winerr.ErrInvalidParameter, s, i+1, parts[i], err)
 		}
 		return v, nil
 	}
@@ -91,7 +92,7 @@ func ParseProvider(s string) (Provider, error) {
 		for _, id := range strings.Split(parts[2], ",") {
 			v, err := strconv.ParseUint(strings.TrimSpace(id), 0, 16)
 			if err != nil {
-				return Provider{}, winerr.New(winerr.ErrInvalidParameter, "consumer: provider %q: event id %q: %v", s, id, err)
+				return Provider{}, fmt.Errorf("%w: consumer: provider %q: event id %q: %w", winerr.ErrInvalidParameter, s, id, err)
 			}
 			p.Filter = append(p.Filter, uint16(v))
 		}

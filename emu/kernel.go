@@ -192,7 +192,8 @@ func (k *Kernel) emulated(cpu int) int {
 }
 
 // Close stops every running session, as shutting the machine down would. Called from a
-// session's Sink, it returns before that session's stop ends, which waits for the Sink.
+// session's Sink, it returns before that session's stop ends, which waits for the Sink;
+// two Sinks that call Close at once may each wait for the other's session.
 func (k *Kernel) Close() {
 	if k == nil { // what a failed New returns: `defer k.Close()` before the error check is safe
 		return

@@ -465,14 +465,19 @@ func SmartField(name string, v any) FieldOpt {
 }
 
 // printBudget is how many values unprintable walks before it calls a value too large
-// to print: more than an event's 64 KB could hold in any case.
-const printBudget = 1 << 14
+// to print: more than an event's 64 KB could hold in any case, each taking two bytes at
+// least (a digit and a space).
+const printBudget = 1 << 15
 
 // unprintable says why %v must not print rv, or "": a map or slice that holds itself,
 // which fmt would follow for ever (go-winio's SmartField then overflows the stack), or
 // more than printBudget values. It follows what fmt follows: maps, slices, arrays,
-// structs, interfaces, and a pointer at the top only (below it fmt prints addresses).
+// structs, interfaces, and a pointer at the top only (below it fmt prints addresses),
+// but not a value fmt asks to format itself (a Formatter, an error, a Stringer).
 func unprintable(rv reflect.Value) string {
+	if formatsItself(rv) {
+		return ""
+	}
 	if rv.Kind() == reflect.Pointer && !rv.IsNil() {
 		rv = rv.Elem()
 	}
@@ -486,6 +491,9 @@ func unprintable(rv reflect.Value) string {
 	walk = func(v reflect.Value) string {
 		if budget--; budget < 0 {
 			return fmt.Sprintf("more than %d values to print", printBudget)
+		}
+		if formatsItself(v) {
+			return ""
 		}
 		switch v.Kind() {
 		case reflect.Interface:
@@ -530,4 +538,17 @@ func unprintable(rv reflect.Value) string {
 		return ""
 	}
 	return walk(rv)
+}
+
+// formatsItself reports whether fmt's %v prints v by a method of its own rather than by
+// following its contents: a Formatter, an error or a Stringer (fmt's handleMethods).
+func formatsItself(v reflect.Value) bool {
+	if !v.IsValid() || !v.CanInterface() {
+		return false
+	}
+	switch v.Interface().(type) {
+	case fmt.Formatter, error, fmt.Stringer:
+		return true
+	}
+	return false
 }

@@ -67,6 +67,12 @@ func TestLevelAndOpcodeNames(t *testing.T) {
 	}
 }
 
+// selfStringer prints itself by its String method, which fmt calls rather than follow
+// the map.
+type selfStringer map[string]any
+
+func (s selfStringer) String() string { return fmt.Sprintf("a map of %d", len(s)) }
+
 // SmartField's fallback prints a value with %v, which follows maps and slices for ever
 // when one holds itself (a stack overflow, which no recover catches): such a value, and
 // one too large to print, is named instead; others print as %v does.
@@ -91,6 +97,8 @@ func TestSmartFieldUnprintable(t *testing.T) {
 		{"through a struct and a pointer", &holder{self}, "(Unsupported: *etw.holder) (a value that holds itself)"},
 		{"too large", huge, fmt.Sprintf("(Unsupported: map[int]bool) (more than %d values to print)", printBudget)},
 		{"one slice twice, not a cycle", [][]int{shared, shared}, "(Unsupported: [][]int) [[1 2] [1 2]]"},
+		{"a cycle whose type says itself", selfStringer(self), "(Unsupported: etw.selfStringer) a map of 2"},
+		{"a cycle behind a Stringer", map[string]any{"s": selfStringer(self)}, "(Unsupported: map[string]interface {}) map[s:a map of 2]"},
 		{"a plain map", map[string]int{"b": 2, "a": 1}, "(Unsupported: map[string]int) map[a:1 b:2]"},
 	} {
 		var em eventMetadata
