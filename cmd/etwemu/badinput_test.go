@@ -181,3 +181,19 @@ func TestFalseFlagsNeedNothing(t *testing.T) {
 		}
 	}
 }
+
+// An argument a command does not know is echoed cut short, as the scenario language cuts
+// names: a 100 KB structure name made a 100 KB error line.
+func TestLongArgumentsEchoedShort(t *testing.T) {
+	long := strings.Repeat("X", 100<<10)
+	for _, args := range [][]string{
+		{"dt", long}, {"dt", "ETW_REG_ENTRY", long}, {"modes", long}, {"modes", "check", "-guid", long},
+		{long}, {"version", long}, {"dump", "-sort", long, "f.etl"}, {"demo", "-mode", long},
+	} {
+		var out, errb strings.Builder
+		code := run(args, &out, &errb)
+		if code == 0 || errb.Len() > 4096 || !strings.Contains(errb.String(), "XXXX") {
+			t.Errorf("%s ...: exit %d, %d bytes on stderr", args[0][:min(len(args[0]), 8)], code, errb.Len())
+		}
+	}
+}

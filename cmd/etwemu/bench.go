@@ -16,6 +16,7 @@ import (
 
 	"github.com/etwemu/etwemu/bench/benchbase"
 	"github.com/etwemu/etwemu/bench/benchsuite"
+	"github.com/etwemu/etwemu/internal/quote"
 )
 
 func runBench(args []string, stdout, stderr io.Writer) int {
@@ -135,7 +136,7 @@ func parseWriters(list string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		switch {
 		case err != nil:
-			return nil, fmt.Errorf("%q is not a number of writers", f)
+			return nil, fmt.Errorf("%s is not a number of writers", quote.Short(f))
 		case n < 1 || n > 256:
 			return nil, fmt.Errorf("%d: each count must be 1 to 256", n)
 		case len(out) > 0 && n <= out[len(out)-1]:

@@ -19,6 +19,7 @@ import (
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/regentry"
@@ -146,17 +147,17 @@ func runDemo(args []string, stdout, stderr io.Writer) int {
 	b.needs("compress", "logfile", cfg.logFile != "")
 	b.needs("pmc-source", "pmc", cfg.pmc != "")
 	if !pmc.KnownSource(cfg.pmcSource) {
-		b.fail("-pmc-source %q: not a counter source (auto, %s, %s, %s, %s)", cfg.pmcSource, pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
+		b.fail("-pmc-source %s: not a counter source (auto, %s, %s, %s, %s)", quote.Short(cfg.pmcSource), pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
 	}
 	b.needs("force", "logfile", cfg.logFile != "")
 	b.eventRegister(cfg.version)
 	mode, err := logmode.Parse(cfg.mode)
 	if err != nil {
-		b.fail("-mode %q: %v", cfg.mode, err)
+		b.fail("-mode %s: %v", quote.Short(cfg.mode), err)
 	}
 	if cfg.pmc != "" {
 		if cfg.sources, err = parsePMCList(cfg.pmc); err != nil {
-			b.fail("-pmc %q: %v", cfg.pmc, err)
+			b.fail("-pmc %s: %v", quote.Short(cfg.pmc), err)
 		}
 	}
 	if code := b.done(stderr); code >= 0 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/layout"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -95,7 +96,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	case "x86", "386", "i386":
 		a = layout.X86
 	default:
-		fmt.Fprintf(stderr, "etwemu dt: -arch %q: x86 or x64\n", *arch)
+		fmt.Fprintf(stderr, "etwemu dt: -arch %s: x86 or x64\n", quote.Short(*arch))
 		return 2
 	}
 	if *list {
@@ -111,7 +112,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 	}
 	s, ok := layout.Lookup(name)
 	if !ok {
-		fmt.Fprintf(stderr, "etwemu dt: no structure %q in the catalogue (etwemu dt -list lists them)\n", name)
+		fmt.Fprintf(stderr, "etwemu dt: no structure %s in the catalogue (etwemu dt -list lists them)\n", quote.Short(name))
 		return 1
 	}
 	switch {
@@ -136,7 +137,7 @@ func runDt(args []string, stdout, stderr io.Writer) int {
 		}
 		return dtDiff(stdout, s, v1, v2, a, *asJSON)
 	case len(rest) > 0:
-		fmt.Fprintf(stderr, "etwemu dt: unexpected argument %q\n", rest[0])
+		fmt.Fprintf(stderr, "etwemu dt: unexpected argument %s\n", quote.Short(rest[0]))
 		return 2
 	case *versions:
 		if len(versionsFor(s, a)) == 0 {

@@ -52,7 +52,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		b.fail("-buffers prints one row per buffer: it takes neither -summary, -payload nor -sort")
 	}
 	if *order != "file" && *order != "time" {
-		b.fail("-sort %q: file or time", *order)
+		b.fail("-sort %s: file or time", quote.Short(*order))
 	}
 	if code := b.done(stderr); code >= 0 {
 		return code

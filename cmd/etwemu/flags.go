@@ -18,6 +18,7 @@ import (
 	"github.com/etwemu/etwemu/abi"
 	"github.com/etwemu/etwemu/emu"
 	"github.com/etwemu/etwemu/etl"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/session"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
@@ -51,7 +52,7 @@ func parseFlags(fs *flag.FlagSet, about, positional string, args []string, stdou
 	}
 	switch {
 	case positional == "" && fs.NArg() > 0:
-		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %q (this command takes flags only)\n", fs.Name(), fs.Arg(0))
+		fmt.Fprintf(stderr, "etwemu %s: unexpected argument %s (this command takes flags only)\n", fs.Name(), quote.Short(fs.Arg(0)))
 		return 2
 	case positional != "" && fs.NArg() != 1:
 		fmt.Fprintf(stderr, "etwemu %s: name one %s (got %d arguments%s)\n", fs.Name(), positional, fs.NArg(), flagAfter(fs, positional))
@@ -99,7 +100,7 @@ var longDuration = regexp.MustCompile(`^[0-9]+(\.[0-9]*)?(ns|us|µs|ms|s|m|h)$`)
 func flagAfter(fs *flag.FlagSet, positional string) string {
 	for i, a := range fs.Args() {
 		if i > 0 && strings.HasPrefix(a, "-") {
-			return fmt.Sprintf("; flags come before the %s: %q after it is taken as an argument", positional, a)
+			return fmt.Sprintf("; flags come before the %s: %s after it is taken as an argument", positional, quote.Short(a))
 		}
 	}
 	return ""

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/winerr"
 )
 
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "etwemu: unknown command %q\n\n", args[0])
+		fmt.Fprintf(stderr, "etwemu: unknown command %s\n\n", quote.Short(args[0]))
 		usage(stderr)
 		return 2
 	}
@@ -150,7 +151,7 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 	}
 	if !ok || args[0] == "help" {
 		if !ok {
-			fmt.Fprintf(stderr, "etwemu: unknown command %q (etwemu help lists the commands)\n", args[0])
+			fmt.Fprintf(stderr, "etwemu: unknown command %s (etwemu help lists the commands)\n", quote.Short(args[0]))
 			return 2
 		}
 		usage(stdout)

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/etwemu/etwemu/guid"
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/logmode"
 	"github.com/etwemu/etwemu/winerr"
 	"github.com/etwemu/etwemu/winver"
@@ -97,7 +98,7 @@ func runModes(args []string, stdout, stderr io.Writer) int {
 	case "table":
 		return runModesTable(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "etwemu modes: unknown subcommand %q (want check or table; etwemu help modes lists their flags)\n", args[0])
+	fmt.Fprintf(stderr, "etwemu modes: unknown subcommand %s (want check or table; etwemu help modes lists their flags)\n", quote.Short(args[0]))
 	return 2
 }
 
@@ -112,13 +113,13 @@ func runModesCheck(args []string, stdout, stderr io.Writer) int {
 	b.uint("flush-threshold", *c.flushThreshold, 0, 1<<32-1, "a ULONG of EVENT_TRACE_PROPERTIES")
 	m, err := logmode.Parse(*c.mode)
 	if err != nil {
-		b.fail("-mode %q: %v", *c.mode, err)
+		b.fail("-mode %s: %v", quote.Short(*c.mode), err)
 	}
 	q := logmode.Request{Version: c.version, Mode: m, Name: *c.name, LogFileName: *c.logfile,
 		MaximumFileSize: uint32(*c.maxSize), FlushTimer: uint32(*c.flushTimer), FlushThreshold: uint32(*c.flushThreshold), AutoLogger: *c.autologger}
 	if *c.guid != "" {
 		if q.GUID, err = guid.Parse(*c.guid); err != nil {
-			b.fail("-guid %q: %v", *c.guid, err)
+			b.fail("-guid %s: %v", quote.Short(*c.guid), err)
 		}
 	}
 	if code := b.done(stderr); code >= 0 {

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/etwemu/etwemu/internal/quote"
 	"github.com/etwemu/etwemu/pmc"
 	"github.com/etwemu/etwemu/winver"
 )
@@ -36,7 +37,7 @@ func runPMC(args []string, stdout, stderr io.Writer) int {
 	b.int("counters", int64(*counters), 1, pmc.MaxPlatformCounters, "the emulated HAL's limit")
 	b.int("reads", int64(*reads), 1, 100_000_000, "")
 	if !pmc.KnownSource(*source) {
-		b.fail("-source %q: not a counter source (auto, %s, %s, %s, %s)", *source, pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
+		b.fail("-source %s: not a counter source (auto, %s, %s, %s, %s)", quote.Short(*source), pmc.NamePerfRDPMC, pmc.NamePerfRead, pmc.NameTSC, pmc.NameSynthetic)
 	}
 	if code := b.done(stderr); code >= 0 {
 		return code
