@@ -106,7 +106,7 @@ func (c *compressor) pack(buf []byte) []byte {
 // add compresses buf into the area and flushes every whole trace buffer's worth.
 func (c *compressor) add(w *Writer, buf []byte) Result {
 	rec := c.pack(buf)
-	events := eventsIn(buf)
+	events := EventsIn(buf)
 	var r Result
 	if w.limit > 0 && w.pos+int64(len(c.area)+len(rec)) > w.limit {
 		if w.mode&modeNewFile == 0 {

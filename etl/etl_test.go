@@ -616,7 +616,7 @@ func TestCompressedDiskFills(t *testing.T) {
 			bufs := buffers(60)
 			lost, events, eventsLost := 0, uint64(0), uint64(0)
 			for _, b := range bufs {
-				events += eventsIn(b)
+				events += EventsIn(b)
 				r := w.WriteBuffer(b)
 				lost += r.Lost
 				eventsLost += r.EventsLost

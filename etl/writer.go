@@ -314,7 +314,7 @@ func (w *Writer) Full() bool { return w.full }
 // would leave a hole or overlap the next buffer in the file.
 func (w *Writer) WriteBuffer(buf []byte) Result {
 	if int64(len(buf)) != w.bufSize {
-		return Result{Lost: 1, EventsLost: eventsIn(buf), Err: winerr.New(winerr.ErrInvalidParameter, "a %d-byte buffer: the file's buffers are %d bytes", len(buf), w.bufSize)}
+		return Result{Lost: 1, EventsLost: EventsIn(buf), Err: winerr.New(winerr.ErrInvalidParameter, "a %d-byte buffer: the file's buffers are %d bytes", len(buf), w.bufSize)}
 	}
 	if h, ok := abi.DecodeBufferHeader(buf); !ok || h.Offset < abi.BufferHeaderSize || int64(h.Offset) > w.bufSize {
 		return Result{Lost: 1, Err: winerr.New(winerr.ErrInvalidParameter, "the buffer's header gives Offset %#x, outside [%#x, %#x]", h.Offset, abi.BufferHeaderSize, w.bufSize)}
@@ -322,12 +322,12 @@ func (w *Writer) WriteBuffer(buf []byte) Result {
 	var r Result
 	if w.f == nil {
 		if w.closed || w.mode&modeNewFile == 0 {
-			return Result{Lost: 1, EventsLost: eventsIn(buf), Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
+			return Result{Lost: 1, EventsLost: EventsIn(buf), Err: winerr.New(winerr.ErrInvalidHandle, "log file %q is not open", w.name)}
 		}
 		// A NEWFILE roll-over could not create its file: try the same file again, so
 		// that the series goes on once the cause (a missing folder, a file in use) is gone.
 		if err := w.open(); err != nil {
-			return Result{Lost: 1, EventsLost: eventsIn(buf), Err: err}
+			return Result{Lost: 1, EventsLost: EventsIn(buf), Err: err}
 		}
 		r.Written++
 	}
@@ -337,11 +337,11 @@ func (w *Writer) WriteBuffer(buf []byte) Result {
 		return cr
 	}
 	if err := w.place(w.bufSize, &r); err != nil {
-		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+eventsIn(buf), err
+		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+EventsIn(buf), err
 		return r
 	}
 	if err := w.writeAt(buf, w.pos); err != nil {
-		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+eventsIn(buf), err
+		r.Lost, r.EventsLost, r.Err = r.Lost+1, r.EventsLost+EventsIn(buf), err
 		return r
 	}
 	w.advance(w.bufSize)
@@ -459,9 +459,10 @@ func (w *Writer) Finish() Result {
 	return r
 }
 
-// eventsIn counts the EVENT_HEADER records of a sealed buffer: the events losing it
-// costs (Result.EventsLost). A buffer whose header does not frame it holds none.
-func eventsIn(buf []byte) uint64 {
+// EventsIn counts the EVENT_HEADER records of a sealed, uncompressed buffer: the events
+// losing it costs (Result.EventsLost, a session's RealTimeEventsLost). A buffer whose
+// header does not frame it holds none.
+func EventsIn(buf []byte) uint64 {
 	h, ok := abi.DecodeBufferHeader(buf)
 	if !ok || h.Offset < abi.BufferHeaderSize || int(h.Offset) > len(buf) {
 		return 0

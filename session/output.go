@@ -86,7 +86,7 @@ func (l *Logger) deliver(buf []byte) {
 			return
 		}
 		l.rtBuffersLost.Add(1)
-		l.rtEventsLost.Add(eventRecords(buf))
+		l.rtEventsLost.Add(etl.EventsIn(buf))
 		l.rtFull.Store(true)
 		return
 	}
@@ -98,7 +98,7 @@ func (l *Logger) deliver(buf []byte) {
 		case c.ch <- cp:
 		default:
 			if !lost {
-				events = eventRecords(cp)
+				events = etl.EventsIn(cp)
 			}
 			c.lost.Add(1)
 			c.lostEvents.Add(events)
@@ -109,16 +109,6 @@ func (l *Logger) deliver(buf []byte) {
 		l.rtBuffersLost.Add(1)
 		l.rtEventsLost.Add(events)
 	}
-}
-
-// eventRecords counts the EVENT_HEADER records of a sealed buffer: what a consumer that
-// loses it loses of the events providers wrote.
-func eventRecords(buf []byte) uint64 {
-	b, err := etl.ParseBuffer(buf)
-	if err != nil {
-		return 0 // the logger sealed it: cannot happen
-	}
-	return b.EventRecords()
 }
 
 // Waiters returns how many writers of an EVENT_TRACE_BLOCKING_MODE session are waiting
@@ -158,7 +148,7 @@ func (l *Logger) closeRealtime() {
 	l.rt.closed = true
 	l.rtBuffersLost.Add(uint64(len(l.rt.backlog)))
 	for _, buf := range l.rt.backlog {
-		l.rtEventsLost.Add(eventRecords(buf))
+		l.rtEventsLost.Add(etl.EventsIn(buf))
 	}
 	l.rt.backlog = nil
 	for _, c := range l.rt.consumers {
@@ -219,7 +209,7 @@ func (l *Logger) writeOut(buf []byte, stream int) {
 		l.noteFileErr(r.Err)
 	} else if sinkErr != nil {
 		written, lost = 0, 1
-		l.logEventsLost.Add(eventRecords(buf))
+		l.logEventsLost.Add(etl.EventsIn(buf))
 	}
 	l.buffersWritten.Add(uint64(written))
 	l.logBuffersLost.Add(uint64(lost))
