@@ -759,10 +759,8 @@ func cmdSave(m *Machine, a args) error {
 	if err != nil {
 		return err
 	}
-	for _, s := range k.Sessions() { // Limits.Walk: a kilobyte of the ring, copied or tried
-		if strings.EqualFold(s.Name(), a.pos[0]) {
-			m.walked += s.Stats().NumberOfBuffers * int64(s.BufferSize()>>10)
-		}
+	if s, err := m.sessionNamed(a.pos[0]); err == nil { // Limits.Walk: a kilobyte of the ring, copied or tried
+		m.walked += s.Stats().NumberOfBuffers * int64(s.BufferSize()>>10)
 	}
 	n, err := k.SaveBuffers(a.pos[0], a.pos[1])
 	if err != nil {
